@@ -1,0 +1,57 @@
+//===- Driver.cpp - Subcommands of the llmc CLI ---------------------------===//
+#include "compiler/Driver.h"
+#include "compiler/Version.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace llmc {
+
+const std::vector<Command> &commands() {
+  static const std::vector<Command> table = {
+      {"check", "check FILE.mlir        parse and verify llmc IR; print its "
+                "op counts",
+       runCheck},
+  };
+  return table;
+}
+
+static void printHelp(FILE *out) {
+  std::fprintf(out,
+               "llmc %s - a training compiler for transformer models\n\n"
+               "usage: llmc <command> [options]\n\ncommands:\n",
+               LLMC_VERSION);
+  for (const Command &c : commands())
+    std::fprintf(out, "  %s\n", c.synopsis);
+  std::fprintf(out, "\noptions:\n"
+                    "  --help                 this text\n"
+                    "  --version              print the version\n\n"
+                    "`llmc <command> --help` describes one command.\n");
+}
+
+int runDriver(int argc, char **argv) {
+  if (argc < 2) {
+    printHelp(stderr);
+    return 2;
+  }
+  std::string first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    printHelp(stdout);
+    return 0;
+  }
+  if (first == "--version") {
+    std::printf("llmc %s\n", LLMC_VERSION);
+    return 0;
+  }
+  for (const Command &c : commands()) {
+    if (first == c.name)
+      return c.run(Args(argv + 2, argv + argc));
+  }
+  std::fprintf(stderr,
+               "llmc: error: unknown command '%s'; `llmc --help` lists the "
+               "commands\n",
+               first.c_str());
+  return 2;
+}
+
+} // namespace llmc

@@ -1,0 +1,35 @@
+//===- Driver.h - Subcommands of the llmc CLI ---------------------*- C++ -*-===//
+//
+// Each subcommand is a function from its arguments to an exit code. Errors
+// are printed once, as "llmc <command>: error: ...", and never abort: the CLI
+// is how users meet llmc, and a stack trace is not an answer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_DRIVER_H
+#define LLMC_COMPILER_DRIVER_H
+
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+using Args = std::vector<std::string>;
+
+struct Command {
+  const char *name;
+  const char *synopsis; // one line for `llmc --help`
+  int (*run)(const Args &args);
+};
+
+/// The registered subcommands, in the order `--help` lists them.
+const std::vector<Command> &commands();
+
+/// Entry point of the `llmc` tool.
+int runDriver(int argc, char **argv);
+
+/// `llmc check FILE.mlir`: parse, verify and summarize llmc IR.
+int runCheck(const Args &args);
+
+} // namespace llmc
+
+#endif // LLMC_COMPILER_DRIVER_H

@@ -1,0 +1,287 @@
+//===- LlmcNNOps.cpp - Verifiers and inference of the composite ops -------===//
+//
+// matmul, normalization, softmax, attention, rotary and cross_entropy. Each
+// check prints the shapes involved, since these are the errors a user sees
+// when an imported graph does not mean what the raising passes assumed.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/llmc/InferUtils.h"
+#include "dialects/llmc/LlmcOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+static bool dimsConflict(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor a,
+                                         SmallVectorImpl<Type> &out) {
+  auto lhs = rankedOf(a.getLhs()), rhs = rankedOf(a.getRhs());
+  if (lhs.getElementType() != rhs.getElementType())
+    return inferError<MatmulOp>(loc, "operand element types differ: ",
+                                lhs.getElementType(), " vs ",
+                                rhs.getElementType());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return inferError<MatmulOp>(loc, "operands need rank 2 or more, got ",
+                                shapeToString(lhs.getShape()), " and ",
+                                shapeToString(rhs.getShape()));
+  int64_t lr = lhs.getRank(), rr = rhs.getRank();
+  int64_t m = lhs.getDimSize(a.getTransposeLhs() ? lr - 1 : lr - 2);
+  int64_t kl = lhs.getDimSize(a.getTransposeLhs() ? lr - 2 : lr - 1);
+  int64_t kr = rhs.getDimSize(a.getTransposeRhs() ? rr - 1 : rr - 2);
+  int64_t n = rhs.getDimSize(a.getTransposeRhs() ? rr - 2 : rr - 1);
+  if (dimsConflict(kl, kr))
+    return inferError<MatmulOp>(
+        loc, "contraction dims differ: lhs ", shapeToString(lhs.getShape()),
+        a.getTransposeLhs() ? " (transposed)" : "", " has K = ", kl,
+        ", rhs ", shapeToString(rhs.getShape()),
+        a.getTransposeRhs() ? " (transposed)" : "", " has K = ", kr);
+  auto batch = broadcastShapes(lhs.getShape().drop_back(2),
+                               rhs.getShape().drop_back(2));
+  if (!batch)
+    return inferError<MatmulOp>(loc, "batch dims ",
+                                shapeToString(lhs.getShape().drop_back(2)),
+                                " and ",
+                                shapeToString(rhs.getShape().drop_back(2)),
+                                " are not broadcast-compatible");
+  SmallVector<int64_t> shape = std::move(*batch);
+  shape.push_back(m);
+  shape.push_back(n);
+  out.push_back(lhs.clone(shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+/// Checks that a norm's scale/shift operand has the normalized dims' shape.
+template <typename OpTy>
+static LogicalResult checkNormParam(std::optional<Location> loc,
+                                    RankedTensorType input, int64_t axis,
+                                    Value param, StringRef name) {
+  if (!param)
+    return success();
+  auto type = rankedOf(param);
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  if (type.getElementType() != input.getElementType())
+    return inferError<OpTy>(loc, name, " has element type ",
+                            type.getElementType(), " but the input has ",
+                            input.getElementType());
+  bool ok = type.getRank() == static_cast<int64_t>(normalized.size());
+  for (size_t i = 0; ok && i < normalized.size(); ++i)
+    ok = !dimsConflict(type.getDimSize(i), normalized[i]);
+  if (!ok)
+    return inferError<OpTy>(loc, name, " has shape ",
+                            shapeToString(type.getShape()),
+                            " but the normalized dims are ",
+                            shapeToString(normalized));
+  return success();
+}
+
+template <typename OpTy>
+static FailureOr<int64_t> normAxis(std::optional<Location> loc,
+                                   RankedTensorType input, int64_t axis) {
+  auto normalized = normalizeAxis(axis, input.getRank());
+  if (!normalized)
+    return inferError<OpTy>(loc, "axis ", axis, " is out of range for rank ",
+                            input.getRank());
+  return *normalized;
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor a,
+                                            SmallVectorImpl<Type> &out) {
+  auto input = rankedOf(a.getInput());
+  auto axis = normAxis<LayerNormOp>(loc, input, a.getAxis());
+  if (failed(axis) ||
+      failed(checkNormParam<LayerNormOp>(loc, input, *axis, a.getWeight(),
+                                         "weight")) ||
+      failed(checkNormParam<LayerNormOp>(loc, input, *axis, a.getBias(),
+                                         "bias")))
+    return failure();
+  if (a.getEpsilon().convertToDouble() < 0)
+    return inferError<LayerNormOp>(loc, "epsilon must not be negative");
+  out.push_back(input);
+  return success();
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor a,
+                                          SmallVectorImpl<Type> &out) {
+  auto input = rankedOf(a.getInput());
+  auto axis = normAxis<RmsNormOp>(loc, input, a.getAxis());
+  if (failed(axis) ||
+      failed(checkNormParam<RmsNormOp>(loc, input, *axis, a.getWeight(),
+                                       "weight")))
+    return failure();
+  if (a.getEpsilon().convertToDouble() < 0)
+    return inferError<RmsNormOp>(loc, "epsilon must not be negative");
+  out.push_back(input);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, LogSoftmax
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy> static LogicalResult verifySoftmax(OpTy op) {
+  int64_t rank = op.getInput().getType().getRank();
+  if (rank == 0)
+    return op.emitOpError("needs an operand of rank 1 or more");
+  if (!normalizeAxis(op.getAxis(), rank))
+    return op.emitOpError("axis ")
+           << op.getAxis() << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor a,
+                                            SmallVectorImpl<Type> &out) {
+  auto q = rankedOf(a.getQuery()), k = rankedOf(a.getKey()),
+       v = rankedOf(a.getValue());
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"query", q},
+                         {"key", k},
+                         {"value", v}}) {
+    if (t.getRank() != 4)
+      return inferError<AttentionOp>(
+          loc, name, " must be [batch, heads, seq, head_dim], got ",
+          shapeToString(t.getShape()));
+    if (t.getElementType() != q.getElementType())
+      return inferError<AttentionOp>(loc, name, " has element type ",
+                                     t.getElementType(), " but query has ",
+                                     q.getElementType());
+  }
+  auto qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  if (dimsConflict(qs[0], ks[0]) || dimsConflict(ks[0], vs[0]))
+    return inferError<AttentionOp>(loc, "batch sizes differ: query ",
+                                   shapeToString(qs), ", key ",
+                                   shapeToString(ks), ", value ",
+                                   shapeToString(vs));
+  if (dimsConflict(qs[3], ks[3]))
+    return inferError<AttentionOp>(loc, "query head_dim ", qs[3],
+                                   " differs from key head_dim ", ks[3]);
+  if (dimsConflict(ks[1], vs[1]) || dimsConflict(ks[2], vs[2]))
+    return inferError<AttentionOp>(loc, "key ", shapeToString(ks),
+                                   " and value ", shapeToString(vs),
+                                   " differ in heads or seq");
+  if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(ks[1]) &&
+      (ks[1] == 0 || qs[1] % ks[1] != 0))
+    return inferError<AttentionOp>(
+        loc, "query heads (", qs[1], ") must be a multiple of key/value heads (",
+        ks[1], ") for grouped-query attention");
+  if (a.getScale() && !(a.getScale()->convertToDouble() > 0))
+    return inferError<AttentionOp>(loc, "scale must be positive");
+  if (Value mask = a.getMask()) {
+    auto m = rankedOf(mask);
+    if (!m.getElementType().isInteger(1) &&
+        m.getElementType() != q.getElementType())
+      return inferError<AttentionOp>(loc, "mask must be i1 or ",
+                                     q.getElementType(), ", got ",
+                                     m.getElementType());
+    SmallVector<int64_t> scores = {qs[0], qs[1], qs[2], ks[2]};
+    if (!isBroadcastableTo(m.getShape(), scores))
+      return inferError<AttentionOp>(
+          loc, "mask ", shapeToString(m.getShape()),
+          " does not broadcast to the scores [batch, heads, T, S] = ",
+          shapeToString(scores));
+  }
+  out.push_back(q.clone({qs[0], qs[1], qs[2], vs[3]}));
+  return success();
+}
+
+double AttentionOp::getScaleOrDefault() {
+  if (auto s = getScale())
+    return s->convertToDouble();
+  int64_t d = getQuery().getType().getDimSize(3);
+  return 1.0 / std::sqrt(static_cast<double>(d));
+}
+
+//===----------------------------------------------------------------------===//
+// RotaryOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RotaryOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor a,
+                                         SmallVectorImpl<Type> &out) {
+  auto x = rankedOf(a.getInput()), c = rankedOf(a.getCos()),
+       s = rankedOf(a.getSin());
+  if (x.getRank() < 2)
+    return inferError<RotaryOp>(loc, "input must be [..., seq, dim], got ",
+                                shapeToString(x.getShape()));
+  if (c != s)
+    return inferError<RotaryOp>(loc, "cos ", c, " and sin ", s,
+                                " must have the same type");
+  if (c.getElementType() != x.getElementType())
+    return inferError<RotaryOp>(loc, "tables have element type ",
+                                c.getElementType(), " but the input has ",
+                                x.getElementType());
+  if (c.getRank() < 2 || c.getRank() > x.getRank())
+    return inferError<RotaryOp>(loc, "tables must be [..., seq, rotary_dim] "
+                                     "with rank 2 to ",
+                                x.getRank(), ", got ",
+                                shapeToString(c.getShape()));
+  int64_t r = c.getShape().back(), d = x.getShape().back();
+  if (ShapedType::isDynamic(r) || r % 2 != 0)
+    return inferError<RotaryOp>(loc, "rotary_dim (last dim of the tables) "
+                                     "must be static and even, got ",
+                                shapeToString(c.getShape()));
+  if (!ShapedType::isDynamic(d) && r > d)
+    return inferError<RotaryOp>(loc, "rotary_dim ", r,
+                                " exceeds the input's last dim ", d);
+  SmallVector<int64_t> target(x.getShape());
+  target.back() = r;
+  if (!isBroadcastableTo(c.getShape(), target))
+    return inferError<RotaryOp>(loc, "tables ", shapeToString(c.getShape()),
+                                " do not broadcast to the input's ",
+                                shapeToString(target));
+  out.push_back(x);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CrossEntropyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor a,
+                                               SmallVectorImpl<Type> &out) {
+  auto logits = rankedOf(a.getLogits()), targets = rankedOf(a.getTargets());
+  if (logits.getRank() < 1)
+    return inferError<CrossEntropyOp>(loc, "logits must be [..., classes]");
+  ArrayRef<int64_t> lead = logits.getShape().drop_back();
+  bool ok = targets.getRank() == static_cast<int64_t>(lead.size());
+  for (size_t i = 0; ok && i < lead.size(); ++i)
+    ok = !dimsConflict(lead[i], targets.getDimSize(i));
+  if (!ok)
+    return inferError<CrossEntropyOp>(
+        loc, "targets ", shapeToString(targets.getShape()),
+        " must have the logits' shape without the class dim, ",
+        shapeToString(lead));
+  if (a.getReduction() == LossReduction::none)
+    out.push_back(logits.clone(lead));
+  else
+    out.push_back(RankedTensorType::get({}, logits.getElementType()));
+  return success();
+}

@@ -1,0 +1,41 @@
+# -*- Python -*-
+# lit configuration for llmc's IR regression tests.
+import os
+
+import lit.formats
+import lit.util
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "LLMC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+# Frontend tests are the model files themselves, with the RUN line inside.
+config.suffixes = [".mlir", ".json", ".onnxtext"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.llmc_obj_root, "test", "lit")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%models", os.path.join(config.llmc_src_root, "test", "models")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# GPU tests carry `REQUIRES: cuda`; without a GPU lit reports them as
+# UNSUPPORTED, and says why once here.
+def _have_gpu():
+    try:
+        import subprocess
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20)
+        return out.returncode == 0 and b"GPU" in out.stdout
+    except Exception:
+        return False
+
+if _have_gpu():
+    config.available_features.add("cuda")
+else:
+    lit_config.note("no NVIDIA GPU found: tests that REQUIRE cuda are skipped")
+
+tool_dirs = [config.llmc_tools_dir, config.llvm_tools_dir]
+tools = ["llmc-opt", "llmc"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

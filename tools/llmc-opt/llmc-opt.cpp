@@ -1,0 +1,19 @@
+//===- llmc-opt.cpp - mlir-opt with the llmc dialects and passes ----------===//
+#include "dialects/llmc/LlmcDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::llmc::registerLlmcPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "llmc optimizer driver\n", registry));
+}
