@@ -12,7 +12,7 @@ echo "== lit"
 lit_log=$(mktemp)
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv "$LLMC_BUILD/test/lit" \
   2>&1 | tee "$lit_log" || status=1
-count() { grep -E "^ *$1: *[0-9]+" "$lit_log" | awk '{print $NF}' | head -1; }
+count() { grep -E "^ *$1: *[0-9]+" "$lit_log" | awk '{print $2}' | head -1 || true; }
 lit_pass=$(count Passed); lit_fail=$(count Failed); lit_skip=$(count Unsupported)
 lit_pass=${lit_pass:-0}; lit_fail=${lit_fail:-0}; lit_skip=${lit_skip:-0}
 
@@ -20,8 +20,8 @@ echo "== ctest"
 ct_log=$(mktemp)
 ctest --test-dir "$LLMC_BUILD" --output-on-failure -j "$LLMC_JOBS" 2>&1 |
   tee "$ct_log" || status=1
-ct_total=$(grep -oE "out of [0-9]+" "$ct_log" | awk '{print $3}' | tail -1)
-ct_fail=$(grep -oE "[0-9]+ tests failed" "$ct_log" | awk '{print $1}' | tail -1)
+ct_total=$(grep -oE "out of [0-9]+" "$ct_log" | awk '{print $3}' | tail -1 || true)
+ct_fail=$(grep -oE "[0-9]+ tests failed" "$ct_log" | awk '{print $1}' | tail -1 || true)
 ct_skip=$(grep -c "\*\*\*Skipped\|Not Run" "$ct_log" || true)
 ct_total=${ct_total:-0}; ct_fail=${ct_fail:-0}
 ct_pass=$((ct_total - ct_fail - ct_skip))
