@@ -179,7 +179,10 @@ int runRun(const Args &args) {
   if (!func)
     return fail("'" + model + "' has no func.func @forward");
 
-  auto inputs = readInputFile(inputsPath, expectedInputs(func), error);
+  auto expected = expectedInputs(func, error);
+  if (!expected)
+    return fail(error);
+  auto inputs = readInputFile(inputsPath, *expected, error);
   if (!inputs)
     return fail(error);
   auto arguments = buildArguments(func, *inputs, seed, error);

@@ -130,13 +130,18 @@ std::optional<RefTensor> initialParameter(func::FuncOp func, unsigned index,
   return RefTensor::fromFloats(t.kind, t.shape, std::move(values));
 }
 
-std::map<std::string, RefTensor> expectedInputs(func::FuncOp func) {
+std::optional<std::map<std::string, RefTensor>>
+expectedInputs(func::FuncOp func, std::string &error) {
   std::map<std::string, RefTensor> expected;
-  std::string ignored;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto name = func.getArgAttrOfType<StringAttr>(i, "llmc.input"))
-      if (auto t = argumentType(func, i, ignored))
-        expected[name.getValue().str()] = *t;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, "llmc.input");
+    if (!name)
+      continue;
+    auto t = argumentType(func, i, error);
+    if (!t)
+      return std::nullopt;
+    expected[name.getValue().str()] = *t;
+  }
   return expected;
 }
 

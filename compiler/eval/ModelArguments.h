@@ -44,8 +44,11 @@ std::optional<std::vector<RefTensor>>
 buildArguments(mlir::func::FuncOp func, const InputMap &inputs, uint64_t seed,
                std::string &error);
 
-/// The kinds and shapes the data inputs of `func` expect, by input name.
-std::map<std::string, RefTensor> expectedInputs(mlir::func::FuncOp func);
+/// The kinds and shapes the data inputs of `func` expect, by input name;
+/// an input of a type the evaluator cannot hold (dynamic shape, unsupported
+/// element type) is an error.
+std::optional<std::map<std::string, RefTensor>>
+expectedInputs(mlir::func::FuncOp func, std::string &error);
 
 /// Reads a batch file: `.safetensors`, or JSON `{"name": nested lists}`.
 /// `expected` (from expectedInputs) gives each input's element kind, which
