@@ -152,17 +152,15 @@ int runRun(const Args &args) {
       char *end = nullptr;
       seed = std::strtoull(args[++i].c_str(), &end, 10);
       if (args[i].empty() || *end)
-        return fail("--seed needs a non-negative integer, got '" + args[i] +
-                        "'",
-                    2);
+        return fail(
+            "--seed needs a non-negative integer, got '" + args[i] + "'", 2);
     } else if (!a.empty() && a[0] == '-')
       return fail("unknown option '" + a + "'; " + kUsage, 2);
     else if (model.empty())
       model = a;
     else
-      return fail("expected one model file, got '" + model + "' and '" + a +
-                      "'",
-                  2);
+      return fail(
+          "expected one model file, got '" + model + "' and '" + a + "'", 2);
   }
   if (model.empty() || inputsPath.empty())
     return fail(std::string("expected a model and --inputs; ") + kUsage, 2);

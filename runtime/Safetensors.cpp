@@ -17,10 +17,9 @@ namespace llmc {
 
 size_t safetensorsDtypeSize(const std::string &dtype) {
   static const std::pair<const char *, size_t> sizes[] = {
-      {"F64", 8},     {"F32", 4},     {"F16", 2},  {"BF16", 2},
-      {"I64", 8},     {"I32", 4},     {"I16", 2},  {"I8", 1},
-      {"U64", 8},     {"U32", 4},     {"U16", 2},  {"U8", 1},
-      {"BOOL", 1},    {"F8_E4M3", 1}, {"F8_E5M2", 1},
+      {"F64", 8}, {"F32", 4}, {"F16", 2},  {"BF16", 2},    {"I64", 8},
+      {"I32", 4}, {"I16", 2}, {"I8", 1},   {"U64", 8},     {"U32", 4},
+      {"U16", 2}, {"U8", 1},  {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1},
   };
   for (auto &[name, size] : sizes)
     if (dtype == name)
@@ -52,7 +51,8 @@ static Status parseEntry(const std::string &name, const nlohmann::json &entry,
   uint64_t count = 1;
   for (const auto &d : shape) {
     if (!d.is_number_unsigned())
-      return bad("shape " + shape.dump() + " has a negative or non-integer dim");
+      return bad("shape " + shape.dump() +
+                 " has a negative or non-integer dim");
     t.shape.push_back(d.get<int64_t>());
     count *= d.get<uint64_t>();
   }
@@ -105,8 +105,9 @@ Status readSafetensors(const std::string &path,
       return fail(s.message());
     found.emplace_back(begin, std::move(t));
   }
-  std::stable_sort(found.begin(), found.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::stable_sort(
+      found.begin(), found.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
   tensors.clear();
   for (auto &f : found)
     tensors.push_back(std::move(f.second));

@@ -1,4 +1,5 @@
-//===- Safetensors.h - Reading and writing .safetensors files -----*- C++ -*-===//
+//===- Safetensors.h - Reading and writing .safetensors files -----*- C++
+//-*-===//
 //
 // The safetensors format (Hugging Face): an 8-byte little-endian header
 // length N, N bytes of JSON `{name: {"dtype", "shape", "data_offsets":

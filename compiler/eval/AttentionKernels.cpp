@@ -97,8 +97,7 @@ LogicalResult rotaryKernel(RotaryOp op, Operands in,
   tableTarget.back() = R;
   BroadcastMap table(cos.shape, tableTarget);
   bool interleaved = op.getInterleaved();
-  for (int64_t row = 0, rows = D ? x.numElements() / D : 0; row < rows;
-       ++row) {
+  for (int64_t row = 0, rows = D ? x.numElements() / D : 0; row < rows; ++row) {
     const double *xr = &x.floats[row * D];
     double *yr = &r.floats[row * D];
     for (int64_t i = 0; i < R; ++i) {
@@ -133,8 +132,8 @@ LogicalResult crossEntropyKernel(CrossEntropyOp op, Operands in,
     if (target != ignore) {
       if (target < 0 || target >= C)
         return op.emitError("reference evaluator: target ")
-               << target << " at position " << p << " is out of range for "
-               << C << " classes (ignore_index is " << ignore << ")";
+               << target << " at position " << p << " is out of range for " << C
+               << " classes (ignore_index is " << ignore << ")";
       const double *row = &logits.floats[p * C];
       double max = -INFINITY;
       for (int64_t c = 0; c < C; ++c)

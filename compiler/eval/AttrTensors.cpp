@@ -59,14 +59,13 @@ static void decodeBytes(const char *bytes, int64_t count, RefTensor &t) {
       t.ints[i] = raw != 0;
       break;
     default:
-      t.floats[i] = bitsToFloat(static_cast<uint32_t>(raw),
-                                floatFormatOf(t.kind));
+      t.floats[i] =
+          bitsToFloat(static_cast<uint32_t>(raw), floatFormatOf(t.kind));
     }
   }
 }
 
-std::optional<RefTensor> tensorFromAttr(ElementsAttr attr,
-                                        std::string &error) {
+std::optional<RefTensor> tensorFromAttr(ElementsAttr attr, std::string &error) {
   auto type = dyn_cast<RankedTensorType>(attr.getShapedType());
   auto kind = type ? kindOf(type.getElementType()) : std::nullopt;
   if (!type || !type.hasStaticShape() || !kind) {
@@ -84,8 +83,8 @@ std::optional<RefTensor> tensorFromAttr(ElementsAttr attr,
     } else {
       int64_t i = 0;
       for (const APInt &v : dense.getValues<APInt>())
-        t.ints[i++] = t.kind == ElementKind::I1 ? v.getBoolValue()
-                                                : v.getSExtValue();
+        t.ints[i++] =
+            t.kind == ElementKind::I1 ? v.getBoolValue() : v.getSExtValue();
     }
     return t;
   }

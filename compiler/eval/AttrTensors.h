@@ -1,4 +1,5 @@
-//===- AttrTensors.h - RefTensors from MLIR elements attributes ---*- C++ -*-===//
+//===- AttrTensors.h - RefTensors from MLIR elements attributes ---*- C++
+//-*-===//
 //
 // Converts the values of `llmc.constant` and of parameters' `llmc.init`
 // (DenseElementsAttr, or DenseResourceElementsAttr whose blob holds the raw

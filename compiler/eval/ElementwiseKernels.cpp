@@ -72,7 +72,9 @@ void addUnary(KernelTable &table, double (*floatFn)(double),
   });
 }
 
-double geluErf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double geluErf(double x) {
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
 double geluTanh(double x) {
   const double k = std::sqrt(2.0 / M_PI);
   return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
@@ -93,7 +95,8 @@ void registerUnary(KernelTable &t) {
   addUnary<TanhOp>(t, [](double x) { return std::tanh(x); });
   addUnary<ErfOp>(t, [](double x) { return std::erf(x); });
   addUnary<SigmoidOp>(t, sigmoid);
-  addUnary<ReluOp>(t, [](double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); });
+  addUnary<ReluOp>(
+      t, [](double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); });
   addUnary<CosOp>(t, [](double x) { return std::cos(x); });
   addUnary<SinOp>(t, [](double x) { return std::sin(x); });
   addUnary<SiluOp>(t, [](double x) { return x * sigmoid(x); });
@@ -101,18 +104,20 @@ void registerUnary(KernelTable &t) {
     RefTensor r = makeResult(op.getResult());
     bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
     for (int64_t i = 0, e = r.numElements(); i < e; ++i)
-      r.floats[i] = tanhForm ? geluTanh(in[0]->floats[i]) : geluErf(in[0]->floats[i]);
+      r.floats[i] =
+          tanhForm ? geluTanh(in[0]->floats[i]) : geluErf(in[0]->floats[i]);
     roundInPlace(r);
     out.push_back(std::move(r));
     return success();
   });
-  addKernel<IsNanOp>(t, [](IsNanOp op, Operands in, std::vector<RefTensor> &out) {
-    RefTensor r = makeResult(op.getResult());
-    for (int64_t i = 0, e = r.numElements(); i < e; ++i)
-      r.ints[i] = std::isnan(in[0]->floats[i]);
-    out.push_back(std::move(r));
-    return success();
-  });
+  addKernel<IsNanOp>(t,
+                     [](IsNanOp op, Operands in, std::vector<RefTensor> &out) {
+                       RefTensor r = makeResult(op.getResult());
+                       for (int64_t i = 0, e = r.numElements(); i < e; ++i)
+                         r.ints[i] = std::isnan(in[0]->floats[i]);
+                       out.push_back(std::move(r));
+                       return success();
+                     });
 }
 
 //===----------------------------------------------------------------------===//
@@ -133,8 +138,8 @@ LogicalResult castKernel(CastOp op, Operands in, std::vector<RefTensor> &out) {
       // Float to integer truncates toward zero; values with no integer
       // result have no defined meaning, so they are an error.
       double v = std::trunc(x.floats[i]);
-      double limit = r.kind == ElementKind::I32 ? 2147483648.0
-                                                : 9223372036854775808.0;
+      double limit =
+          r.kind == ElementKind::I32 ? 2147483648.0 : 9223372036854775808.0;
       if (!(v >= -limit && v < limit))
         return op.emitError("reference evaluator: cannot cast ")
                << x.floats[i] << " (element " << i << ") to "
@@ -157,27 +162,28 @@ using FloatFn = double (*)(double, double);
 
 template <typename OpTy>
 void addBinary(KernelTable &table, FloatFn floatFn, IntFn intFn) {
-  addKernel<OpTy>(table, [floatFn, intFn](OpTy op, Operands in,
-                                          std::vector<RefTensor> &out)
-                             -> LogicalResult {
-    RefTensor r = makeResult(op.getResult());
-    BroadcastMap lhs(in[0]->shape, r.shape), rhs(in[1]->shape, r.shape);
-    for (int64_t i = 0, e = r.numElements(); i < e; ++i) {
-      if (r.isFloat()) {
-        r.floats[i] = floatFn(in[0]->floats[lhs(i)], in[1]->floats[rhs(i)]);
-        continue;
-      }
-      auto v = intFn(in[0]->ints[lhs(i)], in[1]->ints[rhs(i)]);
-      if (!v)
-        return op.emitError("reference evaluator: integer division by zero "
-                            "at result element ")
-               << i;
-      r.ints[i] = *v;
-    }
-    roundInPlace(r);
-    out.push_back(std::move(r));
-    return success();
-  });
+  addKernel<OpTy>(
+      table,
+      [floatFn, intFn](OpTy op, Operands in,
+                       std::vector<RefTensor> &out) -> LogicalResult {
+        RefTensor r = makeResult(op.getResult());
+        BroadcastMap lhs(in[0]->shape, r.shape), rhs(in[1]->shape, r.shape);
+        for (int64_t i = 0, e = r.numElements(); i < e; ++i) {
+          if (r.isFloat()) {
+            r.floats[i] = floatFn(in[0]->floats[lhs(i)], in[1]->floats[rhs(i)]);
+            continue;
+          }
+          auto v = intFn(in[0]->ints[lhs(i)], in[1]->ints[rhs(i)]);
+          if (!v)
+            return op.emitError("reference evaluator: integer division by zero "
+                                "at result element ")
+                   << i;
+          r.ints[i] = *v;
+        }
+        roundInPlace(r);
+        out.push_back(std::move(r));
+        return success();
+      });
 }
 
 std::optional<int64_t> intDiv(int64_t a, int64_t b) {
@@ -199,7 +205,8 @@ void registerBinary(KernelTable &t) {
   addBinary<MulOp>(
       t, [](double a, double b) { return a * b; },
       [](int64_t a, int64_t b) -> I { return wrapMul(a, b); });
-  addBinary<DivOp>(t, [](double a, double b) { return a / b; }, intDiv);
+  addBinary<DivOp>(
+      t, [](double a, double b) { return a / b; }, intDiv);
   addBinary<PowOp>(
       t, [](double a, double b) { return std::pow(a, b); }, nullptr);
   addBinary<MaxOp>(t, nanMax,
@@ -214,12 +221,18 @@ void registerBinary(KernelTable &t) {
 
 template <typename T> bool comparePred(ComparePredicate p, T a, T b) {
   switch (p) {
-  case ComparePredicate::eq: return a == b;
-  case ComparePredicate::ne: return a != b; // true for NaN, as IEEE says
-  case ComparePredicate::lt: return a < b;
-  case ComparePredicate::le: return a <= b;
-  case ComparePredicate::gt: return a > b;
-  case ComparePredicate::ge: return a >= b;
+  case ComparePredicate::eq:
+    return a == b;
+  case ComparePredicate::ne:
+    return a != b; // true for NaN, as IEEE says
+  case ComparePredicate::lt:
+    return a < b;
+  case ComparePredicate::le:
+    return a <= b;
+  case ComparePredicate::gt:
+    return a > b;
+  case ComparePredicate::ge:
+    return a >= b;
   }
   return false;
 }
@@ -231,10 +244,9 @@ LogicalResult compareKernel(CompareOp op, Operands in,
   ComparePredicate p = op.getPredicate();
   bool isFloat = in[0]->isFloat();
   for (int64_t i = 0, e = r.numElements(); i < e; ++i)
-    r.ints[i] = isFloat ? comparePred(p, in[0]->floats[lhs(i)],
-                                      in[1]->floats[rhs(i)])
-                        : comparePred(p, in[0]->ints[lhs(i)],
-                                      in[1]->ints[rhs(i)]);
+    r.ints[i] =
+        isFloat ? comparePred(p, in[0]->floats[lhs(i)], in[1]->floats[rhs(i)])
+                : comparePred(p, in[0]->ints[lhs(i)], in[1]->ints[rhs(i)]);
   out.push_back(std::move(r));
   return success();
 }

@@ -100,8 +100,8 @@ static LogicalResult checkArguments(func::FuncOp func,
     if (t.kind != kind || t.shape != shape ||
         storage != static_cast<size_t>(t.numElements()))
       return func.emitError("reference evaluator: argument ")
-             << argumentName(func, i) << " expects "
-             << kindName(kind) << shapeString(shape) << ", got " << t.typeString();
+             << argumentName(func, i) << " expects " << kindName(kind)
+             << shapeString(shape) << ", got " << t.typeString();
   }
   return success();
 }
@@ -183,8 +183,7 @@ BroadcastMap::BroadcastMap(const std::vector<int64_t> &operandShape,
 
 int64_t BroadcastMap::operator()(int64_t resultIndex) const {
   int64_t src = 0;
-  for (int64_t d = static_cast<int64_t>(resultShape_.size()) - 1; d >= 0;
-       --d) {
+  for (int64_t d = static_cast<int64_t>(resultShape_.size()) - 1; d >= 0; --d) {
     src += (resultIndex % resultShape_[d]) * operandStrides_[d];
     resultIndex /= resultShape_[d];
   }

@@ -1,4 +1,5 @@
-//===- Evaluator.h - The CPU reference evaluator ------------------*- C++ -*-===//
+//===- Evaluator.h - The CPU reference evaluator ------------------*- C++
+//-*-===//
 //
 // Executes a func.func of llmc ops on host tensors. It is the numerics oracle
 // of llmc: every op computes in double and rounds its result to the declared

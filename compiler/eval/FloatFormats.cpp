@@ -69,8 +69,7 @@ double roundToFormat(double x, FloatFormat format) {
   if (binade < minExponent)
     binade = minExponent; // subnormal: fixed quantum
   int quantumExp = binade - f.mantissaBits;
-  double r = std::ldexp(std::nearbyint(std::ldexp(a, -quantumExp)),
-                        quantumExp);
+  double r = std::ldexp(std::nearbyint(std::ldexp(a, -quantumExp)), quantumExp);
   if (r > f.maxFinite)
     return f.hasInf ? std::copysign(std::numeric_limits<double>::infinity(), x)
                     : std::numeric_limits<double>::quiet_NaN();
@@ -101,13 +100,13 @@ uint32_t floatToBits(double x, FloatFormat format) {
   int binade = exp - 1;
   int minExponent = 1 - f.bias;
   if (binade < minExponent) {
-    auto mant = static_cast<uint32_t>(
-        std::ldexp(a, f.mantissaBits - minExponent));
+    auto mant =
+        static_cast<uint32_t>(std::ldexp(a, f.mantissaBits - minExponent));
     return sign | mant;
   }
   auto expField = static_cast<uint32_t>(binade + f.bias);
-  auto mant = static_cast<uint32_t>(
-      std::ldexp(a, f.mantissaBits - binade) - std::ldexp(1.0, f.mantissaBits));
+  auto mant = static_cast<uint32_t>(std::ldexp(a, f.mantissaBits - binade) -
+                                    std::ldexp(1.0, f.mantissaBits));
   return sign | (expField << f.mantissaBits) | mant;
 }
 

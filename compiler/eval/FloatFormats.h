@@ -1,4 +1,5 @@
-//===- FloatFormats.h - Rounding to the narrow float formats ------*- C++ -*-===//
+//===- FloatFormats.h - Rounding to the narrow float formats ------*- C++
+//-*-===//
 //
 // The reference evaluator computes in double and rounds each op's result to
 // the op's declared element type. These helpers do that rounding for f32,

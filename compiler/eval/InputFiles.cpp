@@ -119,8 +119,7 @@ bool convertSafeTensor(const SafeTensor &s, ElementKind kind, RefTensor &t,
   bool srcBool = s.dtype == "BOOL";
   bool dstBool = kind == ElementKind::I1;
   if (srcFloat != isFloatKind(kind) || srcBool != dstBool) {
-    error = "has dtype " + s.dtype + " but the model expects " +
-            kindName(kind);
+    error = "has dtype " + s.dtype + " but the model expects " + kindName(kind);
     return false;
   }
   t = RefTensor(kind, s.shape);

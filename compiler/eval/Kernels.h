@@ -1,4 +1,5 @@
-//===- Kernels.h - Kernel table and helpers of the evaluator -----*- C++ -*-===//
+//===- Kernels.h - Kernel table and helpers of the evaluator -----*- C++
+//-*-===//
 //
 // Internal to compiler/eval. A kernel computes one op: it receives the op and
 // its operand tensors and fills one tensor per op result. Each op family

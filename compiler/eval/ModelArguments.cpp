@@ -123,8 +123,8 @@ std::optional<RefTensor> initialParameter(func::FuncOp func, unsigned index,
     return std::nullopt;
   }
   if (!t.isFloat()) {
-    error = "parameter '" + name + "': llmc.init_rule needs a float type, got " +
-            t.typeString();
+    error = "parameter '" + name +
+            "': llmc.init_rule needs a float type, got " + t.typeString();
     return std::nullopt;
   }
   return RefTensor::fromFloats(t.kind, t.shape, std::move(values));
@@ -145,9 +145,10 @@ expectedInputs(func::FuncOp func, std::string &error) {
   return expected;
 }
 
-std::optional<std::vector<RefTensor>>
-buildArguments(func::FuncOp func, const InputMap &inputs, uint64_t seed,
-               std::string &error) {
+std::optional<std::vector<RefTensor>> buildArguments(func::FuncOp func,
+                                                     const InputMap &inputs,
+                                                     uint64_t seed,
+                                                     std::string &error) {
   std::vector<RefTensor> args;
   std::map<std::string, bool> used;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {

@@ -1,4 +1,5 @@
-//===- ModelArguments.h - Argument tensors of a model function ----*- C++ -*-===//
+//===- ModelArguments.h - Argument tensors of a model function ----*- C++
+//-*-===//
 //
 // Builds the arguments of a model's @forward (docs/model-ir.md) for the
 // reference evaluator: parameters from their `llmc.init` value or their
@@ -40,9 +41,10 @@ std::optional<RefTensor> initialParameter(mlir::func::FuncOp func,
 /// Every argument of `func`: parameters from their init, inputs from
 /// `inputs` (each checked against the argument's type; an input the
 /// function does not have is an error too).
-std::optional<std::vector<RefTensor>>
-buildArguments(mlir::func::FuncOp func, const InputMap &inputs, uint64_t seed,
-               std::string &error);
+std::optional<std::vector<RefTensor>> buildArguments(mlir::func::FuncOp func,
+                                                     const InputMap &inputs,
+                                                     uint64_t seed,
+                                                     std::string &error);
 
 /// The kinds and shapes the data inputs of `func` expect, by input name;
 /// an input of a type the evaluator cannot hold (dynamic shape, unsupported
@@ -54,9 +56,10 @@ expectedInputs(mlir::func::FuncOp func, std::string &error);
 /// `expected` (from expectedInputs) gives each input's element kind, which
 /// JSON numbers need; values are converted to it. Shapes are not checked
 /// here but by buildArguments.
-std::optional<InputMap> readInputFile(const std::string &path,
-                                      const std::map<std::string, RefTensor> &expected,
-                                      std::string &error);
+std::optional<InputMap>
+readInputFile(const std::string &path,
+              const std::map<std::string, RefTensor> &expected,
+              std::string &error);
 
 } // namespace llmc
 

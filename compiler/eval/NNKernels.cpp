@@ -61,10 +61,10 @@ LogicalResult matmulKernel(MatmulOp op, Operands in,
           if (r.isFloat())
             acc[m * N + n] += a.floats[ai] * b.floats[bj];
           else
-            iacc[m * N + n] = static_cast<int64_t>(
-                static_cast<uint64_t>(iacc[m * N + n]) +
-                static_cast<uint64_t>(a.ints[ai]) *
-                    static_cast<uint64_t>(b.ints[bj]));
+            iacc[m * N + n] =
+                static_cast<int64_t>(static_cast<uint64_t>(iacc[m * N + n]) +
+                                     static_cast<uint64_t>(a.ints[ai]) *
+                                         static_cast<uint64_t>(b.ints[bj]));
         }
       }
     for (int64_t i = 0; i < M * N; ++i) {
@@ -141,35 +141,34 @@ LogicalResult rmsNormKernel(RmsNormOp op, Operands in,
 // softmax, log_softmax
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-void addSoftmax(KernelTable &table, bool logForm) {
-  addKernel<OpTy>(table, [logForm](OpTy op, Operands in,
-                                   std::vector<RefTensor> &out) {
-    const RefTensor &x = *in[0];
-    RefTensor r = makeResult(op.getResult());
-    int64_t axis = normalizedAxis(op.getAxis(), r.rank());
-    int64_t size = x.shape[axis];
-    int64_t inner = product(x.shape, axis + 1, x.shape.size());
-    int64_t outer = product(x.shape, 0, axis);
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < inner; ++j) {
-        auto idx = [&](int64_t a) { return (o * size + a) * inner + j; };
-        double max = -INFINITY;
-        for (int64_t a = 0; a < size; ++a)
-          max = std::max(max, x.floats[idx(a)]);
-        double sum = 0;
-        for (int64_t a = 0; a < size; ++a)
-          sum += std::exp(x.floats[idx(a)] - max);
-        for (int64_t a = 0; a < size; ++a) {
-          double shifted = x.floats[idx(a)] - max;
-          r.floats[idx(a)] =
-              logForm ? shifted - std::log(sum) : std::exp(shifted) / sum;
-        }
-      }
-    roundInPlace(r);
-    out.push_back(std::move(r));
-    return success();
-  });
+template <typename OpTy> void addSoftmax(KernelTable &table, bool logForm) {
+  addKernel<OpTy>(
+      table, [logForm](OpTy op, Operands in, std::vector<RefTensor> &out) {
+        const RefTensor &x = *in[0];
+        RefTensor r = makeResult(op.getResult());
+        int64_t axis = normalizedAxis(op.getAxis(), r.rank());
+        int64_t size = x.shape[axis];
+        int64_t inner = product(x.shape, axis + 1, x.shape.size());
+        int64_t outer = product(x.shape, 0, axis);
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t j = 0; j < inner; ++j) {
+            auto idx = [&](int64_t a) { return (o * size + a) * inner + j; };
+            double max = -INFINITY;
+            for (int64_t a = 0; a < size; ++a)
+              max = std::max(max, x.floats[idx(a)]);
+            double sum = 0;
+            for (int64_t a = 0; a < size; ++a)
+              sum += std::exp(x.floats[idx(a)] - max);
+            for (int64_t a = 0; a < size; ++a) {
+              double shifted = x.floats[idx(a)] - max;
+              r.floats[idx(a)] =
+                  logForm ? shifted - std::log(sum) : std::exp(shifted) / sum;
+            }
+          }
+        roundInPlace(r);
+        out.push_back(std::move(r));
+        return success();
+      });
 }
 
 } // namespace

@@ -42,57 +42,56 @@ std::vector<int64_t> resultStridesPerInputDim(const std::vector<int64_t> &in,
   return strides;
 }
 
-template <typename OpTy>
-void addReduce(KernelTable &table, Reduction kind) {
-  addKernel<OpTy>(table, [kind](OpTy op, Operands in,
-                                std::vector<RefTensor> &out) {
-    const RefTensor &x = *in[0];
-    RefTensor r = makeResult(op.getResult());
-    std::vector<int64_t> strides =
-        resultStridesPerInputDim(x.shape, op.getAxes());
-    int64_t count = 1;
-    for (int64_t a : op.getAxes())
-      count *= x.shape[a];
-    int64_t n = r.numElements();
-    if (kind == Reduction::Max) {
-      if (r.isFloat())
-        r.floats.assign(n, -std::numeric_limits<double>::infinity());
-      else
-        r.ints.assign(n, std::numeric_limits<int64_t>::min());
-    }
-    for (int64_t i = 0, e = x.numElements(); i < e; ++i) {
-      int64_t rem = i, dst = 0;
-      for (int64_t d = x.rank() - 1; d >= 0; --d) {
-        dst += (rem % x.shape[d]) * strides[d];
-        rem /= x.shape[d];
-      }
-      if (r.isFloat()) {
-        double v = x.floats[i];
-        double &acc = r.floats[dst];
-        if (kind != Reduction::Max)
-          acc += v;
-        else if (std::isnan(v) || v > acc)
-          acc = std::isnan(acc) ? acc : v;
-      } else {
-        int64_t v = x.ints[i];
-        int64_t &acc = r.ints[dst];
-        if (kind != Reduction::Max)
-          acc = static_cast<int64_t>(static_cast<uint64_t>(acc) +
-                                     static_cast<uint64_t>(v));
-        else if (v > acc)
-          acc = v;
-      }
-    }
-    if (kind == Reduction::Mean) {
-      for (double &v : r.floats)
-        v /= static_cast<double>(count);
-      for (int64_t &v : r.ints)
-        v = count ? v / count : 0;
-    }
-    roundInPlace(r);
-    out.push_back(std::move(r));
-    return success();
-  });
+template <typename OpTy> void addReduce(KernelTable &table, Reduction kind) {
+  addKernel<OpTy>(
+      table, [kind](OpTy op, Operands in, std::vector<RefTensor> &out) {
+        const RefTensor &x = *in[0];
+        RefTensor r = makeResult(op.getResult());
+        std::vector<int64_t> strides =
+            resultStridesPerInputDim(x.shape, op.getAxes());
+        int64_t count = 1;
+        for (int64_t a : op.getAxes())
+          count *= x.shape[a];
+        int64_t n = r.numElements();
+        if (kind == Reduction::Max) {
+          if (r.isFloat())
+            r.floats.assign(n, -std::numeric_limits<double>::infinity());
+          else
+            r.ints.assign(n, std::numeric_limits<int64_t>::min());
+        }
+        for (int64_t i = 0, e = x.numElements(); i < e; ++i) {
+          int64_t rem = i, dst = 0;
+          for (int64_t d = x.rank() - 1; d >= 0; --d) {
+            dst += (rem % x.shape[d]) * strides[d];
+            rem /= x.shape[d];
+          }
+          if (r.isFloat()) {
+            double v = x.floats[i];
+            double &acc = r.floats[dst];
+            if (kind != Reduction::Max)
+              acc += v;
+            else if (std::isnan(v) || v > acc)
+              acc = std::isnan(acc) ? acc : v;
+          } else {
+            int64_t v = x.ints[i];
+            int64_t &acc = r.ints[dst];
+            if (kind != Reduction::Max)
+              acc = static_cast<int64_t>(static_cast<uint64_t>(acc) +
+                                         static_cast<uint64_t>(v));
+            else if (v > acc)
+              acc = v;
+          }
+        }
+        if (kind == Reduction::Mean) {
+          for (double &v : r.floats)
+            v /= static_cast<double>(count);
+          for (int64_t &v : r.ints)
+            v = count ? v / count : 0;
+        }
+        roundInPlace(r);
+        out.push_back(std::move(r));
+        return success();
+      });
 }
 
 } // namespace

@@ -18,20 +18,30 @@ bool isFloatKind(ElementKind kind) {
 
 FloatFormat floatFormatOf(ElementKind kind) {
   switch (kind) {
-  case ElementKind::F64: return FloatFormat::F64;
-  case ElementKind::F16: return FloatFormat::F16;
-  case ElementKind::BF16: return FloatFormat::BF16;
-  case ElementKind::F8E4M3FN: return FloatFormat::F8E4M3FN;
-  case ElementKind::F8E5M2: return FloatFormat::F8E5M2;
-  default: return FloatFormat::F32;
+  case ElementKind::F64:
+    return FloatFormat::F64;
+  case ElementKind::F16:
+    return FloatFormat::F16;
+  case ElementKind::BF16:
+    return FloatFormat::BF16;
+  case ElementKind::F8E4M3FN:
+    return FloatFormat::F8E4M3FN;
+  case ElementKind::F8E5M2:
+    return FloatFormat::F8E5M2;
+  default:
+    return FloatFormat::F32;
   }
 }
 
 static const std::pair<ElementKind, const char *> kKindNames[] = {
-    {ElementKind::F64, "f64"},       {ElementKind::F32, "f32"},
-    {ElementKind::F16, "f16"},       {ElementKind::BF16, "bf16"},
-    {ElementKind::F8E4M3FN, "f8E4M3FN"}, {ElementKind::F8E5M2, "f8E5M2"},
-    {ElementKind::I64, "i64"},       {ElementKind::I32, "i32"},
+    {ElementKind::F64, "f64"},
+    {ElementKind::F32, "f32"},
+    {ElementKind::F16, "f16"},
+    {ElementKind::BF16, "bf16"},
+    {ElementKind::F8E4M3FN, "f8E4M3FN"},
+    {ElementKind::F8E5M2, "f8E5M2"},
+    {ElementKind::I64, "i64"},
+    {ElementKind::I32, "i32"},
     {ElementKind::I1, "i1"},
 };
 

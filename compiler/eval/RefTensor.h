@@ -1,4 +1,5 @@
-//===- RefTensor.h - Host tensors of the reference evaluator ------*- C++ -*-===//
+//===- RefTensor.h - Host tensors of the reference evaluator ------*- C++
+//-*-===//
 //
 // A RefTensor is a row-major host tensor: a shape, an element kind and the
 // values. Float kinds keep their values as double (already rounded to the

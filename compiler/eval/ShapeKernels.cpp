@@ -44,8 +44,8 @@ LogicalResult iotaKernel(IotaOp op, Operands, std::vector<RefTensor> &out) {
   double step = op.getStep().convertToDouble();
   if (!r.isFloat() && (start != std::trunc(start) || step != std::trunc(step)))
     return op.emitError("reference evaluator: iota of ")
-           << kindName(r.kind) << " needs integer start and step, got "
-           << start << " and " << step;
+           << kindName(r.kind) << " needs integer start and step, got " << start
+           << " and " << step;
   int64_t dim = op.getDimension();
   int64_t inner = product(r.shape, dim + 1, r.shape.size());
   for (int64_t i = 0, e = r.numElements(); i < e; ++i) {

@@ -58,13 +58,13 @@ naiveAttention(const std::vector<double> &q, const std::vector<double> &k,
 TEST_F(Attention, GroupedQueryCausal) {
   // B 1, Hq 4, Hkv 2, T = S = 3, D 2, Dv 3: query heads 0,1 read kv head 0.
   auto q = wave(24, 0.37, 0), k = wave(12, 0.91, 1), v = wave(18, 0.53, 2);
-  RefTensor r = run1(R"(
+  RefTensor r =
+      run1(R"(
     func.func @f(%q: tensor<1x4x3x2xf32>, %k: tensor<1x2x3x2xf32>, %v: tensor<1x2x3x3xf32>) -> tensor<1x4x3x3xf32> {
       %0 = llmc.attention %q, %k, %v {causal} : (tensor<1x4x3x2xf32>, tensor<1x2x3x2xf32>, tensor<1x2x3x3xf32>) -> tensor<1x4x3x3xf32>
       return %0 : tensor<1x4x3x3xf32>
     })",
-                     {f32({1, 4, 3, 2}, q), f32({1, 2, 3, 2}, k),
-                      f32({1, 2, 3, 3}, v)});
+           {f32({1, 4, 3, 2}, q), f32({1, 2, 3, 2}, k), f32({1, 2, 3, 3}, v)});
   // Inputs went through f32; compare against the same rounded values.
   q = RefTensor::fromFloats(ElementKind::F32, {24}, q).floats;
   k = RefTensor::fromFloats(ElementKind::F32, {12}, k).floats;
@@ -83,13 +83,13 @@ TEST_F(Attention, GroupedQueryCausal) {
 TEST_F(Attention, CausalWithFewerQueriesThanKeys) {
   // T 2, S 4: query t sees keys s <= t + 2 (the queries are the last ones).
   auto q = wave(4, 0.7, 0.3), k = wave(8, 0.4, 0), v = wave(8, 0.9, 1);
-  RefTensor r = run1(R"(
+  RefTensor r =
+      run1(R"(
     func.func @f(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x4x2xf32>, %v: tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32> {
       %0 = llmc.attention %q, %k, %v {causal, scale = 0.5 : f64} : (tensor<1x1x2x2xf32>, tensor<1x1x4x2xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
       return %0 : tensor<1x1x2x2xf32>
     })",
-                     {f32({1, 1, 2, 2}, q), f32({1, 1, 4, 2}, k),
-                      f32({1, 1, 4, 2}, v)});
+           {f32({1, 1, 2, 2}, q), f32({1, 1, 4, 2}, k), f32({1, 1, 4, 2}, v)});
   q = RefTensor::fromFloats(ElementKind::F32, {4}, q).floats;
   k = RefTensor::fromFloats(ElementKind::F32, {8}, k).floats;
   v = RefTensor::fromFloats(ElementKind::F32, {8}, v).floats;
@@ -114,25 +114,24 @@ TEST_F(Attention, AdditiveFloatMaskBroadcasts) {
   q = RefTensor::fromFloats(ElementKind::F32, {8}, q).floats;
   k = RefTensor::fromFloats(ElementKind::F32, {8}, k).floats;
   v = RefTensor::fromFloats(ElementKind::F32, {8}, v).floats;
-  expectNear(r,
-             naiveAttention(q, k, v, 2, 1, 1, 2, 2, 2, 2, 1 / std::sqrt(2.0),
-                            [&](int, int, int t, int s) {
-                              return mask[t * 2 + s];
-                            }),
-             1e-6);
+  expectNear(
+      r,
+      naiveAttention(q, k, v, 2, 1, 1, 2, 2, 2, 2, 1 / std::sqrt(2.0),
+                     [&](int, int, int t, int s) { return mask[t * 2 + s]; }),
+      1e-6);
 }
 
 TEST_F(Attention, FullyMaskedRowIsZero) {
   // i1 keep-mask [T, S]: row 0 keeps key 1 only, row 1 keeps nothing.
   auto q = wave(4, 0.3, 0), k = wave(4, 0.6, 0.5), v = wave(4, 1.1, 0);
-  RefTensor r = run1(R"(
+  RefTensor r =
+      run1(R"(
     func.func @f(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x2x2xf32>, %v: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
       %m = llmc.constant dense<[[false, true], [false, false]]> : tensor<2x2xi1>
       %0 = llmc.attention %q, %k, %v mask %m : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<2x2xi1>) -> tensor<1x1x2x2xf32>
       return %0 : tensor<1x1x2x2xf32>
     })",
-                     {f32({1, 1, 2, 2}, q), f32({1, 1, 2, 2}, k),
-                      f32({1, 1, 2, 2}, v)});
+           {f32({1, 1, 2, 2}, q), f32({1, 1, 2, 2}, k), f32({1, 1, 2, 2}, v)});
   v = RefTensor::fromFloats(ElementKind::F32, {4}, v).floats;
   // Row 0 attends to key 1 alone: its value row. Row 1: zeros, not NaN.
   expectNear(r, {v[2], v[3], 0, 0}, 1e-7);
@@ -153,12 +152,13 @@ TEST_F(Rotary, PartialRotateHalf) {
   // x: [heads 2, T 2, D 6] with the same rows in both heads; tables [T, R].
   std::vector<double> x2 = x;
   x2.insert(x2.end(), x.begin(), x.end());
-  RefTensor r = run1(R"(
+  RefTensor r =
+      run1(R"(
     func.func @f(%x: tensor<2x2x6xf32>, %c: tensor<2x4xf32>, %s: tensor<2x4xf32>) -> tensor<2x2x6xf32> {
       %0 = llmc.rotary %x, %c, %s : (tensor<2x2x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x2x6xf32>
       return %0 : tensor<2x2x6xf32>
     })",
-                     {f32({2, 2, 6}, x2), f32({2, 4}, cosT), f32({2, 4}, sinT)});
+           {f32({2, 2, 6}, x2), f32({2, 4}, cosT), f32({2, 4}, sinT)});
   std::vector<double> want;
   for (int h = 0; h < 2; ++h)
     for (int t = 0; t < 2; ++t) {

@@ -37,22 +37,23 @@ TEST_F(Elementwise, BroadcastsBothOperands) {
 }
 
 TEST_F(Elementwise, IntegerDivisionTruncatesAndWraps) {
-  RefTensor r = run1(R"(
+  RefTensor r =
+      run1(R"(
     func.func @f(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
       %0 = llmc.div %a, %b : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
       return %0 : tensor<4xi64>
     })",
-                     {i64({4}, {-7, 7, 9007199254740993, -9}),
-                      i64({4}, {2, -2, 1, 3})});
+           {i64({4}, {-7, 7, 9007199254740993, -9}), i64({4}, {2, -2, 1, 3})});
   // 2^53 + 1 survives: integers never pass through a double.
   EXPECT_EQ(r.ints, (std::vector<int64_t>{-3, -3, 9007199254740993, -3}));
-  RefTensor w = run1(R"(
+  RefTensor w =
+      run1(R"(
     func.func @f(%a: tensor<1xi32>) -> tensor<1xi32> {
       %c = llmc.constant dense<1> : tensor<1xi32>
       %0 = llmc.add %a, %c : (tensor<1xi32>, tensor<1xi32>) -> tensor<1xi32>
       return %0 : tensor<1xi32>
     })",
-                     {RefTensor::fromInts(ElementKind::I32, {1}, {2147483647})});
+           {RefTensor::fromInts(ElementKind::I32, {1}, {2147483647})});
   EXPECT_EQ(w.ints[0], -2147483648ll);
 }
 
@@ -91,7 +92,8 @@ TEST_F(Elementwise, UnaryMath) {
     EXPECT_EQ(r[2].floats[i], xf > 0 ? xf : 0);
     EXPECT_EQ(r[3].floats[i], -xf);
     EXPECT_EQ(r[4].floats[i], std::fabs(xf));
-    EXPECT_EQ(r[5].floats[i], static_cast<float>(1 / std::sqrt(std::fabs(x[i]))));
+    EXPECT_EQ(r[5].floats[i],
+              static_cast<float>(1 / std::sqrt(std::fabs(x[i]))));
   }
 }
 
@@ -220,7 +222,8 @@ TEST_F(Elementwise, UnknownOpIsAnErrorNamingIt) {
     })",
                {f32({2}, {1, 2})});
   EXPECT_TRUE(r.empty());
-  EXPECT_NE(diagnostics.find("no kernel for op 'mystery.op'"), std::string::npos)
+  EXPECT_NE(diagnostics.find("no kernel for op 'mystery.op'"),
+            std::string::npos)
       << diagnostics;
 }
 

@@ -21,14 +21,14 @@ TEST_F(NN, MatmulWithTransposeFlags) {
   // a: [2, 3], b: [3, 2]; the same products through transposed storage.
   std::vector<double> a = {1, 2, 3, 4, 5, 6}, b = {7, 8, 9, 10, 11, 12};
   std::vector<double> aT = {1, 4, 2, 5, 3, 6}, bT = {7, 9, 11, 8, 10, 12};
-  auto r = run(R"(
+  auto r =
+      run(R"(
     func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>, %aT: tensor<3x2xf32>, %bT: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
       %0 = llmc.matmul %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
       %1 = llmc.matmul %aT, %bT {transpose_lhs, transpose_rhs} : (tensor<3x2xf32>, tensor<2x3xf32>) -> tensor<2x2xf32>
       return %0, %1 : tensor<2x2xf32>, tensor<2x2xf32>
     })",
-               {f32({2, 3}, a), f32({3, 2}, b), f32({3, 2}, aT),
-                f32({2, 3}, bT)});
+          {f32({2, 3}, a), f32({3, 2}, b), f32({3, 2}, aT), f32({2, 3}, bT)});
   ASSERT_EQ(r.size(), 2u) << diagnostics;
   // [1 2 3; 4 5 6] [7 8; 9 10; 11 12] = [58 64; 139 154]
   expectNear(r[0], {58, 64, 139, 154}, 0);

@@ -139,7 +139,8 @@ TEST_F(Shape, GatherElementsPicksTargets) {
 }
 
 TEST_F(Shape, Reductions) {
-  auto r = run(R"(
+  auto r = run(
+      R"(
     func.func @f(%x: tensor<2x3xf32>, %n: tensor<2x3xi64>) -> (tensor<2x1xf32>, tensor<3xf32>, tensor<2xi64>, tensor<f32>, tensor<2xi64>) {
       %0 = llmc.reduce_sum %x axes [1] keepdims : (tensor<2x3xf32>) -> tensor<2x1xf32>
       %1 = llmc.reduce_mean %x axes [0] : (tensor<2x3xf32>) -> tensor<3xf32>
@@ -148,8 +149,7 @@ TEST_F(Shape, Reductions) {
       %4 = llmc.reduce_mean %n axes [1] : (tensor<2x3xi64>) -> tensor<2xi64>
       return %0, %1, %2, %3, %4 : tensor<2x1xf32>, tensor<3xf32>, tensor<2xi64>, tensor<f32>, tensor<2xi64>
     })",
-               {f32({2, 3}, {1, 2, 3, 4, 5, -6}),
-                i64({2, 3}, {-5, -2, -9, 4, 8, 1})});
+      {f32({2, 3}, {1, 2, 3, 4, 5, -6}), i64({2, 3}, {-5, -2, -9, 4, 8, 1})});
   ASSERT_EQ(r.size(), 5u) << diagnostics;
   EXPECT_EQ(r[0].shape, (std::vector<int64_t>{2, 1}));
   expectNear(r[0], {6, 3}, 0);

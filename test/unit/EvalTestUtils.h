@@ -1,4 +1,5 @@
-//===- EvalTestUtils.h - Running small IR in the reference evaluator -*- C++ -*-===//
+//===- EvalTestUtils.h - Running small IR in the reference evaluator -*- C++
+//-*-===//
 //
 // Tests parse a small MLIR string, evaluate its first function and compare
 // with values they compute independently (closed forms or naive loops).
@@ -73,7 +74,8 @@ protected:
 };
 
 inline RefTensor f32(std::vector<int64_t> shape, std::vector<double> v) {
-  return RefTensor::fromFloats(ElementKind::F32, std::move(shape), std::move(v));
+  return RefTensor::fromFloats(ElementKind::F32, std::move(shape),
+                               std::move(v));
 }
 inline RefTensor i64(std::vector<int64_t> shape, std::vector<int64_t> v) {
   return RefTensor::fromInts(ElementKind::I64, std::move(shape), std::move(v));

@@ -34,10 +34,10 @@ TEST(FloatFormats, Bf16TiesToEven) {
   EXPECT_EQ(floatToBits(-2.0, FloatFormat::BF16), 0xC000u);
   EXPECT_EQ(floatToBits(3.14159265, FloatFormat::BF16), 0x4049u);
   // FLT_MAX rounds up to 2^128 in bf16's 8 bits of precision: overflow.
-  EXPECT_EQ(roundToFormat(std::numeric_limits<float>::max(),
-                          FloatFormat::BF16),
+  EXPECT_EQ(roundToFormat(std::numeric_limits<float>::max(), FloatFormat::BF16),
             kInf);
-  EXPECT_EQ(bitsToFloat(0x7F7F, FloatFormat::BF16), maxFinite(FloatFormat::BF16));
+  EXPECT_EQ(bitsToFloat(0x7F7F, FloatFormat::BF16),
+            maxFinite(FloatFormat::BF16));
 }
 
 TEST(FloatFormats, F16RangeAndSubnormals) {
@@ -90,11 +90,16 @@ TEST(FloatFormats, NaNAndSignedZero) {
 
 const llvm::fltSemantics &semantics(FloatFormat f) {
   switch (f) {
-  case FloatFormat::F16: return llvm::APFloat::IEEEhalf();
-  case FloatFormat::BF16: return llvm::APFloat::BFloat();
-  case FloatFormat::F8E4M3FN: return llvm::APFloat::Float8E4M3FN();
-  case FloatFormat::F8E5M2: return llvm::APFloat::Float8E5M2();
-  default: return llvm::APFloat::IEEEsingle();
+  case FloatFormat::F16:
+    return llvm::APFloat::IEEEhalf();
+  case FloatFormat::BF16:
+    return llvm::APFloat::BFloat();
+  case FloatFormat::F8E4M3FN:
+    return llvm::APFloat::Float8E4M3FN();
+  case FloatFormat::F8E5M2:
+    return llvm::APFloat::Float8E5M2();
+  default:
+    return llvm::APFloat::IEEEsingle();
   }
 }
 

@@ -107,7 +107,8 @@ TEST_F(ModelArguments, ReadsJsonInputs) {
   expected["idx"] = RefTensor(ElementKind::I64, {});
   expected["x"] = RefTensor(ElementKind::BF16, {});
   std::string path = tempPath("in.json");
-  std::ofstream(path) << R"({"idx": [[1, 2, 3], [4, 5, 6]], "x": [1.00390625, "-inf"]})";
+  std::ofstream(path)
+      << R"({"idx": [[1, 2, 3], [4, 5, 6]], "x": [1.00390625, "-inf"]})";
   std::string error;
   auto inputs = readInputFile(path, expected, error);
   ASSERT_TRUE(inputs) << error;

@@ -30,9 +30,9 @@ void writeRaw(const std::string &path, const std::string &header,
 TEST(Safetensors, ReadsAHandWrittenFile) {
   std::string path = tempPath("hand.safetensors");
   // a: i64[2] = {7, -1} at [0, 16); b: f32[1] = {1.5} at [16, 20).
-  std::vector<uint8_t> data = {7, 0, 0, 0, 0, 0, 0, 0,
-                               0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                               0x00, 0x00, 0xC0, 0x3F};
+  std::vector<uint8_t> data = {7,    0,    0,    0,    0,    0,    0,
+                               0,    0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                               0xff, 0xff, 0x00, 0x00, 0xC0, 0x3F};
   writeRaw(path,
            R"({"__metadata__":{"format":"pt"},)"
            R"("b":{"dtype":"F32","shape":[1],"data_offsets":[16,20]},)"
