@@ -15,6 +15,9 @@ const std::vector<Command> &commands() {
       {"tokenize", "tokenize TEXT -o X.bin  byte-level token shards (llm.c "
                    ".bin format) from a text file",
        runTokenize},
+      {"run", "run MODEL --inputs F   evaluate a model on the CPU reference "
+              "evaluator",
+       runRun},
   };
   return table;
 }

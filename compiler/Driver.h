@@ -32,6 +32,9 @@ int runCheck(const Args &args);
 
 /// `llmc tokenize TEXT -o TRAIN.bin [--val VAL.bin]`: byte-level shards.
 int runTokenize(const Args &args);
+/// `llmc run MODEL --inputs FILE`: evaluate a model in the reference
+/// evaluator (compiler/RunCommand.cpp).
+int runRun(const Args &args);
 
 } // namespace llmc
 
