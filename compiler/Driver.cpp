@@ -12,6 +12,12 @@ const std::vector<Command> &commands() {
       {"check", "check FILE.mlir        parse and verify llmc IR; print its "
                 "op counts",
        runCheck},
+      {"import-json", "import-json FILE.json  import a JSON graph and print "
+                      "its llmc IR (temporary name)",
+       runImportJson},
+      {"recipe", "recipe NAME --size S   write a named model's JSON graph "
+                 "(--list shows them)",
+       runRecipe},
   };
   return table;
 }
