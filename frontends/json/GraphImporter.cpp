@@ -280,6 +280,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(const Json &root) {
     std::string path = i < numParams
                            ? "parameters[" + std::to_string(i) + "]"
                            : "inputs[" + std::to_string(i - numParams) + "]";
+    body->getArgument(i).setLoc(
+        NameLoc::get(builder.getStringAttr(path), fileLoc));
     if (failed(defineValue(argNames[i], body->getArgument(i), path)))
       return nullptr;
   }
