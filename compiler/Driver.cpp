@@ -12,6 +12,9 @@ const std::vector<Command> &commands() {
       {"check", "check FILE.mlir        parse and verify llmc IR; print its "
                 "op counts",
        runCheck},
+      {"tokenize", "tokenize TEXT -o X.bin  byte-level token shards (llm.c "
+                   ".bin format) from a text file",
+       runTokenize},
       {"import-json", "import-json FILE.json  import a JSON graph and print "
                       "its llmc IR (temporary name)",
        runImportJson},

@@ -30,6 +30,9 @@ int runDriver(int argc, char **argv);
 /// `llmc check FILE.mlir`: parse, verify and summarize llmc IR.
 int runCheck(const Args &args);
 
+/// `llmc tokenize TEXT -o TRAIN.bin [--val VAL.bin]`: byte-level shards.
+int runTokenize(const Args &args);
+
 /// `llmc import-json FILE.json`: import a JSON graph and print its IR.
 /// TEMPORARY: to be folded into `llmc import`, dispatching on the extension.
 int runImportJson(const Args &args);
