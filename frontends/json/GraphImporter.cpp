@@ -149,8 +149,10 @@ GraphImporter::readSafetensorsInit(const Json &init, const std::string &path,
                        << loaded.dtype << " " << mlir::llmc::shapeToString(loaded.shape)
                        << " but the parameter is " << expected << " "
                        << mlir::llmc::shapeToString(type.getShape());
-  auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
-      llvm::ArrayRef<char>(loaded.bytes));
+  // Aligned to the element size, so that readers may view it as an array.
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      llvm::ArrayRef<char>(loaded.bytes),
+      static_cast<size_t>(safetensorsDtypeBytes(loaded.dtype)));
   return Attribute(DenseResourceElementsAttr::get(
       type, tensor->get<std::string>(), std::move(blob)));
 }
