@@ -87,6 +87,8 @@ LogicalResult GraphImporter::readDims(const Json &root) {
     return error("dims") << "expected an object of name: size, got "
                          << describe(*d);
   for (auto it = d->begin(); it != d->end(); ++it) {
+    if (it.key() == "//")
+      continue; // a comment
     std::string path = "dims." + it.key(), message;
     auto value = asInt(it.value());
     if (!value)

@@ -183,6 +183,8 @@ LogicalResult GraphImporter::importNode(size_t index, const Json &node) {
   if (attrs) {
     for (auto it = attrs->begin(); it != attrs->end(); ++it) {
       std::string at = path + ".attrs." + it.key();
+      if (it.key() == "//")
+        continue; // a comment
       if (!infers && (it.key() == "shape" || it.key() == "dtype"))
         continue; // read with the result type
       const AttrSpec *spec = sig->findAttr(it.key());
