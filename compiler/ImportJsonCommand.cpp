@@ -37,12 +37,10 @@ static std::string describeLocation(mlir::Location loc) {
 void installCliDiagnostics(mlir::MLIRContext &context, const char *command) {
   context.printOpOnDiagnostic(false);
   context.getDiagEngine().registerHandler([command](mlir::Diagnostic &diag) {
-    const char *kind = diag.getSeverity() == mlir::DiagnosticSeverity::Error
-                           ? "error"
-                       : diag.getSeverity() ==
-                               mlir::DiagnosticSeverity::Warning
-                           ? "warning"
-                           : "note";
+    const char *kind =
+        diag.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
+        : diag.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                                                                  : "note";
     std::string where = describeLocation(diag.getLocation());
     llvm::errs() << "llmc " << command << ": " << kind << ": "
                  << (where.empty() ? "" : where + ": ") << diag.str() << "\n";
@@ -73,8 +71,7 @@ int runImportJson(const Args &args) {
       return 0;
     }
     if ((a == "--shape" || a == "-o") && i + 1 == args.size()) {
-      llvm::errs() << "llmc import-json: error: " << a
-                   << " needs a value\n";
+      llvm::errs() << "llmc import-json: error: " << a << " needs a value\n";
       return 2;
     }
     if (a == "--shape" || a.rfind("--shape=", 0) == 0) {
@@ -91,8 +88,8 @@ int runImportJson(const Args &args) {
     } else if (a == "--print-locs") {
       printLocs = true;
     } else if (a.size() > 1 && a[0] == '-') {
-      llvm::errs() << "llmc import-json: error: unknown option '" << a
-                   << "'\n" << kUsage;
+      llvm::errs() << "llmc import-json: error: unknown option '" << a << "'\n"
+                   << kUsage;
       return 2;
     } else if (input.empty()) {
       input = a;

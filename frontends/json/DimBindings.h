@@ -1,4 +1,4 @@
-//===- DimBindings.h - Values of a graph's symbolic dims ----------*- C++ -*-===//
+//===- DimBindings.h - Values of a graph's symbolic dims --------*- C++ -*-===//
 //
 // A JSON graph writes shapes with symbolic dims ("batch", "seq"). The graph's
 // "dims" object gives each a default and `--shape NAME=VALUE` overrides it;

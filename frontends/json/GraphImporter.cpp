@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/json/GraphImporter.h"
-#include "frontends/json/InitRule.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "dialects/llmc/ShapeUtils.h"
+#include "frontends/json/InitRule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -113,9 +113,9 @@ LogicalResult GraphImporter::defineValue(const std::string &name, Value value,
   return success();
 }
 
-FailureOr<Attribute>
-GraphImporter::readSafetensorsInit(const Json &init, const std::string &path,
-                                   RankedTensorType type) {
+FailureOr<Attribute> GraphImporter::readSafetensorsInit(const Json &init,
+                                                        const std::string &path,
+                                                        RankedTensorType type) {
   if (auto key = unknownKey(init, {"safetensors", "tensor"}))
     return error(path + "." + *key)
            << "unknown field; a safetensors init has safetensors and tensor";
@@ -132,14 +132,17 @@ GraphImporter::readSafetensorsInit(const Json &init, const std::string &path,
   }
   LoadedTensor loaded;
   std::string message;
-  const SafetensorsLoader &load = options.loadSafetensors
-                                      ? options.loadSafetensors
-                                      : SafetensorsLoader(readSafetensorsTensor);
+  const SafetensorsLoader &load =
+      options.loadSafetensors ? options.loadSafetensors
+                              : SafetensorsLoader(readSafetensorsTensor);
   if (!load(filePath, tensor->get<std::string>(), loaded, message))
     return error(path) << message;
   static const std::pair<const char *, const char *> kDtypes[] = {
-      {"F32", "f32"}, {"F16", "f16"}, {"BF16", "bf16"},
-      {"F8_E4M3", "f8E4M3FN"}, {"F8_E5M2", "f8E5M2"}};
+      {"F32", "f32"},
+      {"F16", "f16"},
+      {"BF16", "bf16"},
+      {"F8_E4M3", "f8E4M3FN"},
+      {"F8_E5M2", "f8E5M2"}};
   std::string expected;
   llvm::raw_string_ostream os(expected);
   os << type.getElementType();
@@ -148,7 +151,8 @@ GraphImporter::readSafetensorsInit(const Json &init, const std::string &path,
     dtypeOk |= loaded.dtype == st && expected == mlirName;
   if (!dtypeOk || llvm::ArrayRef(loaded.shape) != type.getShape())
     return error(path) << "tensor '" << tensor->get<std::string>() << "' is "
-                       << loaded.dtype << " " << mlir::llmc::shapeToString(loaded.shape)
+                       << loaded.dtype << " "
+                       << mlir::llmc::shapeToString(loaded.shape)
                        << " but the parameter is " << expected << " "
                        << mlir::llmc::shapeToString(type.getShape());
   // Aligned to the element size, so that readers may view it as an array.
@@ -159,12 +163,12 @@ GraphImporter::readSafetensorsInit(const Json &init, const std::string &path,
       type, tensor->get<std::string>(), std::move(blob)));
 }
 
-FailureOr<DictionaryAttr>
-GraphImporter::readParameter(const Json &param, const std::string &path,
-                             RankedTensorType type) {
+FailureOr<DictionaryAttr> GraphImporter::readParameter(const Json &param,
+                                                       const std::string &path,
+                                                       RankedTensorType type) {
   NamedAttrList attrs;
-  attrs.append("llmc.param",
-               builder.getStringAttr((*member(param, "name")).get<std::string>()));
+  attrs.append("llmc.param", builder.getStringAttr(
+                                 (*member(param, "name")).get<std::string>()));
   const Json *init = member(param, "init");
   if (!init)
     return error(path + ".init")
@@ -188,32 +192,34 @@ GraphImporter::readParameter(const Json &param, const std::string &path,
   }
   if (const Json *frozen = member(param, "frozen")) {
     if (!frozen->is_boolean())
-      return error(path + ".frozen") << "expected true or false, got "
-                                     << describe(*frozen);
+      return error(path + ".frozen")
+             << "expected true or false, got " << describe(*frozen);
     if (frozen->get<bool>())
       attrs.append("llmc.frozen", builder.getUnitAttr());
   }
   return attrs.getDictionary(&context);
 }
 
-LogicalResult GraphImporter::readArguments(
-    const Json &root, SmallVectorImpl<Type> &types,
-    SmallVectorImpl<DictionaryAttr> &attrs, std::vector<std::string> &names) {
+LogicalResult
+GraphImporter::readArguments(const Json &root, SmallVectorImpl<Type> &types,
+                             SmallVectorImpl<DictionaryAttr> &attrs,
+                             std::vector<std::string> &names) {
   static const Json kEmpty = Json::array();
   const Json *params = member(root, "parameters");
   for (int pass = 0; pass < 2; ++pass) {
     bool isParam = pass == 0;
-    const Json &list = isParam ? (params ? *params : kEmpty)
-                               : *member(root, "inputs");
+    const Json &list =
+        isParam ? (params ? *params : kEmpty) : *member(root, "inputs");
     for (size_t i = 0; i < list.size(); ++i) {
       const Json &entry = list[i];
       std::string path =
           (isParam ? "parameters[" : "inputs[") + std::to_string(i) + "]";
       if (!entry.is_object())
         return error(path) << "expected an object, got " << describe(entry);
-      auto key = isParam ? unknownKey(entry, {"name", "dtype", "shape", "init",
-                                              "frozen"})
-                         : unknownKey(entry, {"name", "dtype", "shape"});
+      auto key =
+          isParam
+              ? unknownKey(entry, {"name", "dtype", "shape", "init", "frozen"})
+              : unknownKey(entry, {"name", "dtype", "shape"});
       if (key)
         return error(path + "." + *key)
                << "unknown field; " << (isParam ? "a parameter" : "an input")
@@ -223,9 +229,9 @@ LogicalResult GraphImporter::readArguments(
       if (!name || !name->is_string())
         return error(path + ".name") << "expected a string, got "
                                      << (name ? describe(*name) : "nothing");
-      auto dtype = readDtype(member(entry, "dtype") ? *member(entry, "dtype")
-                                                    : Json(),
-                             path + ".dtype");
+      auto dtype =
+          readDtype(member(entry, "dtype") ? *member(entry, "dtype") : Json(),
+                    path + ".dtype");
       if (failed(dtype))
         return failure();
       if (isParam && !isa<FloatType>(*dtype))
@@ -279,7 +285,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(const Json &root) {
       fileLoc, "forward", builder.getFunctionType(argTypes, {}));
   func.setAllArgAttrs(argAttrs);
   Block *body = func.addEntryBlock();
-  size_t numParams = member(root, "parameters") ? member(root, "parameters")->size() : 0;
+  size_t numParams =
+      member(root, "parameters") ? member(root, "parameters")->size() : 0;
   for (size_t i = 0; i < argNames.size(); ++i) {
     std::string path = i < numParams
                            ? "parameters[" + std::to_string(i) + "]"

@@ -1,4 +1,4 @@
-//===- GraphImporter.h - State of one JSON graph import -----------*- C++ -*-===//
+//===- GraphImporter.h - State of one JSON graph import ---------*- C++ -*-===//
 //
 // Internal to the JSON frontend. The import walks the graph once, top to
 // bottom: dims, parameters and inputs (the function arguments), nodes in list
@@ -9,8 +9,8 @@
 #ifndef LLMC_FRONTENDS_JSON_GRAPHIMPORTER_H
 #define LLMC_FRONTENDS_JSON_GRAPHIMPORTER_H
 
-#include "frontends/json/JsonImporter.h"
 #include "frontends/json/Json.h"
+#include "frontends/json/JsonImporter.h"
 #include "frontends/json/OpSignatures.h"
 
 #include "mlir/IR/Builders.h"
@@ -34,11 +34,10 @@ private:
   // Graph level (GraphImporter.cpp).
   mlir::LogicalResult checkHeader(const Json &root);
   mlir::LogicalResult readDims(const Json &root);
-  mlir::LogicalResult readArguments(const Json &root,
-                                    llvm::SmallVectorImpl<mlir::Type> &types,
-                                    llvm::SmallVectorImpl<mlir::DictionaryAttr>
-                                        &attrs,
-                                    std::vector<std::string> &names);
+  mlir::LogicalResult
+  readArguments(const Json &root, llvm::SmallVectorImpl<mlir::Type> &types,
+                llvm::SmallVectorImpl<mlir::DictionaryAttr> &attrs,
+                std::vector<std::string> &names);
   mlir::FailureOr<mlir::DictionaryAttr>
   readParameter(const Json &param, const std::string &path,
                 mlir::RankedTensorType type);

@@ -56,8 +56,8 @@ std::optional<InitRule> parseInitRule(const std::string &text,
   errno = 0;
   double stddev = arg.empty() ? 0.0 : std::strtod(arg.c_str(), &end);
   if (arg.empty() || *end != '\0' || errno == ERANGE) {
-    error = "init rule '" + text + "': '" + arg + "' is not a number; " +
-            kAccepted;
+    error =
+        "init rule '" + text + "': '" + arg + "' is not a number; " + kAccepted;
     return std::nullopt;
   }
   if (!std::isfinite(stddev) || stddev <= 0) {

@@ -1,4 +1,4 @@
-//===- InitRule.h - Parameter initialization rules ----------------*- C++ -*-===//
+//===- InitRule.h - Parameter initialization rules --------------*- C++ -*-===//
 //
 // The `init` of a JSON parameter is a rule ("normal(0.02)", "zeros", "ones")
 // that becomes the `llmc.init_rule` argument attribute (docs/model-ir.md), or

@@ -1,4 +1,4 @@
-//===- Json.h - nlohmann::json without exceptions -----------------*- C++ -*-===//
+//===- Json.h - nlohmann::json without exceptions ---------------*- C++ -*-===//
 //
 // LLVM code builds with -fno-exceptions, so nlohmann::json must never throw:
 // JSON_NOEXCEPTION turns its throw sites into std::abort(). Every file of the

@@ -1,4 +1,4 @@
-//===- JsonImporter.h - Import llmc JSON graphs -------------------*- C++ -*-===//
+//===- JsonImporter.h - Import llmc JSON graphs -----------------*- C++ -*-===//
 //
 // Reads a graph in llmc's JSON format (docs/json-format.md) and builds the
 // module that docs/model-ir.md describes: func @forward with parameters and

@@ -13,9 +13,9 @@
 //      messages carry the node's location NameLoc("nodes[i]").
 //
 //===----------------------------------------------------------------------===//
-#include "frontends/json/GraphImporter.h"
 #include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/ShapeUtils.h"
+#include "frontends/json/GraphImporter.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -46,8 +46,8 @@ GraphImporter::readOperands(const Json &node, const OpSignature &sig,
   static const Json kEmpty = Json::array();
   const Json *inputs = member(node, "inputs");
   if (inputs && !inputs->is_array())
-    return error(path + ".inputs") << "expected a list of value names, got "
-                                   << describe(*inputs);
+    return error(path + ".inputs")
+           << "expected a list of value names, got " << describe(*inputs);
   const Json &list = inputs ? *inputs : kEmpty;
   bool variadic = !sig.operands.empty() &&
                   sig.operands.front().arity == OperandSpec::Arity::Variadic;
@@ -55,8 +55,8 @@ GraphImporter::readOperands(const Json &node, const OpSignature &sig,
   for (const OperandSpec &o : sig.operands)
     required += o.arity != OperandSpec::Arity::Optional;
   if ((variadic && list.empty()) ||
-      (!variadic && (list.size() < required ||
-                     list.size() > sig.operands.size())))
+      (!variadic &&
+       (list.size() < required || list.size() > sig.operands.size())))
     return error(path + ".inputs")
            << "op '" << sig.op << "' takes " << describeOperands(sig)
            << "; got " << list.size() << " input"
@@ -79,7 +79,8 @@ GraphImporter::readOperands(const Json &node, const OpSignature &sig,
     auto it = values.find(list[i].get<std::string>());
     if (it == values.end())
       return error(at) << "unknown value '" << list[i].get<std::string>()
-                       << "': not a parameter, an input or an output of an "
+                       << "' (op '" << sig.op
+                       << "'): not a parameter, an input or an output of an "
                           "earlier node";
     operands.push_back(it->second.first);
     segments.push_back(1);
@@ -91,8 +92,7 @@ GraphImporter::readOperands(const Json &node, const OpSignature &sig,
 }
 
 FailureOr<SmallVector<Type>>
-GraphImporter::explicitResultTypes(const Json *attrs,
-                                   ArrayRef<Value> operands,
+GraphImporter::explicitResultTypes(const Json *attrs, ArrayRef<Value> operands,
                                    const std::string &op,
                                    const std::string &path) {
   auto input = operands.empty()
@@ -163,8 +163,8 @@ LogicalResult GraphImporter::importNode(size_t index, const Json &node) {
   const OpSignature *sig = lookupOpSignature(op);
   auto name = RegisteredOperationName::lookup("llmc." + op, &context);
   if (!sig || !name)
-    return error(path + ".op") << "unknown op '" << op
-                               << "'; docs/json-format.md lists the ops";
+    return error(path + ".op")
+           << "unknown op '" << op << "'; docs/json-format.md lists the ops";
   std::string where = " (op '" + op + "')";
 
   // 2. Inputs.
@@ -176,8 +176,8 @@ LogicalResult GraphImporter::importNode(size_t index, const Json &node) {
   // 3. Attributes.
   const Json *attrs = member(node, "attrs");
   if (attrs && !attrs->is_object())
-    return error(path + ".attrs") << "expected an object, got "
-                                  << describe(*attrs);
+    return error(path + ".attrs")
+           << "expected an object, got " << describe(*attrs);
   bool infers = name->hasInterface<InferTypeOpInterface>() && op != "constant";
   NamedAttrList namedAttrs;
   if (attrs) {
@@ -189,9 +189,9 @@ LogicalResult GraphImporter::importNode(size_t index, const Json &node) {
         continue; // read with the result type
       const AttrSpec *spec = sig->findAttr(it.key());
       if (!spec) {
-        InFlightDiagnostic diag = error(at) << "op '" << op
-                                            << "' has no attribute '"
-                                            << it.key() << "'";
+        InFlightDiagnostic diag = error(at)
+                                  << "op '" << op << "' has no attribute '"
+                                  << it.key() << "'";
         if (sig->attrs.empty() && infers)
           diag << "; it takes none";
         else
@@ -214,8 +214,8 @@ LogicalResult GraphImporter::importNode(size_t index, const Json &node) {
   for (const AttrSpec &a : sig->attrs)
     if (a.required && !(attrs && member(*attrs, a.name.c_str())))
       return error(path + ".attrs." + a.name)
-             << "missing; op '" << op << "' needs it (" << describeAttrKind(a.kind)
-             << ")";
+             << "missing; op '" << op << "' needs it ("
+             << describeAttrKind(a.kind) << ")";
 
   // Outputs: names of the results, new in the graph.
   const Json *outputs = member(node, "outputs");
@@ -283,16 +283,16 @@ LogicalResult GraphImporter::importNode(size_t index, const Json &node) {
   if (infers) {
     SmallVector<Type> inferred;
     auto iface = cast<InferTypeOpInterface>(created);
-    if (failed(iface.inferReturnTypes(
-            &context, loc, created->getOperands(),
-            created->getRawDictionaryAttrs(),
-            created->getPropertiesStorage(), created->getRegions(),
-            inferred)))
+    if (failed(iface.inferReturnTypes(&context, loc, created->getOperands(),
+                                      created->getRawDictionaryAttrs(),
+                                      created->getPropertiesStorage(),
+                                      created->getRegions(), inferred)))
       return fail();
     if (inferred.size() != outputs->size())
       return error(path + ".outputs")
-             << "op '" << op << "' yields " << inferred.size()
-             << " results; the node names " << outputs->size(), fail();
+                 << "op '" << op << "' yields " << inferred.size()
+                 << " results; the node names " << outputs->size(),
+             fail();
     for (auto [result, type] : llvm::zip(created->getResults(), inferred))
       result.setType(type);
   }

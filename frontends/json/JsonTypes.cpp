@@ -5,9 +5,9 @@
 // path of the value it rejects.
 //
 //===----------------------------------------------------------------------===//
-#include "frontends/json/GraphImporter.h"
 #include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/ShapeUtils.h"
+#include "frontends/json/GraphImporter.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -70,8 +70,8 @@ GraphImporter::readShape(const Json &value, const std::string &path,
     return error(path) << "expected a list of dims, got " << describe(value);
   SmallVector<int64_t> shape;
   for (size_t i = 0; i < value.size(); ++i) {
-    auto d = readDim(value[i], path + "[" + std::to_string(i) + "]",
-                     allowInferred);
+    auto d =
+        readDim(value[i], path + "[" + std::to_string(i) + "]", allowInferred);
     if (failed(d))
       return failure();
     shape.push_back(*d);
@@ -192,8 +192,7 @@ GraphImporter::readElements(const Json &value, Type elementType,
     count *= d;
   bool splat = !value.is_array();
   if (!splat && static_cast<int64_t>(leaves.size()) != count)
-    return error(path) << "has " << leaves.size()
-                       << " values, but the shape "
+    return error(path) << "has " << leaves.size() << " values, but the shape "
                        << mlir::llmc::shapeToString(shape) << " holds "
                        << count;
   auto type = RankedTensorType::get(shape, elementType);

@@ -83,9 +83,8 @@ std::vector<std::string> enumSpellings(AttrKind kind) {
   switch (kind) {
   case AttrKind::GeluApproximation:
     for (uint32_t i = 0; i <= getMaxEnumValForGeluApproximation(); ++i)
-      result.push_back(stringifyGeluApproximation(
-                           static_cast<GeluApproximation>(i))
-                           .str());
+      result.push_back(
+          stringifyGeluApproximation(static_cast<GeluApproximation>(i)).str());
     break;
   case AttrKind::ComparePredicate:
     for (uint32_t i = 0; i <= getMaxEnumValForComparePredicate(); ++i)

@@ -1,4 +1,4 @@
-//===- OpSignatures.h - How JSON nodes map onto llmc ops ----------*- C++ -*-===//
+//===- OpSignatures.h - How JSON nodes map onto llmc ops --------*- C++ -*-===//
 //
 // MLIR builds an op generically from an OperationState, but it cannot tell at
 // run time which operands are optional, which attributes are required, or

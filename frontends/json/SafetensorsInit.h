@@ -1,4 +1,4 @@
-//===- SafetensorsInit.h - Parameters initialized from safetensors -*- C++ -*-===//
+//===- SafetensorsInit.h - Parameters from safetensors files ----*- C++ -*-===//
 //
 // A parameter's init may be {"safetensors": FILE, "tensor": NAME}. The
 // importer asks a SafetensorsLoader for that tensor and stores its bytes as

@@ -26,9 +26,9 @@ TEST(DimOverride, ParsesNameEqualsPositiveInteger) {
 }
 
 TEST(DimOverride, RejectsMalformedSpecs) {
-  const char *bad[] = {"seq",    "seq=",  "=8",      "seq=0",  "seq=-4",
-                       "seq=4x", "2d=4",  "s-q=4",   "seq=1.5",
-                       "seq=99999999999999999999"};
+  const char *bad[] = {
+      "seq",    "seq=", "=8",    "seq=0",   "seq=-4",
+      "seq=4x", "2d=4", "s-q=4", "seq=1.5", "seq=99999999999999999999"};
   for (const char *spec : bad) {
     std::string error;
     EXPECT_FALSE(parseDimOverride(spec, error)) << spec;
@@ -100,9 +100,18 @@ TEST(InitRule, ParsesTheThreeRules) {
 }
 
 TEST(InitRule, RejectsOtherRules) {
-  const char *bad[] = {"",          "zero",       "uniform(0.1)", "normal",
-                       "normal()",  "normal(x)",  "normal(0)",    "normal(-1)",
-                       "normal(inf)", "normal(nan)", "normal(0.1",  "normal(0.1, 2)"};
+  const char *bad[] = {"",
+                       "zero",
+                       "uniform(0.1)",
+                       "normal",
+                       "normal()",
+                       "normal(x)",
+                       "normal(0)",
+                       "normal(-1)",
+                       "normal(inf)",
+                       "normal(nan)",
+                       "normal(0.1",
+                       "normal(0.1, 2)"};
   for (const char *text : bad) {
     std::string error;
     EXPECT_FALSE(parseInitRule(text, error)) << text;

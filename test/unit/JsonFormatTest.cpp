@@ -5,10 +5,10 @@
 // op without a JSON mapping fails here), and the recipe summary arithmetic.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/llmc/LlmcDialect.h"
 #include "frontends/json/Json.h"
 #include "frontends/json/OpSignatures.h"
 #include "frontends/json/recipes/Recipes.h"
-#include "dialects/llmc/LlmcDialect.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
@@ -52,8 +52,7 @@ TEST(OpSignatures, CoverEveryRegisteredLlmcOp) {
   mlir::MLIRContext context;
   context.loadDialect<mlir::llmc::LlmcDialect>();
   std::set<std::string> registered;
-  for (mlir::RegisteredOperationName name :
-       context.getRegisteredOperations()) {
+  for (mlir::RegisteredOperationName name : context.getRegisteredOperations()) {
     if (name.getDialectNamespace() != "llmc")
       continue;
     std::string op = name.getStringRef().drop_front(5).str();

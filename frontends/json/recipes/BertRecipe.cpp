@@ -76,14 +76,12 @@ std::optional<Json> buildBert(const std::string &size) {
   std::string typeTable =
       g.param(e + ".token_type_embeddings.weight", {2, d}, "normal(0.02)");
   std::string tok = g.node("gather", {word, idx}, e + ".tok", {{"axis", 0}});
-  std::string pos = g.node("slice", {posTable}, e + ".pos",
-                           {{"starts", {0, 0}},
-                            {"limits", {"seq", d}},
-                            {"strides", {1, 1}}});
-  std::string type = g.node("slice", {typeTable}, e + ".type",
-                            {{"starts", {0, 0}},
-                             {"limits", {1, d}},
-                             {"strides", {1, 1}}});
+  std::string pos =
+      g.node("slice", {posTable}, e + ".pos",
+             {{"starts", {0, 0}}, {"limits", {"seq", d}}, {"strides", {1, 1}}});
+  std::string type =
+      g.node("slice", {typeTable}, e + ".type",
+             {{"starts", {0, 0}}, {"limits", {1, d}}, {"strides", {1, 1}}});
   std::string x = g.node("add", {tok, pos}, e + ".sum0");
   x = g.node("add", {x, type}, e + ".sum");
   x = layerNorm(x, e + ".LayerNorm");
@@ -114,8 +112,8 @@ std::optional<Json> buildBert(const std::string &size) {
   std::string t = g.linear(x, c + ".transform.dense", d, d, true);
   t = g.node("gelu", {t}, c + ".transform.gelu", {{"approximation", "erf"}});
   t = layerNorm(t, c + ".transform.LayerNorm");
-  std::string logits = g.node("matmul", {t, word}, c + ".decoder",
-                              {{"transpose_rhs", true}});
+  std::string logits =
+      g.node("matmul", {t, word}, c + ".decoder", {{"transpose_rhs", true}});
   std::string bias = g.param(c + ".bias", {cfg->vocab}, "zeros");
   logits = g.node("add", {logits, bias}, "logits");
   g.node("cross_entropy", {logits, targets}, "loss",

@@ -31,10 +31,8 @@ struct Gpt2Config {
 } // namespace
 
 static const Gpt2Config kConfigs[] = {
-    {"tiny", 2, 64, 4, 512, 64},
-    {"124M", 12, 768, 12, 50257, 1024},
-    {"350M", 24, 1024, 16, 50257, 1024},
-    {"774M", 36, 1280, 20, 50257, 1024},
+    {"tiny", 2, 64, 4, 512, 64},         {"124M", 12, 768, 12, 50257, 1024},
+    {"350M", 24, 1024, 16, 50257, 1024}, {"774M", 36, 1280, 20, 50257, 1024},
     {"1.5B", 48, 1600, 25, 50257, 1024},
 };
 
@@ -50,8 +48,7 @@ static std::string layerNorm(GraphWriter &g, const std::string &x,
                              const std::string &prefix, int64_t d) {
   std::string w = g.param(prefix + ".weight", {d}, "ones");
   std::string b = g.param(prefix + ".bias", {d}, "zeros");
-  return g.node("layer_norm", {x, w, b}, prefix + ".out",
-                {{"epsilon", 1e-5}});
+  return g.node("layer_norm", {x, w, b}, prefix + ".out", {{"epsilon", 1e-5}});
 }
 
 std::optional<Json> buildGpt2(const std::string &size) {
@@ -69,20 +66,23 @@ std::optional<Json> buildGpt2(const std::string &size) {
                     " layers, d_model " + std::to_string(d) + ", " +
                     std::to_string(cfg->heads) + " heads, vocab " +
                     std::to_string(cfg->vocab) + ", n_ctx " +
-                    std::to_string(cfg->ctx) + "; written by `llmc recipe "
-                    "gpt2 --size " + size + "`");
+                    std::to_string(cfg->ctx) +
+                    "; written by `llmc recipe "
+                    "gpt2 --size " +
+                    size + "`");
   g.dim("batch", 8);
   g.dim("seq", cfg->ctx);
   std::string idx = g.input("idx", "i64", {"batch", "seq"});
   std::string targets = g.input("targets", "i64", {"batch", "seq"});
 
-  std::string wte = g.param("transformer.wte.weight", {cfg->vocab, d}, "normal(0.02)");
-  std::string wpe = g.param("transformer.wpe.weight", {cfg->ctx, d}, "normal(0.02)");
+  std::string wte =
+      g.param("transformer.wte.weight", {cfg->vocab, d}, "normal(0.02)");
+  std::string wpe =
+      g.param("transformer.wpe.weight", {cfg->ctx, d}, "normal(0.02)");
   std::string tok = g.node("gather", {wte, idx}, "tok_emb", {{"axis", 0}});
-  std::string pos = g.node("slice", {wpe}, "pos_emb",
-                           {{"starts", {0, 0}},
-                            {"limits", {"seq", d}},
-                            {"strides", {1, 1}}});
+  std::string pos =
+      g.node("slice", {wpe}, "pos_emb",
+             {{"starts", {0, 0}}, {"limits", {"seq", d}}, {"strides", {1, 1}}});
   std::string x = g.node("add", {tok, pos}, "x.emb");
 
   for (int64_t l = 0; l < cfg->layers; ++l) {
@@ -94,8 +94,8 @@ std::optional<Json> buildGpt2(const std::string &size) {
     std::string q = g.splitHeads(parts[0], h + ".q.heads", cfg->heads, hd);
     std::string k = g.splitHeads(parts[1], h + ".k.heads", cfg->heads, hd);
     std::string v = g.splitHeads(parts[2], h + ".v.heads", cfg->heads, hd);
-    std::string att = g.node("attention", {q, k, v}, h + ".attn.out",
-                             {{"causal", true}});
+    std::string att =
+        g.node("attention", {q, k, v}, h + ".attn.out", {{"causal", true}});
     std::string y = g.mergeHeads(att, h + ".attn.merged", d);
     y = g.linear(y, h + ".attn.c_proj", d, d, true, residualInit);
     x = g.node("add", {x, y}, h + ".x.attn");
@@ -107,10 +107,9 @@ std::optional<Json> buildGpt2(const std::string &size) {
     x = g.node("add", {x, m}, h + ".x.mlp");
   }
   x = layerNorm(g, x, "transformer.ln_f", d);
-  std::string logits = g.node("matmul", {x, wte}, "logits",
-                              {{"transpose_rhs", true}});
-  g.node("cross_entropy", {logits, targets}, "loss",
-         {{"reduction", "mean"}});
+  std::string logits =
+      g.node("matmul", {x, wte}, "logits", {{"transpose_rhs", true}});
+  g.node("cross_entropy", {logits, targets}, "loss", {{"reduction", "mean"}});
   g.output("loss");
   return g.graph();
 }

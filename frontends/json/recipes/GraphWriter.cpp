@@ -77,8 +77,8 @@ std::string GraphWriter::splitHeads(const std::string &x,
 
 std::string GraphWriter::mergeHeads(const std::string &x,
                                     const std::string &out, int64_t width) {
-  std::string t = node("transpose", {x}, out + ".bthd",
-                       {{"permutation", {0, 2, 1, 3}}});
+  std::string t =
+      node("transpose", {x}, out + ".bthd", {{"permutation", {0, 2, 1, 3}}});
   return node("reshape", {t}, out, {{"shape", {"batch", "seq", width}}});
 }
 

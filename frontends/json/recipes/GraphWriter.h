@@ -1,4 +1,4 @@
-//===- GraphWriter.h - Write llmc JSON graphs from C++ ------------*- C++ -*-===//
+//===- GraphWriter.h - Write llmc JSON graphs from C++ ----------*- C++ -*-===//
 //
 // The recipes write their graphs through this small builder, so that the
 // JSON they produce is exactly what a user could write by hand

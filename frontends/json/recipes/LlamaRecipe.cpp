@@ -105,10 +105,9 @@ std::optional<Json> buildLlama(const std::string &size) {
       "constant", {}, "rope.inv_freq",
       {{"value", inverseFrequencies(hd, cfg->ropeTheta, cfg->ropeFactor)},
        {"dtype", "f32"}});
-  std::string pos = g.node("iota", {}, "rope.pos",
-                           {{"dimension", 0},
-                            {"shape", {"seq", 1}},
-                            {"dtype", "f32"}});
+  std::string pos =
+      g.node("iota", {}, "rope.pos",
+             {{"dimension", 0}, {"shape", {"seq", 1}}, {"dtype", "f32"}});
   std::string half = g.node("mul", {pos, inv}, "rope.freqs");
   std::string angles =
       g.node("concat", {half, half}, "rope.angles", {{"axis", 1}});
@@ -142,15 +141,13 @@ std::optional<Json> buildLlama(const std::string &size) {
     std::string up = g.linear(h, p + ".mlp.up_proj", d, cfg->ffn, false);
     std::string act = g.node("silu", {gate}, p + ".mlp.act");
     std::string prod = g.node("mul", {act, up}, p + ".mlp.prod");
-    std::string down =
-        g.linear(prod, p + ".mlp.down_proj", cfg->ffn, d, false);
+    std::string down = g.linear(prod, p + ".mlp.down_proj", cfg->ffn, d, false);
     x = g.node("add", {x, down}, p + ".x.mlp");
   }
   x = rmsNorm(x, "model.norm");
-  std::string logits =
-      cfg->tied ? g.node("matmul", {x, embed}, "logits",
-                         {{"transpose_rhs", true}})
-                : g.linear(x, "lm_head", d, cfg->vocab, false);
+  std::string logits = cfg->tied ? g.node("matmul", {x, embed}, "logits",
+                                          {{"transpose_rhs", true}})
+                                 : g.linear(x, "lm_head", d, cfg->vocab, false);
   g.node("cross_entropy", {logits, targets}, "loss", {{"reduction", "mean"}});
   g.output("loss");
   return g.graph();

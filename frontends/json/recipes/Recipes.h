@@ -1,4 +1,4 @@
-//===- Recipes.h - Named model recipes (gpt2, llama, bert) --------*- C++ -*-===//
+//===- Recipes.h - Named model recipes (gpt2, llama, bert) ------*- C++ -*-===//
 //
 // A recipe writes the JSON graph of a published model family at a named size
 // (`llmc recipe gpt2 --size 124M`): the training forward pass from token ids
