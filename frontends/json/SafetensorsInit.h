@@ -3,9 +3,8 @@
 // A parameter's init may be {"safetensors": FILE, "tensor": NAME}. The
 // importer asks a SafetensorsLoader for that tensor and stores its bytes as
 // the parameter's `llmc.init` (a dense_resource blob). The loader is a hook
-// so that runtime/'s safetensors reader can be plugged in; until then
-// readSafetensorsTensor below is a minimal reader of the format (an 8-byte
-// little-endian header length, a JSON header, then the raw data).
+// so that tests and embedders can supply tensors; the default,
+// readSafetensorsTensor below, reads them with runtime/Safetensors.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_FRONTENDS_JSON_SAFETENSORSINIT_H
