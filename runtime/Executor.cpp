@@ -369,6 +369,7 @@ Status Executor::capture() {
   }
   LLMC_CU(ended, ctx);
   graph_ = graph;
+  ++captures_;
   size_t nodes = 0;
   LLMC_CU(cu_->cuGraphGetNodes(graph_, nullptr, &nodes), ctx);
   graphNodes_ = nodes;
