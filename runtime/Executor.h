@@ -1,4 +1,4 @@
-//===- Executor.h - Runs a plan on one GPU ------------------------*- C++ -*-===//
+//===- Executor.h - Runs a plan on one GPU ----------------------*- C++ -*-===//
 //
 // Life cycle (docs/runtime.md):
 //
@@ -37,8 +37,8 @@ class PreparedMatmul;
 
 struct ExecutorOptions {
   int device = 0;
-  std::string source;      // bundle path or test name, for messages
-  std::string cacheDir;    // kernel cache for recompiles; "" = default dir
+  std::string source;        // bundle path or test name, for messages
+  std::string cacheDir;      // kernel cache for recompiles; "" = default dir
   bool syncEachStep = false; // runPlain: synchronize after every step so a
                              // fault is reported at the step that caused it
 };

@@ -428,15 +428,17 @@ TEST_F(GpuTest, UnknownNamesAreErrorsNotCrashes) {
   EXPECT_NE(executor->setScalar("beta", 1).message().find(
                 "has no scalar slot 'beta'"),
             std::string::npos);
-  EXPECT_NE(executor->readScalar("beta", value).message().find(
-                "has no scalar slot 'beta'"),
+  EXPECT_NE(executor->readScalar("beta", value)
+                .message()
+                .find("has no scalar slot 'beta'"),
             std::string::npos);
-  EXPECT_NE(executor->readBuffer("z", bytes).message().find(
-                "has no buffer 'z'"),
-            std::string::npos);
+  EXPECT_NE(
+      executor->readBuffer("z", bytes).message().find("has no buffer 'z'"),
+      std::string::npos);
   std::vector<float> tooMuch(2000);
-  EXPECT_NE(executor->writeBuffer("y", tooMuch.data(), 8000).message().find(
-                "8000 bytes do not fit buffer 'y' (4000 bytes)"),
+  EXPECT_NE(executor->writeBuffer("y", tooMuch.data(), 8000)
+                .message()
+                .find("8000 bytes do not fit buffer 'y' (4000 bytes)"),
             std::string::npos);
   float ms;
   EXPECT_NE(executor->lastRunMs(ms).message().find("nothing has run yet"),

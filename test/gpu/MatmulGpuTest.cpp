@@ -146,8 +146,8 @@ void runCase(const Case &c) {
         maxRef = std::max(maxRef, std::fabs(ref));
       }
   ASSERT_GT(maxRef, 0.0);
-  EXPECT_LT(maxErr / maxRef, 1e-5) << "max error " << maxErr << " of "
-                                   << maxRef;
+  EXPECT_LT(maxErr / maxRef, 1e-5)
+      << "max error " << maxErr << " of " << maxRef;
 }
 
 class Matmul : public GpuTest {};
@@ -165,8 +165,8 @@ TEST_F(Matmul, F32BatchedWithTransposes) {
   runCase({24, 40, 56, 4, true, false, false, 0.5f, 0.0f, false, false,
            DType::F32});
   // One weight for every batch, as a linear layer over [batch, seq, d].
-  runCase({16, 48, 32, 5, false, true, true, 1.0f, 0.0f, false, false,
-           DType::F32});
+  runCase(
+      {16, 48, 32, 5, false, true, true, 1.0f, 0.0f, false, false, DType::F32});
 }
 
 TEST_F(Matmul, F32AlphaBetaWithC) {
@@ -175,8 +175,8 @@ TEST_F(Matmul, F32AlphaBetaWithC) {
 }
 
 TEST_F(Matmul, F32BiasEpilogue) {
-  runCase({32, 64, 96, 1, false, true, false, 1.0f, 0.0f, false, true,
-           DType::F32});
+  runCase(
+      {32, 64, 96, 1, false, true, false, 1.0f, 0.0f, false, true, DType::F32});
 }
 
 TEST_F(Matmul, Bf16InputsF32Output) {

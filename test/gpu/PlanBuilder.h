@@ -1,4 +1,4 @@
-//===- PlanBuilder.h - Hand-built plans for the GPU tests ---------*- C++ -*-===//
+//===- PlanBuilder.h - Hand-built plans for the GPU tests -------*- C++ -*-===//
 //
 // The compiler's memory planner lays buffers out by lifetime; these tests
 // just stack them, 256-aligned, and put the scalar slots after them.
