@@ -209,18 +209,28 @@ TEST(KernelCacheKey, DependsOnEveryInput) {
 }
 
 TEST(KernelCacheDir, FollowsTheEnvironment) {
-  const char *saved = std::getenv("LLMC_CACHE_DIR");
-  std::string keep = saved ? saved : "";
+  // Save and restore the variables so later tests in this process see the
+  // environment they started with.
+  const char *names[] = {"LLMC_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+  std::vector<std::pair<bool, std::string>> saved;
+  for (const char *name : names) {
+    const char *value = std::getenv(name);
+    saved.push_back({value != nullptr, value ? value : ""});
+  }
   ::setenv("LLMC_CACHE_DIR", "/tmp/explicit", 1);
+  ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
   EXPECT_EQ(KernelCache::defaultDir(), "/tmp/explicit");
   ::unsetenv("LLMC_CACHE_DIR");
-  ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
   EXPECT_EQ(KernelCache::defaultDir(), "/tmp/xdg/llmc");
   ::unsetenv("XDG_CACHE_HOME");
   ::setenv("HOME", "/home/someone", 1);
   EXPECT_EQ(KernelCache::defaultDir(), "/home/someone/.cache/llmc");
-  if (saved)
-    ::setenv("LLMC_CACHE_DIR", keep.c_str(), 1);
+  for (size_t i = 0; i < saved.size(); ++i) {
+    if (saved[i].first)
+      ::setenv(names[i], saved[i].second.c_str(), 1);
+    else
+      ::unsetenv(names[i]);
+  }
 }
 
 } // namespace
