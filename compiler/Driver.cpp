@@ -12,6 +12,9 @@ const std::vector<Command> &commands() {
       {"check", "check FILE.mlir        parse and verify llmc IR; print its "
                 "op counts",
        runCheck},
+      {"run", "run MODEL --inputs F   evaluate a model on the CPU reference "
+              "evaluator",
+       runRun},
   };
   return table;
 }
