@@ -86,9 +86,14 @@ struct AppendOptimizerPass
   }
 
   /// Scales every gradient by min(1, clip / (norm + 1e-6)); returns the norm.
+  /// The norm accumulates in f32 (f64 when a gradient is f64, for reference
+  /// runs), whatever the gradients' types.
   Value clipGrads(vjp::GradBuilder &b, MutableArrayRef<ParamGrad> grads) {
     OpBuilder &ob = b.builder();
     Type f32 = ob.getF32Type();
+    for (ParamGrad &pg : grads)
+      if (getElementTypeOrSelf(pg.grad.getType()).isF64())
+        f32 = ob.getF64Type();
     Value sumSq = b.scalar(f32, 0.0);
     for (ParamGrad &pg : grads) {
       auto type = cast<RankedTensorType>(pg.grad.getType());
