@@ -30,8 +30,7 @@ struct AppendLossPass : mlir::llmc::impl::AppendLossPassBase<AppendLossPass> {
   using AppendLossPassBase::AppendLossPassBase;
 
   void runOnOperation() override {
-    auto forward = lookupFunction(getOperation(), "forward",
-                                  "llmc-append-loss",
+    auto forward = lookupFunction(getOperation(), "forward", "llmc-append-loss",
                                   "the loss is appended to @forward");
     if (failed(forward) || failed(append(*forward)))
       return signalPassFailure();
@@ -76,14 +75,14 @@ struct AppendLossPass : mlir::llmc::impl::AppendLossPassBase<AppendLossPass> {
 
     OpBuilder b(ret);
     MLIRContext *ctx = &getContext();
-    auto targetsType = RankedTensorType::get(
-        logitsType.getShape().drop_back(), b.getI64Type());
+    auto targetsType = RankedTensorType::get(logitsType.getShape().drop_back(),
+                                             b.getI64Type());
     Location loc = NameLoc::get(b.getStringAttr("loss"), func.getLoc());
-    BlockArgument targets = appendArgument(
-        func, targetsType,
-        b.getDictionaryAttr(
-            b.getNamedAttr("llmc.input", b.getStringAttr("targets"))),
-        NameLoc::get(b.getStringAttr("targets"), func.getLoc()));
+    BlockArgument targets =
+        appendArgument(func, targetsType,
+                       b.getDictionaryAttr(b.getNamedAttr(
+                           "llmc.input", b.getStringAttr("targets"))),
+                       NameLoc::get(b.getStringAttr("targets"), func.getLoc()));
     Value loss = b.create<CrossEntropyOp>(
         loc, LossReductionAttr::get(ctx, LossReduction::mean), logitsValue,
         targets, b.getI64IntegerAttr(ignoreIndex));

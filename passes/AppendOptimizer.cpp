@@ -51,9 +51,9 @@ struct AppendOptimizerPass
           << optimizer << "'; use adamw or sgd";
       return signalPassFailure();
     }
-    auto train = lookupFunction(getOperation(), "train_step",
-                                "llmc-append-optimizer",
-                                "run llmc-autodiff first");
+    auto train =
+        lookupFunction(getOperation(), "train_step", "llmc-append-optimizer",
+                       "run llmc-autodiff first");
     if (failed(train) || failed(rewrite(*train)))
       return signalPassFailure();
   }
@@ -100,21 +100,21 @@ struct AppendOptimizerPass
       Value g = pg.grad;
       if (type.getElementType() != f32)
         g = ob.create<CastOp>(b.location(), type.clone(f32), g);
-      SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+      SmallVector<int64_t> all =
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
       Value sq = b.mul(g, g);
       sumSq = b.add(sumSq, all.empty() ? sq : b.reduceSum(sq, all, false));
     }
     Value norm = b.unary<SqrtOp>(sumSq);
-    Value coef = b.div(b.scalar(f32, clipNorm),
-                       b.add(norm, b.scalar(f32, 1e-6)));
+    Value coef =
+        b.div(b.scalar(f32, clipNorm), b.add(norm, b.scalar(f32, 1e-6)));
     coef = ob.create<MinOp>(b.location(), coef, b.scalar(f32, 1.0));
     for (ParamGrad &pg : grads) {
       auto type = cast<RankedTensorType>(pg.grad.getType());
       Value c = coef;
       if (type.getElementType() != f32)
-        c = ob.create<CastOp>(b.location(),
-                              RankedTensorType::get({}, type.getElementType()),
-                              c);
+        c = ob.create<CastOp>(
+            b.location(), RankedTensorType::get({}, type.getElementType()), c);
       pg.grad = b.mul(pg.grad, c);
     }
     return norm;
@@ -134,9 +134,9 @@ struct AppendOptimizerPass
       return ob.getNamedAttr(key, ob.getStringAttr(value));
     };
     auto zerosRule = named("llmc.init_rule", "zeros");
-    Value lr = appendArgument(
-        func, RankedTensorType::get({}, ob.getF32Type()),
-        ob.getDictionaryAttr(named("llmc.input", "lr")), loc);
+    Value lr =
+        appendArgument(func, RankedTensorType::get({}, ob.getF32Type()),
+                       ob.getDictionaryAttr(named("llmc.input", "lr")), loc);
 
     SmallVector<Value> results = {ret->getOperand(0)};
     SmallVector<DictionaryAttr> attrs = {func.getResultAttrDict(0)};
@@ -152,17 +152,16 @@ struct AppendOptimizerPass
     auto stateArg = [&](StringRef kind, BlockArgument param) {
       SmallVector<NamedAttribute> a = {named("llmc.state", kind), zerosRule};
       if (param)
-        a.push_back(named("llmc.state_of",
-                          paramName(func, param.getArgNumber())));
-      Type type = param ? param.getType()
-                        : RankedTensorType::get({}, ob.getI64Type());
+        a.push_back(
+            named("llmc.state_of", paramName(func, param.getArgNumber())));
+      Type type =
+          param ? param.getType() : RankedTensorType::get({}, ob.getI64Type());
       return appendArgument(func, type, ob.getDictionaryAttr(a), loc);
     };
-    double wd = weightDecay >= 0 ? weightDecay
-                                 : (optimizer == "adamw" ? 0.01 : 0.0);
+    double wd =
+        weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
     auto decay = [&](BlockArgument p) {
-      return cast<ShapedType>(p.getType()).getRank() >= decayMinRank ? wd
-                                                                     : 0.0;
+      return cast<ShapedType>(p.getType()).getRank() >= decayMinRank ? wd : 0.0;
     };
 
     if (optimizer == "adamw") {

@@ -85,8 +85,8 @@ struct AutodiffPass : mlir::llmc::impl::AutodiffPassBase<AutodiffPass> {
 
     func::FuncOp train = forward->clone();
     train.setName("train_step");
-    SymbolTable(module).insert(train, std::next(forward->getOperation()
-                                                    ->getIterator()));
+    SymbolTable(module).insert(
+        train, std::next(forward->getOperation()->getIterator()));
     if (failed(differentiate(train, *lossIndex)))
       return signalPassFailure();
     if (!keepForward)
@@ -200,8 +200,8 @@ struct AutodiffPass : mlir::llmc::impl::AutodiffPassBase<AutodiffPass> {
   LogicalResult differentiateOp(Operation *op, OpBuilder &b,
                                 const llvm::DenseSet<Value> &active,
                                 Cotangents &cot) {
-    bool hasCotangent = llvm::any_of(
-        op->getResults(), [&](Value r) { return bool(cot.get(r)); });
+    bool hasCotangent = llvm::any_of(op->getResults(),
+                                     [&](Value r) { return bool(cot.get(r)); });
     SmallVector<bool> wanted;
     for (Value v : op->getOperands())
       wanted.push_back(active.contains(v));
@@ -232,9 +232,8 @@ struct AutodiffPass : mlir::llmc::impl::AutodiffPassBase<AutodiffPass> {
                << op->getName() << "' gave no cotangent for operand " << i;
       if (g.getType() != operand.getType())
         return op->emitError("internal error: the gradient rule of '")
-               << op->getName() << "' gave a cotangent of type "
-               << g.getType() << " for operand " << i << " of type "
-               << operand.getType();
+               << op->getName() << "' gave a cotangent of type " << g.getType()
+               << " for operand " << i << " of type " << operand.getType();
       cot.accumulate(operand, g);
     }
     return success();

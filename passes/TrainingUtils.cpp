@@ -26,22 +26,21 @@ StringRef mlir::llmc::outputName(func::FuncOp func, unsigned i) {
 }
 
 FailureOr<func::FuncOp> mlir::llmc::lookupFunction(ModuleOp module,
-                                                    StringRef name,
-                                                    StringRef pass,
-                                                    StringRef hint) {
+                                                   StringRef name,
+                                                   StringRef pass,
+                                                   StringRef hint) {
   if (auto func = module.lookupSymbol<func::FuncOp>(name))
     return func;
-  return module.emitError() << pass << ": the module has no func.func @"
-                            << name << "; " << hint;
+  return module.emitError()
+         << pass << ": the module has no func.func @" << name << "; " << hint;
 }
 
 void mlir::llmc::setResults(func::FuncOp func, ValueRange values,
                             ArrayRef<DictionaryAttr> attrs) {
   Operation *ret = func.getBody().front().getTerminator();
   ret->setOperands(values);
-  func.setFunctionType(FunctionType::get(func.getContext(),
-                                         func.getArgumentTypes(),
-                                         TypeRange(values)));
+  func.setFunctionType(FunctionType::get(
+      func.getContext(), func.getArgumentTypes(), TypeRange(values)));
   func.setAllResultAttrs(attrs);
 }
 

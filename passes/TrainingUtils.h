@@ -1,4 +1,4 @@
-//===- TrainingUtils.h - Helpers of the training-IR passes --------*- C++ -*-===//
+//===- TrainingUtils.h - Helpers of the training-IR passes ------*- C++ -*-===//
 //
 // Reading and rewriting the model-IR contract (docs/model-ir.md,
 // docs/training-ir.md) that llmc-append-loss, llmc-autodiff and
@@ -35,8 +35,8 @@ void setResults(func::FuncOp func, ValueRange values,
                 ArrayRef<DictionaryAttr> attrs);
 
 /// Appends an argument of `type` with `attrs`, returning it.
-BlockArgument appendArgument(func::FuncOp func, Type type,
-                             DictionaryAttr attrs, Location loc);
+BlockArgument appendArgument(func::FuncOp func, Type type, DictionaryAttr attrs,
+                             Location loc);
 
 } // namespace mlir::llmc
 

@@ -76,8 +76,8 @@ private:
 LogicalResult attentionLseKernel(AttentionLseOp op, Operands in,
                                  std::vector<RefTensor> &out) {
   const RefTensor &v = *in[2];
-  ScoreRows rows(*in[0], *in[1], op.getMask() ? in[3] : nullptr,
-                 op.getCausal(), op.getScaleOrDefault());
+  ScoreRows rows(*in[0], *in[1], op.getMask() ? in[3] : nullptr, op.getCausal(),
+                 op.getScaleOrDefault());
   RefTensor r = makeResult(op.getResult()), lse = makeResult(op.getLse());
   int64_t Dv = v.shape[3], S = rows.S;
   std::vector<double> scores(S);

@@ -176,7 +176,8 @@ double geluErfGrad(double x) {
 double geluTanhGrad(double x) {
   const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
   double t = std::tanh(k * (x + c * x * x * x));
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
+  return 0.5 * (1.0 + t) +
+         0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
 }
 
 LogicalResult geluGradKernel(GeluGradOp op, Operands in,
@@ -222,8 +223,8 @@ LogicalResult crossEntropyGradKernel(CrossEntropyGradOp op, Operands in,
       continue; // zero row
     if (target < 0 || target >= C)
       return op.emitError("reference evaluator: target ")
-             << target << " at position " << p << " is out of range for "
-             << C << " classes (ignore_index is " << ignore << ")";
+             << target << " at position " << p << " is out of range for " << C
+             << " classes (ignore_index is " << ignore << ")";
     double w = op.getReduction() == LossReduction::none ? dloss.floats[p]
                                                         : dloss.floats[0];
     if (op.getReduction() == LossReduction::mean)

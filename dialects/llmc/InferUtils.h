@@ -51,8 +51,8 @@ inline RankedTensorType rankedOf(Value v) {
 /// Checks that a norm's scale/shift operand has the normalized dims' shape.
 template <typename OpTy>
 LogicalResult checkNormParam(std::optional<Location> loc,
-                                    RankedTensorType input, int64_t axis,
-                                    Value param, StringRef name) {
+                             RankedTensorType input, int64_t axis, Value param,
+                             StringRef name) {
   if (!param)
     return success();
   auto type = rankedOf(param);
@@ -65,16 +65,15 @@ LogicalResult checkNormParam(std::optional<Location> loc,
   for (size_t i = 0; ok && i < normalized.size(); ++i)
     ok = !dimsConflict(type.getDimSize(i), normalized[i]);
   if (!ok)
-    return inferError<OpTy>(loc, name, " has shape ",
-                            shapeToString(type.getShape()),
-                            " but the normalized dims are ",
-                            shapeToString(normalized));
+    return inferError<OpTy>(
+        loc, name, " has shape ", shapeToString(type.getShape()),
+        " but the normalized dims are ", shapeToString(normalized));
   return success();
 }
 
 template <typename OpTy>
-FailureOr<int64_t> normAxis(std::optional<Location> loc,
-                                   RankedTensorType input, int64_t axis) {
+FailureOr<int64_t> normAxis(std::optional<Location> loc, RankedTensorType input,
+                            int64_t axis) {
   auto normalized = normalizeAxis(axis, input.getRank());
   if (!normalized)
     return inferError<OpTy>(loc, "axis ", axis, " is out of range for rank ",

@@ -30,7 +30,7 @@ using namespace mlir::llmc::vjp;
 // Each unary rule is one expression of the builder `b`, the cotangent `g`,
 // the operand `x` and the result `y`.
 #define LLMC_UNARY_VJP(OP, EXPR)                                               \
-  LogicalResult OP::buildVjp(OpBuilder &builder, ValueRange resultGrads,      \
+  LogicalResult OP::buildVjp(OpBuilder &builder, ValueRange resultGrads,       \
                              ArrayRef<bool>, SmallVectorImpl<Value> &out) {    \
     GradBuilder b(builder, getLoc());                                          \
     Value g = resultGrads[0], x = getInput(), y = getResult();                 \
@@ -65,8 +65,7 @@ LLMC_UNARY_VJP(TanhOp, b.mul(g, b.sub(b.scalarLike(y, 1), b.mul(y, y))))
 LLMC_UNARY_VJP(ErfOp, b.mul(g, b.scale(b.unary<ExpOp>(b.neg(b.mul(x, x))),
                                        2.0 / std::sqrt(M_PI))))
 // sigmoid' = y (1 - y)
-LLMC_UNARY_VJP(SigmoidOp,
-               b.mul(g, b.mul(y, b.sub(b.scalarLike(y, 1), y))))
+LLMC_UNARY_VJP(SigmoidOp, b.mul(g, b.mul(y, b.sub(b.scalarLike(y, 1), y))))
 LLMC_UNARY_VJP(ReluOp,
                b.where(b.compare(ComparePredicate::gt, x, b.scalarLike(x, 0)),
                        g, b.scalarLike(g, 0)))
@@ -96,7 +95,7 @@ LogicalResult binaryVjp(Operation *op, OpBuilder &builder,
 } // namespace
 
 #define LLMC_BINARY_VJP(OP, LHS, RHS)                                          \
-  LogicalResult OP::buildVjp(OpBuilder &builder, ValueRange resultGrads,      \
+  LogicalResult OP::buildVjp(OpBuilder &builder, ValueRange resultGrads,       \
                              ArrayRef<bool> wanted,                            \
                              SmallVectorImpl<Value> &out) {                    \
     Value g = resultGrads[0], x = getLhs(), y = getRhs(), z = getResult();     \
@@ -125,8 +124,8 @@ LogicalResult PowOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
       [&](GradBuilder &b) {
         // d/dx = e x^(e-1), forced to 0 where e == 0.
         Value one = b.scalarLike(e, 1), zero = b.scalarLike(e, 0);
-        Value d = b.mul(g, b.mul(e, b.builder().create<PowOp>(
-                                        b.location(), x, b.sub(e, one))));
+        Value d = b.mul(g, b.mul(e, b.builder().create<PowOp>(b.location(), x,
+                                                              b.sub(e, one))));
         return b.where(b.compare(ComparePredicate::eq, e, zero),
                        b.scalarLike(g, 0), d);
       },
@@ -144,9 +143,9 @@ LogicalResult PowOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
 /// min(x, y) (`pick` = lt): 1 where x wins, 1/2 on ties, 0 where it loses.
 static Value winnerWeight(GradBuilder &b, ComparePredicate pick, Value x,
                           Value y) {
-  return b.add(b.indicator(b.compare(pick, x, y), x),
-               b.scale(b.indicator(b.compare(ComparePredicate::eq, x, y), x),
-                       0.5));
+  return b.add(
+      b.indicator(b.compare(pick, x, y), x),
+      b.scale(b.indicator(b.compare(ComparePredicate::eq, x, y), x), 0.5));
 }
 
 LogicalResult MaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
@@ -194,7 +193,7 @@ LogicalResult CastOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                SmallVectorImpl<Value> &out) {
   // Float to float: the cotangent converts back (a bf16 activation's
   // gradient arrives in bf16 at its f32 source and is widened).
-  out[0] = builder.create<CastOp>(getLoc(), getInput().getType(),
-                                  resultGrads[0]);
+  out[0] =
+      builder.create<CastOp>(getLoc(), getInput().getType(), resultGrads[0]);
   return success();
 }

@@ -110,9 +110,9 @@ LogicalResult AttentionLseOp::inferReturnTypes(MLIRContext *,
                                                std::optional<Location> loc,
                                                Adaptor a,
                                                SmallVectorImpl<Type> &out) {
-  auto shape = inferAttentionShape(loc, getOperationName(), a.getQuery(),
-                                   a.getKey(), a.getValue(), a.getMask(),
-                                   a.getScale());
+  auto shape =
+      inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
+                          a.getValue(), a.getMask(), a.getScale());
   if (failed(shape))
     return failure();
   out.push_back(rankedOf(a.getQuery()).clone(*shape));
@@ -128,9 +128,9 @@ LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
                                                 std::optional<Location> loc,
                                                 Adaptor a,
                                                 SmallVectorImpl<Type> &out) {
-  auto shape = inferAttentionShape(loc, getOperationName(), a.getQuery(),
-                                   a.getKey(), a.getValue(), a.getMask(),
-                                   a.getScale());
+  auto shape =
+      inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
+                          a.getValue(), a.getMask(), a.getScale());
   if (failed(shape))
     return failure();
   Type outType = rankedOf(a.getQuery()).clone(*shape);
@@ -157,13 +157,13 @@ double AttentionGradOp::getScaleOrDefault() {
 // CrossEntropyGradOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult CrossEntropyGradOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor a,
-    SmallVectorImpl<Type> &out) {
+LogicalResult CrossEntropyGradOp::inferReturnTypes(MLIRContext *,
+                                                   std::optional<Location> loc,
+                                                   Adaptor a,
+                                                   SmallVectorImpl<Type> &out) {
   auto logits = rankedOf(a.getLogits()), targets = rankedOf(a.getTargets());
   if (logits.getRank() < 1)
-    return inferError<CrossEntropyGradOp>(loc,
-                                          "logits must be [..., classes]");
+    return inferError<CrossEntropyGradOp>(loc, "logits must be [..., classes]");
   ArrayRef<int64_t> lead = logits.getShape().drop_back();
   bool ok = targets.getRank() == static_cast<int64_t>(lead.size());
   for (size_t i = 0; ok && i < lead.size(); ++i)

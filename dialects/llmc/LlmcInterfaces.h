@@ -1,4 +1,4 @@
-//===- LlmcInterfaces.h - Op interfaces of the llmc dialect -------*- C++ -*-===//
+//===- LlmcInterfaces.h - Op interfaces of the llmc dialect -----*- C++ -*-===//
 #ifndef LLMC_DIALECTS_LLMC_LLMCINTERFACES_H
 #define LLMC_DIALECTS_LLMC_LLMCINTERFACES_H
 

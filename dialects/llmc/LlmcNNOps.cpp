@@ -121,8 +121,8 @@ LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
 /// shape [B, Hq, T, Dv].
 FailureOr<SmallVector<int64_t>>
 mlir::llmc::inferAttentionShape(std::optional<Location> loc, StringRef opName,
-                                Value query, Value key, Value value,
-                                Value mask, std::optional<APFloat> scale) {
+                                Value query, Value key, Value value, Value mask,
+                                std::optional<APFloat> scale) {
   auto fail = [&](auto &&...args) -> FailureOr<SmallVector<int64_t>> {
     (void)inferErrorNamed(loc, opName, std::forward<decltype(args)>(args)...);
     return failure();
@@ -143,8 +143,7 @@ mlir::llmc::inferAttentionShape(std::optional<Location> loc, StringRef opName,
     return fail("batch sizes differ: query ", shapeToString(qs), ", key ",
                 shapeToString(ks), ", value ", shapeToString(vs));
   if (dimsConflict(qs[3], ks[3]))
-    return fail("query head_dim ", qs[3], " differs from key head_dim ",
-                ks[3]);
+    return fail("query head_dim ", qs[3], " differs from key head_dim ", ks[3]);
   if (dimsConflict(ks[1], vs[1]) || dimsConflict(ks[2], vs[2]))
     return fail("key ", shapeToString(ks), " and value ", shapeToString(vs),
                 " differ in heads or seq");
@@ -174,9 +173,9 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor a,
                                             SmallVectorImpl<Type> &out) {
-  auto shape = inferAttentionShape(loc, getOperationName(), a.getQuery(),
-                                   a.getKey(), a.getValue(), a.getMask(),
-                                   a.getScale());
+  auto shape =
+      inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
+                          a.getValue(), a.getMask(), a.getScale());
   if (failed(shape))
     return failure();
   out.push_back(rankedOf(a.getQuery()).clone(*shape));
@@ -195,8 +194,7 @@ double AttentionOp::getScaleOrDefault() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult RotaryOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor a,
+                                         std::optional<Location> loc, Adaptor a,
                                          SmallVectorImpl<Type> &out) {
   auto x = rankedOf(a.getInput()), c = rankedOf(a.getCos()),
        s = rankedOf(a.getSin());

@@ -97,8 +97,7 @@ LogicalResult SiluOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
   return success();
 }
 
-LogicalResult LayerNormOp::buildVjp(OpBuilder &builder,
-                                    ValueRange resultGrads,
+LogicalResult LayerNormOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                     ArrayRef<bool> wanted,
                                     SmallVectorImpl<Value> &out) {
   // Operands are input, weight?, bias? (in that order when present).
@@ -118,9 +117,9 @@ LogicalResult LayerNormOp::buildVjp(OpBuilder &builder,
 LogicalResult RmsNormOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                   ArrayRef<bool> wanted,
                                   SmallVectorImpl<Value> &out) {
-  auto op = builder.create<RmsNormGradOp>(getLoc(), getInput(),
-                                          resultGrads[0], getWeight(),
-                                          getAxisAttr(), getEpsilonAttr());
+  auto op = builder.create<RmsNormGradOp>(getLoc(), getInput(), resultGrads[0],
+                                          getWeight(), getAxisAttr(),
+                                          getEpsilonAttr());
   out[0] = op.getDx();
   if (getWeight() && wanted[1])
     out[1] = op.getDweight();
@@ -128,15 +127,14 @@ LogicalResult RmsNormOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
 }
 
 LogicalResult SoftmaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
-                                  ArrayRef<bool>,
-                                  SmallVectorImpl<Value> &out) {
-  out[0] = builder.create<SoftmaxGradOp>(getLoc(), getResult(),
-                                         resultGrads[0], getAxisAttr());
+                                  ArrayRef<bool>, SmallVectorImpl<Value> &out) {
+  out[0] = builder.create<SoftmaxGradOp>(getLoc(), getResult(), resultGrads[0],
+                                         getAxisAttr());
   return success();
 }
 
-LogicalResult LogSoftmaxOp::buildVjp(OpBuilder &builder,
-                                     ValueRange resultGrads, ArrayRef<bool>,
+LogicalResult LogSoftmaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                     ArrayRef<bool>,
                                      SmallVectorImpl<Value> &out) {
   out[0] = builder.create<LogSoftmaxGradOp>(getLoc(), getResult(),
                                             resultGrads[0], getAxisAttr());
@@ -147,8 +145,7 @@ LogicalResult LogSoftmaxOp::buildVjp(OpBuilder &builder,
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::buildVjp(OpBuilder &builder,
-                                    ValueRange resultGrads,
+LogicalResult AttentionOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                     ArrayRef<bool> wanted,
                                     SmallVectorImpl<Value> &out) {
   if (getMask() && wanted[3])
@@ -192,8 +189,8 @@ static Value rotate(GradBuilder &b, Value u, bool interleaved, bool negate) {
   SmallVector<int64_t> pairs(type.getShape().drop_back());
   pairs.append({r / 2, 2});
   Value p = b.reshape(u, pairs);
-  Value swapped = b.concatLast({firstNeg(b.sliceLast(p, 1, 2)),
-                                b.sliceLast(p, 0, 1)});
+  Value swapped =
+      b.concatLast({firstNeg(b.sliceLast(p, 1, 2)), b.sliceLast(p, 0, 1)});
   return b.reshape(swapped, type.getShape());
 }
 
@@ -233,11 +230,10 @@ LogicalResult RotaryOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
 //===----------------------------------------------------------------------===//
 
 LogicalResult CrossEntropyOp::buildVjp(OpBuilder &builder,
-                                       ValueRange resultGrads,
-                                       ArrayRef<bool>,
+                                       ValueRange resultGrads, ArrayRef<bool>,
                                        SmallVectorImpl<Value> &out) {
   out[0] = builder.create<CrossEntropyGradOp>(
-      getLoc(), getReductionAttr(), getLogits(), getTargets(),
-      resultGrads[0], getIgnoreIndexAttr());
+      getLoc(), getReductionAttr(), getLogits(), getTargets(), resultGrads[0],
+      getIgnoreIndexAttr());
   return success();
 }

@@ -19,15 +19,14 @@ using namespace mlir::llmc;
 using namespace mlir::llmc::vjp;
 
 LogicalResult ReshapeOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
-                                  ArrayRef<bool>,
-                                  SmallVectorImpl<Value> &out) {
-  out[0] = builder.create<ReshapeOp>(getLoc(), getInput().getType(),
-                                     resultGrads[0]);
+                                  ArrayRef<bool>, SmallVectorImpl<Value> &out) {
+  out[0] =
+      builder.create<ReshapeOp>(getLoc(), getInput().getType(), resultGrads[0]);
   return success();
 }
 
-LogicalResult TransposeOp::buildVjp(OpBuilder &builder,
-                                    ValueRange resultGrads, ArrayRef<bool>,
+LogicalResult TransposeOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    ArrayRef<bool>,
                                     SmallVectorImpl<Value> &out) {
   ArrayRef<int64_t> perm = getPermutation();
   SmallVector<int64_t> inverse(perm.size());
@@ -48,9 +47,9 @@ LogicalResult BroadcastToOp::buildVjp(OpBuilder &builder,
 
 LogicalResult SliceOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                 ArrayRef<bool>, SmallVectorImpl<Value> &out) {
-  out[0] = builder.create<SliceGradOp>(
-      getLoc(), getInput().getType(), resultGrads[0], getStartsAttr(),
-      getLimitsAttr(), getStridesAttr());
+  out[0] = builder.create<SliceGradOp>(getLoc(), getInput().getType(),
+                                       resultGrads[0], getStartsAttr(),
+                                       getLimitsAttr(), getStridesAttr());
   return success();
 }
 
@@ -91,9 +90,9 @@ LogicalResult GatherOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                  ArrayRef<bool> wanted,
                                  SmallVectorImpl<Value> &out) {
   // Only the data is differentiable; indices are integers.
-  out[0] = builder.create<GatherGradOp>(getLoc(), getData().getType(),
-                                        resultGrads[0], getIndices(),
-                                        getAxisAttr());
+  out[0] =
+      builder.create<GatherGradOp>(getLoc(), getData().getType(),
+                                   resultGrads[0], getIndices(), getAxisAttr());
   return success();
 }
 
@@ -101,9 +100,9 @@ LogicalResult GatherElementsOp::buildVjp(OpBuilder &builder,
                                          ValueRange resultGrads,
                                          ArrayRef<bool> wanted,
                                          SmallVectorImpl<Value> &out) {
-  out[0] = builder.create<GatherElementsGradOp>(
-      getLoc(), getData().getType(), resultGrads[0], getIndices(),
-      getAxisAttr());
+  out[0] = builder.create<GatherElementsGradOp>(getLoc(), getData().getType(),
+                                                resultGrads[0], getIndices(),
+                                                getAxisAttr());
   return success();
 }
 
@@ -122,8 +121,8 @@ static Value keptGrad(GradBuilder &b, OpTy op, Value grad) {
   return b.reshape(grad, shape);
 }
 
-LogicalResult ReduceSumOp::buildVjp(OpBuilder &builder,
-                                    ValueRange resultGrads, ArrayRef<bool>,
+LogicalResult ReduceSumOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    ArrayRef<bool>,
                                     SmallVectorImpl<Value> &out) {
   GradBuilder b(builder, getLoc());
   out[0] = builder.create<BroadcastToOp>(getLoc(), getInput().getType(),
@@ -131,8 +130,8 @@ LogicalResult ReduceSumOp::buildVjp(OpBuilder &builder,
   return success();
 }
 
-LogicalResult ReduceMeanOp::buildVjp(OpBuilder &builder,
-                                     ValueRange resultGrads, ArrayRef<bool>,
+LogicalResult ReduceMeanOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                     ArrayRef<bool>,
                                      SmallVectorImpl<Value> &out) {
   GradBuilder b(builder, getLoc());
   auto in = cast<RankedTensorType>(getInput().getType());
@@ -145,8 +144,8 @@ LogicalResult ReduceMeanOp::buildVjp(OpBuilder &builder,
   return success();
 }
 
-LogicalResult ReduceMaxOp::buildVjp(OpBuilder &builder,
-                                    ValueRange resultGrads, ArrayRef<bool>,
+LogicalResult ReduceMaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    ArrayRef<bool>,
                                     SmallVectorImpl<Value> &out) {
   // dx = [x == max] * g / count(x == max) along the reduced dims.
   GradBuilder b(builder, getLoc());

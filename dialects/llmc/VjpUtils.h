@@ -1,4 +1,4 @@
-//===- VjpUtils.h - Builders shared by the gradient rules ---------*- C++ -*-===//
+//===- VjpUtils.h - Builders shared by the gradient rules -------*- C++ -*-===//
 //
 // Small builders for the vector-Jacobian products of Llmc*Vjps.cpp: typed
 // constants, elementwise arithmetic and the "sum a broadcast cotangent back to

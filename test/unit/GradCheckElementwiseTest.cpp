@@ -8,6 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "GradCheckUtils.h"
 
+#include "dialects/llmc/LlmcOps.h"
+
+#include <set>
+
 using namespace llmc;
 using namespace llmc::test;
 
@@ -41,10 +45,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(UnaryCase{"neg", -1, 1}, UnaryCase{"abs", -1, 1},
                       UnaryCase{"exp", -1, 1}, UnaryCase{"log", 0.5, 2},
                       UnaryCase{"sqrt", 0.5, 2}, UnaryCase{"rsqrt", 0.5, 2},
-                      UnaryCase{"reciprocal", 0.5, 2},
-                      UnaryCase{"tanh", -1, 1}, UnaryCase{"erf", -1, 1},
-                      UnaryCase{"sigmoid", -2, 2}, UnaryCase{"relu", -1, 1},
-                      UnaryCase{"cos", -2, 2}, UnaryCase{"sin", -2, 2}),
+                      UnaryCase{"reciprocal", 0.5, 2}, UnaryCase{"tanh", -1, 1},
+                      UnaryCase{"erf", -1, 1}, UnaryCase{"sigmoid", -2, 2},
+                      UnaryCase{"relu", -1, 1}, UnaryCase{"cos", -2, 2},
+                      UnaryCase{"sin", -2, 2}),
     [](const auto &info) { return std::string(info.param.op); });
 
 //===----------------------------------------------------------------------===//
@@ -58,15 +62,14 @@ TEST_P(BinaryGrad, BroadcastOperandsSumBack) {
   // [2, 3, 4] op [3, 1]: the rhs is stretched along dims 0 and 2.
   std::string op = GetParam();
   const char *lt = "tensor<2x3x4xf64>", *rt = "tensor<3x1xf64>";
-  std::string body = "  %y = llmc." + op + " %a, %b : (" + lt + ", " + rt +
-                     ") -> " + lt;
+  std::string body =
+      "  %y = llmc." + op + " %a, %b : (" + lt + ", " + rt + ") -> " + lt;
   GradCheckOptions opt;
   if (op == "pow" || op == "div") {
     opt.lo = 0.5; // positive bases, divisors away from zero
     opt.hi = 2.0;
   }
-  EXPECT_EQ(check(lossOf({param("a", lt), param("b", rt)}, body, lt), {},
-                  opt),
+  EXPECT_EQ(check(lossOf({param("a", lt), param("b", rt)}, body, lt), {}, opt),
             24 + 3);
 }
 
@@ -78,10 +81,10 @@ TEST_F(GradCheck, BinaryBothOperandsBroadcast) {
   // [4, 1] * [3]: both are stretched to [4, 3].
   std::string body = "  %y = llmc.mul %a, %b : (tensor<4x1xf64>, "
                      "tensor<3xf64>) -> tensor<4x3xf64>";
-  EXPECT_EQ(check(lossOf({param("a", "tensor<4x1xf64>"),
-                          param("b", "tensor<3xf64>")},
-                         body, "tensor<4x3xf64>")),
-            7);
+  EXPECT_EQ(
+      check(lossOf({param("a", "tensor<4x1xf64>"), param("b", "tensor<3xf64>")},
+                   body, "tensor<4x3xf64>")),
+      7);
 }
 
 TEST_F(GradCheck, ValueUsedTwiceSumsItsCotangents) {
@@ -130,22 +133,24 @@ RefTensor f64(std::vector<int64_t> shape, std::vector<double> v) {
 TEST_F(GradCheck, MaxMinSplitTiesEvenly) {
   // torch.maximum/minimum: equal operands share the gradient.
   for (const char *op : {"max", "min"}) {
-    std::string ir = std::string(R"(
+    std::string ir =
+        std::string(R"(
 func.func @forward(%a: tensor<3xf64> {llmc.param = "a", llmc.init_rule = "zeros"},
                    %b: tensor<3xf64> {llmc.param = "b", llmc.init_rule = "zeros"})
     -> (tensor<f64> {llmc.output = "loss"}) {
-  %m = llmc.)") + op + R"( %a, %b : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %m = llmc.)") +
+        op + R"( %a, %b : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
   %l = llmc.reduce_sum %m axes [0] : (tensor<3xf64>) -> tensor<f64>
   return %l : tensor<f64>
 })";
-    auto g = gradients(ir, {{"a", f64({3}, {1, 2, 3})},
-                            {"b", f64({3}, {1, 5, 0})}});
+    auto g =
+        gradients(ir, {{"a", f64({3}, {1, 2, 3})}, {"b", f64({3}, {1, 5, 0})}});
     ASSERT_EQ(g.size(), 2u) << diagnostics;
     bool isMax = std::string(op) == "max";
-    EXPECT_EQ(g[0].floats, (std::vector<double>{0.5, isMax ? 0.0 : 1.0,
-                                                isMax ? 1.0 : 0.0}));
-    EXPECT_EQ(g[1].floats, (std::vector<double>{0.5, isMax ? 1.0 : 0.0,
-                                                isMax ? 0.0 : 1.0}));
+    EXPECT_EQ(g[0].floats,
+              (std::vector<double>{0.5, isMax ? 0.0 : 1.0, isMax ? 1.0 : 0.0}));
+    EXPECT_EQ(g[1].floats,
+              (std::vector<double>{0.5, isMax ? 1.0 : 0.0, isMax ? 0.0 : 1.0}));
   }
 }
 
@@ -160,8 +165,8 @@ func.func @forward(%x: tensor<3xf64> {llmc.param = "x", llmc.init_rule = "zeros"
   %l = llmc.reduce_sum %s axes [0] : (tensor<3xf64>) -> tensor<f64>
   return %l : tensor<f64>
 })";
-  auto g = gradients(ir, {{"x", f64({3}, {-1, 0, 2})},
-                          {"z", f64({3}, {-1, 0, 2})}});
+  auto g =
+      gradients(ir, {{"x", f64({3}, {-1, 0, 2})}, {"z", f64({3}, {-1, 0, 2})}});
   ASSERT_EQ(g.size(), 2u) << diagnostics;
   EXPECT_EQ(g[0].floats, (std::vector<double>{0, 0, 1}));
   EXPECT_EQ(g[1].floats, (std::vector<double>{-1, 0, 1}));
@@ -194,6 +199,39 @@ func.func @forward(%x: tensor<2xf64> {llmc.param = "x", llmc.init_rule = "zeros"
   ASSERT_EQ(g.size(), 2u) << diagnostics;
   EXPECT_EQ(g[0].floats, (std::vector<double>{0, 0}));
   EXPECT_EQ(g[1].floats, (std::vector<double>{0, 0}));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Coverage
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(GradientRules, EveryFloatForwardOpHasOne) {
+  // A new forward op must declare Llmc_Differentiable (or be listed here
+  // with the reason it needs no rule), so that autodiff never meets a
+  // float op it cannot differentiate in a model.
+  const std::set<std::string> exempt = {
+      "llmc.constant",      "llmc.iota",  // no operands
+      "llmc.compare",       "llmc.isnan", // i1 results
+      "llmc.attention_lse",               // emitted by autodiff itself
+  };
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::llmc::LlmcDialect>();
+  int differentiable = 0;
+  for (mlir::RegisteredOperationName op : context.getRegisteredOperations()) {
+    std::string name = op.getStringRef().str();
+    bool backward =
+        name.find("_grad") != std::string::npos || name == "llmc.adamw_update";
+    if (op.getDialectNamespace() != "llmc" || backward || exempt.count(name))
+      continue;
+    EXPECT_TRUE(op.hasInterface<mlir::llmc::DifferentiableOpInterface>())
+        << name << " has no gradient rule";
+    ++differentiable;
+  }
+  EXPECT_EQ(differentiable, 43); // 22 elementwise, 11 shape, 10 composite
 }
 
 } // namespace

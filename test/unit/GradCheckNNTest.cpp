@@ -37,8 +37,8 @@ TEST_F(GradCheck, Activations) {
 
 TEST_F(GradCheck, LayerNormWithWeightAndBias) {
   std::string body = "  %y = llmc.layer_norm %x weight %w bias %b : (" +
-                     std::string(kX) +
-                     ", tensor<4xf64>, tensor<4xf64>) -> " + kX;
+                     std::string(kX) + ", tensor<4xf64>, tensor<4xf64>) -> " +
+                     kX;
   EXPECT_EQ(check(lossOf({param("x", kX), param("w", "tensor<4xf64>"),
                           param("b", "tensor<4xf64>")},
                          body, kX)),
@@ -47,16 +47,18 @@ TEST_F(GradCheck, LayerNormWithWeightAndBias) {
 
 TEST_F(GradCheck, LayerNormOverTwoDimsWithoutParams) {
   std::string body = "  %y = llmc.layer_norm %x {axis = 1 : i64, epsilon = "
-                     "0.1 : f64} : (" + std::string(kX) + ") -> " + kX;
+                     "0.1 : f64} : (" +
+                     std::string(kX) + ") -> " + kX;
   EXPECT_EQ(check(lossOf({param("x", kX)}, body, kX)), 24);
 }
 
 TEST_F(GradCheck, LayerNormWeightOnly) {
-  std::string body = "  %y = llmc.layer_norm %x weight %w {axis = 1 : i64} : (" +
-                     std::string(kX) + ", tensor<3x4xf64>) -> " + kX;
-  EXPECT_EQ(check(lossOf({param("x", kX), param("w", "tensor<3x4xf64>")}, body,
-                         kX)),
-            36);
+  std::string body =
+      "  %y = llmc.layer_norm %x weight %w {axis = 1 : i64} : (" +
+      std::string(kX) + ", tensor<3x4xf64>) -> " + kX;
+  EXPECT_EQ(
+      check(lossOf({param("x", kX), param("w", "tensor<3x4xf64>")}, body, kX)),
+      36);
 }
 
 TEST_F(GradCheck, RmsNorm) {
@@ -73,8 +75,8 @@ TEST_F(GradCheck, RmsNorm) {
 TEST_F(GradCheck, SoftmaxAndLogSoftmax) {
   for (const char *op : {"softmax", "log_softmax"})
     for (const char *axis : {"-1", "0", "1"}) {
-      std::string body = std::string("  %y = llmc.") + op + " %x {axis = " +
-                         axis + " : i64} : " + kX;
+      std::string body = std::string("  %y = llmc.") + op +
+                         " %x {axis = " + axis + " : i64} : " + kX;
       GradCheckOptions opt;
       opt.lo = -2;
       opt.hi = 2;
@@ -121,8 +123,8 @@ TEST_F(GradCheck, AttentionKeysLongerThanQueries) {
 
 TEST_F(GradCheck, AttentionBoolMaskWithAFullyMaskedRow) {
   // Query row 1 sees no key: its output is 0 and nothing flows through it.
-  RefTensor mask = RefTensor::fromInts(ElementKind::I1, {3, 3},
-                                       {1, 0, 1, 0, 0, 0, 1, 1, 0});
+  RefTensor mask =
+      RefTensor::fromInts(ElementKind::I1, {3, 3}, {1, 0, 1, 0, 0, 0, 1, 1, 0});
   EXPECT_GT(check(attention("tensor<1x2x3x4xf64>", "tensor<1x2x3x4xf64>",
                             "tensor<1x2x3x4xf64>", "tensor<3x3xi1>", ""),
                   {{"m", mask}}),
@@ -131,8 +133,7 @@ TEST_F(GradCheck, AttentionBoolMaskWithAFullyMaskedRow) {
 
 TEST_F(GradCheck, AttentionFloatMask) {
   EXPECT_GT(check(attention("tensor<2x2x3x4xf64>", "tensor<2x1x3x4xf64>",
-                            "tensor<2x2x3x4xf64>", "tensor<2x1x1x3xf64>",
-                            "")),
+                            "tensor<2x2x3x4xf64>", "tensor<2x1x1x3xf64>", "")),
             0);
 }
 
@@ -146,9 +147,9 @@ TEST_F(GradCheck, RotaryPartialWithLearnedTables) {
   const char *x = "tensor<2x2x3x6xf64>", *t = "tensor<3x4xf64>";
   std::string body = std::string("  %y = llmc.rotary %x, %c, %s : (") + x +
                      ", " + t + ", " + t + ") -> " + x;
-  EXPECT_EQ(check(lossOf({param("x", x), param("c", t), param("s", t)}, body,
-                         x)),
-            48 + 12 + 12);
+  EXPECT_EQ(
+      check(lossOf({param("x", x), param("c", t), param("s", t)}, body, x)),
+      48 + 12 + 12);
 }
 
 TEST_F(GradCheck, RotaryInterleaved) {
@@ -156,9 +157,9 @@ TEST_F(GradCheck, RotaryInterleaved) {
   std::string body = std::string("  %y = llmc.rotary %x, %c, %s "
                                  "{interleaved} : (") +
                      x + ", " + t + ", " + t + ") -> " + x;
-  EXPECT_EQ(check(lossOf({param("x", x), input("c", t), param("s", t)}, body,
-                         x)),
-            24 + 12);
+  EXPECT_EQ(
+      check(lossOf({param("x", x), input("c", t), param("s", t)}, body, x)),
+      24 + 12);
 }
 
 //===----------------------------------------------------------------------===//
@@ -211,7 +212,8 @@ TEST_F(GradCheck, Gpt2LayerInFloat64) {
   opt.lo = -0.5;
   opt.hi = 0.5;
   // 16 parameters, 6 sampled elements each.
-  EXPECT_EQ(check(ir, {{"idx", i64({2, 16}, idx)}, {"targets", i64({2, 16}, tgt)}},
+  EXPECT_EQ(check(ir,
+                  {{"idx", i64({2, 16}, idx)}, {"targets", i64({2, 16}, tgt)}},
                   opt),
             96);
 }

@@ -1,4 +1,5 @@
-//===- GradCheckShapeTest.cpp - Gradient rules of data movement and matmul -===//
+//===- GradCheckShapeTest.cpp - Gradient rules of data movement and matmul
+//-===//
 //
 // reshape, transpose, broadcast_to, strided slice, concat, split with an
 // unused piece, gather and gather_elements with repeated indices (the
@@ -20,9 +21,9 @@ RefTensor i64(std::vector<int64_t> shape, std::vector<int64_t> v) {
 TEST_F(GradCheck, Reshape) {
   std::string body = "  %y = llmc.reshape %x : tensor<2x6xf64> -> "
                      "tensor<3x4xf64>";
-  EXPECT_EQ(check(lossOf({param("x", "tensor<2x6xf64>")}, body,
-                         "tensor<3x4xf64>")),
-            12);
+  EXPECT_EQ(
+      check(lossOf({param("x", "tensor<2x6xf64>")}, body, "tensor<3x4xf64>")),
+      12);
 }
 
 TEST_F(GradCheck, Transpose) {
@@ -36,26 +37,26 @@ TEST_F(GradCheck, Transpose) {
 TEST_F(GradCheck, BroadcastTo) {
   std::string body = "  %y = llmc.broadcast_to %x : tensor<3x1xf64> -> "
                      "tensor<2x3x4xf64>";
-  EXPECT_EQ(check(lossOf({param("x", "tensor<3x1xf64>")}, body,
-                         "tensor<2x3x4xf64>")),
-            3);
+  EXPECT_EQ(
+      check(lossOf({param("x", "tensor<3x1xf64>")}, body, "tensor<2x3x4xf64>")),
+      3);
 }
 
 TEST_F(GradCheck, StridedSlice) {
   std::string body = "  %y = llmc.slice %x starts [1, 0] limits [4, 6] "
                      "strides [2, 3] : (tensor<4x6xf64>) -> tensor<2x2xf64>";
-  EXPECT_EQ(check(lossOf({param("x", "tensor<4x6xf64>")}, body,
-                         "tensor<2x2xf64>")),
-            24);
+  EXPECT_EQ(
+      check(lossOf({param("x", "tensor<4x6xf64>")}, body, "tensor<2x2xf64>")),
+      24);
 }
 
 TEST_F(GradCheck, ConcatWithARepeatedOperand) {
   std::string body = "  %y = llmc.concat %a, %b, %a axis 1 : "
                      "(tensor<2x3xf64>, tensor<2x2xf64>, tensor<2x3xf64>) -> "
                      "tensor<2x8xf64>";
-  EXPECT_EQ(check(lossOf({param("a", "tensor<2x3xf64>"),
-                          param("b", "tensor<2x2xf64>")},
-                         body, "tensor<2x8xf64>")),
+  EXPECT_EQ(check(lossOf(
+                {param("a", "tensor<2x3xf64>"), param("b", "tensor<2x2xf64>")},
+                body, "tensor<2x8xf64>")),
             10);
 }
 
@@ -65,9 +66,9 @@ TEST_F(GradCheck, SplitWithAnUnusedPiece) {
                      "tensor<2x3xf64>)\n"
                      "  %y = llmc.mul %p#2, %p#1 : (tensor<2x3xf64>, "
                      "tensor<2x1xf64>) -> tensor<2x3xf64>";
-  EXPECT_EQ(check(lossOf({param("x", "tensor<2x6xf64>")}, body,
-                         "tensor<2x3xf64>")),
-            12);
+  EXPECT_EQ(
+      check(lossOf({param("x", "tensor<2x6xf64>")}, body, "tensor<2x3xf64>")),
+      12);
 }
 
 TEST_F(GradCheck, GatherSumsRepeatedIndices) {
@@ -129,9 +130,8 @@ TEST_P(MatmulGrad, MatchesFiniteDifferences) {
   MatmulCase c = GetParam();
   std::string body = std::string("  %y = llmc.matmul %a, %b ") + c.attrs +
                      " : (" + c.lhs + ", " + c.rhs + ") -> " + c.result;
-  EXPECT_GT(check(lossOf({param("a", c.lhs), param("b", c.rhs)}, body,
-                         c.result)),
-            0);
+  EXPECT_GT(
+      check(lossOf({param("a", c.lhs), param("b", c.rhs)}, body, c.result)), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -151,13 +151,13 @@ INSTANTIATE_TEST_SUITE_P(
         MatmulCase{"linearT", "tensor<2x3x4xf64>", "tensor<5x4xf64>",
                    "{transpose_rhs}", "tensor<2x3x5xf64>"},
         // Batch dims [2, 1] and [3] broadcast to [2, 3].
-        MatmulCase{"batchBroadcast", "tensor<2x1x3x4xf64>",
-                   "tensor<3x4x5xf64>", "", "tensor<2x3x3x5xf64>"},
+        MatmulCase{"batchBroadcast", "tensor<2x1x3x4xf64>", "tensor<3x4x5xf64>",
+                   "", "tensor<2x3x3x5xf64>"},
         MatmulCase{"batchBroadcastT", "tensor<2x1x4x3xf64>",
                    "tensor<3x5x4xf64>", "{transpose_lhs, transpose_rhs}",
                    "tensor<2x3x3x5xf64>"},
-        MatmulCase{"weightBatched", "tensor<3x4xf64>", "tensor<2x4x5xf64>",
-                   "", "tensor<2x3x5xf64>"}),
+        MatmulCase{"weightBatched", "tensor<3x4xf64>", "tensor<2x4x5xf64>", "",
+                   "tensor<2x3x5xf64>"}),
     [](const auto &info) { return std::string(info.param.name); });
 
 } // namespace

@@ -40,8 +40,8 @@ std::string lossOf(const std::vector<std::string> &args,
     ir += a + ", ";
   ir += input("r", yType) + ") -> (tensor<f64> {llmc.output = \"loss\"}) {\n";
   ir += body + "\n";
-  ir += "  %yr = llmc.mul %y, %r : (" + yType + ", " + yType + ") -> " +
-        yType + "\n";
+  ir += "  %yr = llmc.mul %y, %r : (" + yType + ", " + yType + ") -> " + yType +
+        "\n";
   if (rank == 0)
     ir += "  return %yr : tensor<f64>\n}\n";
   else
@@ -83,8 +83,8 @@ static std::vector<RefTensor> run(func::FuncOp f,
                                   const std::string &diagnostics) {
   auto results = evaluate(f, args);
   if (failed(results)) {
-    ADD_FAILURE() << "evaluation of @" << f.getName().str()
-                  << " failed:\n" << diagnostics;
+    ADD_FAILURE() << "evaluation of @" << f.getName().str() << " failed:\n"
+                  << diagnostics;
     return {};
   }
   return *results;
@@ -155,7 +155,8 @@ int GradCheck::check(const std::string &ir,
         return compared;
       double fd = (lp[0].floats[0] - lm[0].floats[0]) / (2 * opt.h);
       double got = grad.floats[e];
-      double tol = opt.atol + opt.rtol * std::max(std::fabs(fd), std::fabs(got));
+      double tol =
+          opt.atol + opt.rtol * std::max(std::fabs(fd), std::fabs(got));
       EXPECT_NEAR(got, fd, tol) << "d loss / d " << of << "[" << e << "]";
       ++compared;
     }

@@ -1,4 +1,4 @@
-//===- GradCheckUtils.h - Gradient checks against finite differences -*- C++ -*-===//
+//===- GradCheckUtils.h - Finite-difference gradient checks -----*- C++ -*-===//
 //
 // A gradient check differentiates a small f64 `@forward` with llmc-autodiff,
 // evaluates `@train_step` in the reference evaluator on random arguments and
@@ -40,10 +40,10 @@ std::string lossOf(const std::vector<std::string> &args,
                    const std::string &body, const std::string &yType);
 
 struct GradCheckOptions {
-  double h = 1e-5;       // finite-difference step
-  double rtol = 1e-6;    // relative tolerance
-  double atol = 1e-8;    // absolute tolerance
-  int maxPerParam = 48;  // elements checked per parameter (evenly spaced)
+  double h = 1e-5;        // finite-difference step
+  double rtol = 1e-6;     // relative tolerance
+  double atol = 1e-8;     // absolute tolerance
+  int maxPerParam = 48;   // elements checked per parameter (evenly spaced)
   double lo = -1, hi = 1; // range of random float arguments
 };
 
@@ -61,8 +61,9 @@ protected:
 
   /// The gradients @train_step returns for `args` (by name; all given), in
   /// result order, for closed-form checks (tie rules).
-  std::vector<RefTensor> gradients(const std::string &ir,
-                                   const std::map<std::string, RefTensor> &args);
+  std::vector<RefTensor>
+  gradients(const std::string &ir,
+            const std::map<std::string, RefTensor> &args);
 
   /// Parses `ir` and runs llmc-autodiff; null module on failure (recorded).
   mlir::OwningOpRef<mlir::ModuleOp> differentiate(const std::string &ir);
