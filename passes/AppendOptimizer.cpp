@@ -11,7 +11,8 @@
 //    the update: one `llmc.adamw_update` per parameter, or SGD's elementwise
 //    momentum update.
 // 5. Return (loss, [grad_norm], new params, new state); each result that
-//    replaces an argument carries `llmc.next = <argument index>`.
+//    replaces an argument carries `llmc.next = <argument index>`, and state
+//    results carry `llmc.state` like their arguments.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -144,10 +145,17 @@ struct AppendOptimizerPass
       results.push_back(clipGrads(b, grads));
       attrs.push_back(ob.getDictionaryAttr(named("llmc.output", "grad_norm")));
     }
+    // A result replacing argument `arg`: llmc.next names it; state results
+    // also repeat the argument's llmc.state / llmc.state_of.
     auto next = [&](Value v, BlockArgument arg) {
       results.push_back(v);
-      attrs.push_back(ob.getDictionaryAttr(ob.getNamedAttr(
-          "llmc.next", ob.getI64IntegerAttr(arg.getArgNumber()))));
+      unsigned i = arg.getArgNumber();
+      SmallVector<NamedAttribute> a = {
+          ob.getNamedAttr("llmc.next", ob.getI64IntegerAttr(i))};
+      for (StringRef key : {"llmc.state", "llmc.state_of"})
+        if (Attribute value = func.getArgAttr(i, key))
+          a.push_back(ob.getNamedAttr(key, value));
+      attrs.push_back(ob.getDictionaryAttr(a));
     };
     auto stateArg = [&](StringRef kind, BlockArgument param) {
       SmallVector<NamedAttribute> a = {named("llmc.state", kind), zerosRule};

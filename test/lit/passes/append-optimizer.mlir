@@ -14,7 +14,7 @@
 // ADAMW-SAME: %[[MB:[^:]+]]: tensor<8xbf16> {llmc.init_rule = "zeros", llmc.state = "adamw.m", llmc.state_of = "b"}
 // ADAMW-SAME: %[[VW:[^:]+]]: tensor<4x8xf32> {llmc.init_rule = "zeros", llmc.state = "adamw.v", llmc.state_of = "w"}
 // ADAMW-SAME: %[[VB:[^:]+]]: tensor<8xbf16> {llmc.init_rule = "zeros", llmc.state = "adamw.v", llmc.state_of = "b"})
-// ADAMW-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<4x8xf32> {llmc.next = 0 : i64}, tensor<8xbf16> {llmc.next = 1 : i64}, tensor<i64> {llmc.next = 5 : i64}, tensor<4x8xf32> {llmc.next = 6 : i64}, tensor<8xbf16> {llmc.next = 7 : i64}, tensor<4x8xf32> {llmc.next = 8 : i64}, tensor<8xbf16> {llmc.next = 9 : i64})
+// ADAMW-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<4x8xf32> {llmc.next = 0 : i64}, tensor<8xbf16> {llmc.next = 1 : i64}, tensor<i64> {llmc.next = 5 : i64, llmc.state = "step"}, tensor<4x8xf32> {llmc.next = 6 : i64, llmc.state = "adamw.m", llmc.state_of = "w"}, tensor<8xbf16> {llmc.next = 7 : i64, llmc.state = "adamw.m", llmc.state_of = "b"}, tensor<4x8xf32> {llmc.next = 8 : i64, llmc.state = "adamw.v", llmc.state_of = "w"}, tensor<8xbf16> {llmc.next = 9 : i64, llmc.state = "adamw.v", llmc.state_of = "b"})
 // PyTorch's defaults (betas 0.9/0.999, eps 1e-8, weight decay 0.01) are the
 // op's defaults, so no attribute is printed.
 // ADAMW: %[[ONE:.+]] = llmc.constant dense<1> : tensor<i64>
@@ -42,7 +42,7 @@
 // SGD-LABEL: func.func @train_step
 // SGD-SAME: %[[LR:[^:]+]]: tensor<f32> {llmc.input = "lr"}
 // SGD-SAME: %[[BW:[^:]+]]: tensor<4x8xf32> {llmc.init_rule = "zeros", llmc.state = "sgd.momentum", llmc.state_of = "w"}
-// SGD-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<4x8xf32> {llmc.next = 0 : i64}, tensor<8xbf16> {llmc.next = 1 : i64}, tensor<4x8xf32> {llmc.next = 5 : i64}, tensor<8xbf16> {llmc.next = 6 : i64})
+// SGD-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<4x8xf32> {llmc.next = 0 : i64}, tensor<8xbf16> {llmc.next = 1 : i64}, tensor<4x8xf32> {llmc.next = 5 : i64, llmc.state = "sgd.momentum", llmc.state_of = "w"}, tensor<8xbf16> {llmc.next = 6 : i64, llmc.state = "sgd.momentum", llmc.state_of = "b"})
 // SGD: %[[WD:.+]] = llmc.mul %arg0, %{{.+}}
 // SGD: %[[G:.+]] = llmc.add %arg3, %[[WD]]
 // SGD: %[[MOM:.+]] = llmc.mul %[[BW]], %{{.+}}
