@@ -99,11 +99,14 @@ static double attentionScale(std::optional<APFloat> scale, Value query) {
   return 1.0 / std::sqrt(static_cast<double>(d));
 }
 
-/// [B, Hq, T] in f32: the row statistics of attention.
+/// [B, Hq, T] in f32 (f64 for f64 reference runs): the row statistics of
+/// attention.
 static RankedTensorType lseType(Value query) {
   auto q = rankedOf(query);
-  return RankedTensorType::get(q.getShape().take_front(3),
-                               Float32Type::get(query.getContext()));
+  Type element = q.getElementType().isF64()
+                     ? Type(q.getElementType())
+                     : Type(Float32Type::get(query.getContext()));
+  return RankedTensorType::get(q.getShape().take_front(3), element);
 }
 
 LogicalResult AttentionLseOp::inferReturnTypes(MLIRContext *,

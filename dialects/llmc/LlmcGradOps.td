@@ -152,12 +152,15 @@ def Llmc_SiluGradOp : Llmc_Op<"silu_grad", [Pure, SameOperandsAndResultType]> {
 // Attention
 //===----------------------------------------------------------------------===//
 
+/// Attention row statistics: f32, or f64 in f64 reference runs.
+def Llmc_LseTensor : RankedTensorOf<[F32, F64]>;
+
 def Llmc_AttentionLseOp : Llmc_Op<"attention_lse", [Pure, InferTypeOpAdaptor]> {
   let summary = "attention that also yields the softmax log-sum-exp";
   let description = [{
     The forward attention of a training step: `result` is exactly
     `llmc.attention` with the same operands and attributes, and `lse`
-    (`[B, Hq, T]`, always f32) is the natural log of each softmax row's
+    (`[B, Hq, T]`, f32 whatever q's type, f64 for f64 q) is the natural log of each softmax row's
     denominator, `log(sum_s exp(scale * q.k_s + mask_s))` over the key
     positions the row may see. It is what a flash-attention forward kernel
     writes out, and all that attention_grad needs besides q, k, v and the
@@ -172,7 +175,7 @@ def Llmc_AttentionLseOp : Llmc_Op<"attention_lse", [Pure, InferTypeOpAdaptor]> {
                        Llmc_FloatTensor:$value,
                        Optional<Llmc_Tensor>:$mask,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
-  let results = (outs Llmc_FloatTensor:$result, F32Tensor:$lse);
+  let results = (outs Llmc_FloatTensor:$result, Llmc_LseTensor:$lse);
   let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
                        "attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{
@@ -202,7 +205,7 @@ def Llmc_AttentionGradOp : Llmc_Op<"attention_grad",
   }];
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value, Llmc_FloatTensor:$output,
-                       F32Tensor:$lse, Llmc_FloatTensor:$grad,
+                       Llmc_LseTensor:$lse, Llmc_FloatTensor:$grad,
                        Optional<Llmc_Tensor>:$mask,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
   let results = (outs Llmc_FloatTensor:$dquery, Llmc_FloatTensor:$dkey,
