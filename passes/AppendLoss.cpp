@@ -39,9 +39,9 @@ struct AppendLossPass : mlir::llmc::impl::AppendLossPassBase<AppendLossPass> {
   FailureOr<unsigned> findLogits(func::FuncOp func) {
     SmallVector<unsigned> candidates;
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
-      auto type = cast<ShapedType>(func.getResultTypes()[i]);
+      auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
       bool match = !logits.empty() ? outputName(func, i) == logits
-                                   : type.getRank() >= 2 &&
+                                   : type && type.getRank() >= 2 &&
                                          isa<FloatType>(type.getElementType());
       if (match)
         candidates.push_back(i);
@@ -53,6 +53,13 @@ struct AppendLossPass : mlir::llmc::impl::AppendLossPassBase<AppendLossPass> {
       return func.emitError("llmc-append-loss: @forward has ")
              << candidates.size()
              << " float results of rank >= 2; name the logits with --logits";
+    Type type = func.getResultTypes()[candidates.front()];
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || tensor.getRank() < 1 ||
+        !isa<FloatType>(tensor.getElementType()))
+      return func.emitError("llmc-append-loss: the logits '")
+             << logits << "' have type " << type
+             << "; they must be a float tensor [..., classes]";
     return candidates.front();
   }
 

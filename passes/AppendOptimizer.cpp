@@ -81,7 +81,14 @@ struct AppendOptimizerPass
         return func.emitError("llmc-append-optimizer: result ")
                << i << " is the gradient of '" << of.getValue()
                << "', which is not a parameter of @train_step";
-      grads.push_back({func.getArgument(it->second), ret->getOperand(i)});
+      BlockArgument param = func.getArgument(it->second);
+      if (!isa<RankedTensorType>(param.getType()) ||
+          param.getType() != func.getResultTypes()[i])
+        return func.emitError("llmc-append-optimizer: result ")
+               << i << " (the gradient of '" << of.getValue() << "') has type "
+               << func.getResultTypes()[i] << " but the parameter has type "
+               << param.getType();
+      grads.push_back({param, ret->getOperand(i)});
     }
     return grads;
   }

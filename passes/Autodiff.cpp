@@ -94,12 +94,19 @@ struct AutodiffPass : mlir::llmc::impl::AutodiffPassBase<AutodiffPass> {
   }
 
   LogicalResult checkStaticShapes(func::FuncOp func) {
-    for (BlockArgument arg : func.getArguments())
-      if (!cast<ShapedType>(arg.getType()).hasStaticShape())
+    for (BlockArgument arg : func.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        return emitError(arg.getLoc())
+               << "llmc-autodiff: argument " << arg.getArgNumber()
+               << " has type " << arg.getType()
+               << "; model arguments are ranked tensors (docs/model-ir.md)";
+      if (!type.hasStaticShape())
         return emitError(arg.getLoc())
                << "llmc-autodiff: argument " << arg.getArgNumber()
                << " has dynamic shape " << arg.getType()
                << "; specialize shapes first (--shape NAME=VALUE)";
+    }
     WalkResult walk = func.walk([](Operation *op) {
       for (Type t : op->getResultTypes())
         if (auto shaped = dyn_cast<ShapedType>(t);
@@ -118,12 +125,15 @@ struct AutodiffPass : mlir::llmc::impl::AutodiffPassBase<AutodiffPass> {
   FailureOr<unsigned> findLoss(func::FuncOp func) {
     ArrayRef<Type> results = func.getResultTypes();
     SmallVector<unsigned> candidates;
-    for (unsigned i = 0; i < results.size(); ++i) {
+    auto isScalarFloat = [](Type t) {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      return tensor && tensor.getRank() == 0 &&
+             isa<FloatType>(tensor.getElementType());
+    };
+    for (unsigned i = 0; i < results.size(); ++i)
       if (!loss.empty() ? outputName(func, i) == loss
-                        : cast<ShapedType>(results[i]).getRank() == 0 &&
-                              isa<FloatType>(getElementTypeOrSelf(results[i])))
+                        : isScalarFloat(results[i]))
         candidates.push_back(i);
-    }
     if (!loss.empty() && candidates.empty())
       return func.emitError("llmc-autodiff: @forward has no result named '")
              << loss << "' (llmc.output)";
@@ -136,8 +146,7 @@ struct AutodiffPass : mlir::llmc::impl::AutodiffPassBase<AutodiffPass> {
              << candidates.size()
              << " rank-0 float results; name the loss with --loss";
     Type lossType = results[candidates.front()];
-    if (cast<ShapedType>(lossType).getRank() != 0 ||
-        !isa<FloatType>(getElementTypeOrSelf(lossType)))
+    if (!isScalarFloat(lossType))
       return func.emitError("llmc-autodiff: the loss '")
              << loss << "' has type " << lossType
              << "; it must be a rank-0 float tensor";

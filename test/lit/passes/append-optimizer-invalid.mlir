@@ -31,3 +31,10 @@ func.func @train_step(%w: tensor<f32> {llmc.param = "w", llmc.init_rule = "zeros
                       %s: tensor<i64> {llmc.state = "step", llmc.init_rule = "zeros"}) -> (tensor<f32> {llmc.output = "loss"}, tensor<f32> {llmc.grad_of = "w"}) {
   return %w, %w : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// expected-error @+1 {{llmc-append-optimizer: result 1 (the gradient of 'w') has type 'tensor<4xf32>' but the parameter has type 'tensor<f32>'}}
+func.func @train_step(%w: tensor<f32> {llmc.param = "w", llmc.init_rule = "zeros"}, %x: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss"}, tensor<4xf32> {llmc.grad_of = "w"}) {
+  return %w, %x : tensor<f32>, tensor<4xf32>
+}

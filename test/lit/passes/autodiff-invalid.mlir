@@ -88,3 +88,10 @@ func.func @forward(%w: tensor<4x8xf32> {llmc.param = "w", llmc.init_rule = "zero
   %1 = llmc.reduce_sum %0 axes [0, 1] : (tensor<?x8xf32>) -> tensor<f32>
   return %1 : tensor<f32>
 }
+
+// -----
+
+// expected-error @+1 {{llmc-autodiff: argument 0 has type 'f32'; model arguments are ranked tensors (docs/model-ir.md)}}
+func.func @forward(%s: f32, %w: tensor<f32> {llmc.param = "w", llmc.init_rule = "zeros"}) -> (tensor<f32> {llmc.output = "loss"}) {
+  return %w : tensor<f32>
+}
