@@ -25,6 +25,7 @@ static const KernelTable &kernelTable() {
     registerReduceKernels(t);
     registerNNKernels(t);
     registerAttentionKernels(t);
+    registerGradKernels(t);
     return t;
   }();
   return table;

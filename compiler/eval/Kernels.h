@@ -44,6 +44,9 @@ void registerShapeKernels(KernelTable &table);
 void registerReduceKernels(KernelTable &table);
 void registerNNKernels(KernelTable &table);
 void registerAttentionKernels(KernelTable &table);
+/// Backward and optimizer ops (GradKernels.cpp, AttentionGradKernels.cpp).
+void registerGradKernels(KernelTable &table);
+void registerAttentionGradKernels(KernelTable &table);
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by the kernel files

@@ -12,6 +12,9 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/APFloat.h"
 
 namespace mlir::llmc {
 
@@ -21,8 +24,61 @@ LogicalResult inferError(std::optional<Location> loc, Args &&...args) {
                            std::forward<Args>(args)...);
 }
 
+/// As inferError, for helpers shared by several ops.
+template <typename... Args>
+LogicalResult inferErrorNamed(std::optional<Location> loc, StringRef opName,
+                              Args &&...args) {
+  return emitOptionalError(loc, "'", opName, "' op ",
+                           std::forward<Args>(args)...);
+}
+
+/// True when both dims are static and differ.
+inline bool dimsConflict(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+/// Checks the operands of attention-like ops (errors name `opName`) and
+/// returns the output shape [B, Hq, T, Dv]. Defined in LlmcNNOps.cpp.
+FailureOr<SmallVector<int64_t>>
+inferAttentionShape(std::optional<Location> loc, StringRef opName, Value query,
+                    Value key, Value value, Value mask,
+                    std::optional<APFloat> scale);
+
 inline RankedTensorType rankedOf(Value v) {
   return cast<RankedTensorType>(v.getType());
+}
+
+/// Checks that a norm's scale/shift operand has the normalized dims' shape.
+template <typename OpTy>
+LogicalResult checkNormParam(std::optional<Location> loc,
+                             RankedTensorType input, int64_t axis, Value param,
+                             StringRef name) {
+  if (!param)
+    return success();
+  auto type = rankedOf(param);
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  if (type.getElementType() != input.getElementType())
+    return inferError<OpTy>(loc, name, " has element type ",
+                            type.getElementType(), " but the input has ",
+                            input.getElementType());
+  bool ok = type.getRank() == static_cast<int64_t>(normalized.size());
+  for (size_t i = 0; ok && i < normalized.size(); ++i)
+    ok = !dimsConflict(type.getDimSize(i), normalized[i]);
+  if (!ok)
+    return inferError<OpTy>(
+        loc, name, " has shape ", shapeToString(type.getShape()),
+        " but the normalized dims are ", shapeToString(normalized));
+  return success();
+}
+
+template <typename OpTy>
+FailureOr<int64_t> normAxis(std::optional<Location> loc, RankedTensorType input,
+                            int64_t axis) {
+  auto normalized = normalizeAxis(axis, input.getRank());
+  if (!normalized)
+    return inferError<OpTy>(loc, "axis ", axis, " is out of range for rank ",
+                            input.getRank());
+  return *normalized;
 }
 
 } // namespace mlir::llmc

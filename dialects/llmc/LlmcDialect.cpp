@@ -23,3 +23,5 @@ Operation *LlmcDialect::materializeConstant(OpBuilder &builder,
     return nullptr;
   return builder.create<ConstantOp>(loc, type, elements);
 }
+
+#include "dialects/llmc/LlmcInterfaces.cpp.inc"

@@ -32,7 +32,9 @@ class Llmc_Op<string mnemonic, list<Trait> traits = []> :
 // Tensor constraints
 //===----------------------------------------------------------------------===//
 
-defvar Llmc_FloatElements = [F32, F16, BF16, F8E4M3FN, F8E5M2];
+// f64 is for reference computations (the evaluator, gradient checks);
+// code generation rejects it.
+defvar Llmc_FloatElements = [F32, F16, BF16, F8E4M3FN, F8E5M2, F64];
 defvar Llmc_IntElements = [I32, I64];
 
 def Llmc_Tensor : RankedTensorOf<!listconcat(Llmc_FloatElements,

@@ -19,7 +19,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 class Llmc_UnaryOp<string mnemonic, TypeConstraint operandType,
                    string formula, list<Trait> traits = []> :
     Llmc_Op<mnemonic, !listconcat(traits,
-                                  [Pure, SameOperandsAndResultType])> {
+                                  [Pure, SameOperandsAndResultType,
+                                   Llmc_Differentiable])> {
   let summary = "elementwise " # formula;
   let description = "Computes `" # formula # "` for every element; the "
     # "result has the operand's type.\n\n```mlir\n%y = llmc." # mnemonic
@@ -60,7 +61,7 @@ def Llmc_IsNanOp : Llmc_Op<"isnan", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Llmc_CastOp : Llmc_Op<"cast", [Pure]> {
+def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Differentiable]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     Converts every element to the result's element type; shapes are equal.
@@ -84,7 +85,8 @@ def Llmc_CastOp : Llmc_Op<"cast", [Pure]> {
 
 class Llmc_BinaryOp<string mnemonic, TypeConstraint operandType,
                     string formula, list<Trait> traits = []> :
-    Llmc_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
+    Llmc_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+                                          Llmc_Differentiable])> {
   let summary = "elementwise " # formula # " with numpy broadcasting";
   let description = "Computes `" # formula # "` elementwise after "
     # "broadcasting both operands to a common shape (numpy rules: shapes "
@@ -132,7 +134,8 @@ def Llmc_CompareOp : Llmc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Llmc_WhereOp : Llmc_Op<"where", [Pure, InferTypeOpAdaptor]> {
+def Llmc_WhereOp : Llmc_Op<"where", [Pure, InferTypeOpAdaptor,
+                                      Llmc_Differentiable]> {
   let summary = "elementwise select with numpy broadcasting";
   let description = [{
     Yields `on_true` where `condition` is true and `on_false` elsewhere, after

@@ -13,9 +13,6 @@
 using namespace mlir;
 using namespace mlir::llmc;
 
-static bool dimsConflict(int64_t a, int64_t b) {
-  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
-}
 
 //===----------------------------------------------------------------------===//
 // MatmulOp
@@ -63,40 +60,6 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 // Normalizations
 //===----------------------------------------------------------------------===//
-
-/// Checks that a norm's scale/shift operand has the normalized dims' shape.
-template <typename OpTy>
-static LogicalResult checkNormParam(std::optional<Location> loc,
-                                    RankedTensorType input, int64_t axis,
-                                    Value param, StringRef name) {
-  if (!param)
-    return success();
-  auto type = rankedOf(param);
-  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
-  if (type.getElementType() != input.getElementType())
-    return inferError<OpTy>(loc, name, " has element type ",
-                            type.getElementType(), " but the input has ",
-                            input.getElementType());
-  bool ok = type.getRank() == static_cast<int64_t>(normalized.size());
-  for (size_t i = 0; ok && i < normalized.size(); ++i)
-    ok = !dimsConflict(type.getDimSize(i), normalized[i]);
-  if (!ok)
-    return inferError<OpTy>(loc, name, " has shape ",
-                            shapeToString(type.getShape()),
-                            " but the normalized dims are ",
-                            shapeToString(normalized));
-  return success();
-}
-
-template <typename OpTy>
-static FailureOr<int64_t> normAxis(std::optional<Location> loc,
-                                   RankedTensorType input, int64_t axis) {
-  auto normalized = normalizeAxis(axis, input.getRank());
-  if (!normalized)
-    return inferError<OpTy>(loc, "axis ", axis, " is out of range for rank ",
-                            input.getRank());
-  return *normalized;
-}
 
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
@@ -153,59 +116,69 @@ LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor a,
-                                            SmallVectorImpl<Type> &out) {
-  auto q = rankedOf(a.getQuery()), k = rankedOf(a.getKey()),
-       v = rankedOf(a.getValue());
+/// Checks attention's operands (shared by attention, attention_lse and
+/// attention_grad, whose messages name their own op) and returns the output
+/// shape [B, Hq, T, Dv].
+FailureOr<SmallVector<int64_t>>
+mlir::llmc::inferAttentionShape(std::optional<Location> loc, StringRef opName,
+                                Value query, Value key, Value value, Value mask,
+                                std::optional<APFloat> scale) {
+  auto fail = [&](auto &&...args) -> FailureOr<SmallVector<int64_t>> {
+    (void)inferErrorNamed(loc, opName, std::forward<decltype(args)>(args)...);
+    return failure();
+  };
+  auto q = rankedOf(query), k = rankedOf(key), v = rankedOf(value);
   for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"query", q},
                          {"key", k},
                          {"value", v}}) {
     if (t.getRank() != 4)
-      return inferError<AttentionOp>(
-          loc, name, " must be [batch, heads, seq, head_dim], got ",
-          shapeToString(t.getShape()));
+      return fail(name, " must be [batch, heads, seq, head_dim], got ",
+                  shapeToString(t.getShape()));
     if (t.getElementType() != q.getElementType())
-      return inferError<AttentionOp>(loc, name, " has element type ",
-                                     t.getElementType(), " but query has ",
-                                     q.getElementType());
+      return fail(name, " has element type ", t.getElementType(),
+                  " but query has ", q.getElementType());
   }
   auto qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
   if (dimsConflict(qs[0], ks[0]) || dimsConflict(ks[0], vs[0]))
-    return inferError<AttentionOp>(loc, "batch sizes differ: query ",
-                                   shapeToString(qs), ", key ",
-                                   shapeToString(ks), ", value ",
-                                   shapeToString(vs));
+    return fail("batch sizes differ: query ", shapeToString(qs), ", key ",
+                shapeToString(ks), ", value ", shapeToString(vs));
   if (dimsConflict(qs[3], ks[3]))
-    return inferError<AttentionOp>(loc, "query head_dim ", qs[3],
-                                   " differs from key head_dim ", ks[3]);
+    return fail("query head_dim ", qs[3], " differs from key head_dim ", ks[3]);
   if (dimsConflict(ks[1], vs[1]) || dimsConflict(ks[2], vs[2]))
-    return inferError<AttentionOp>(loc, "key ", shapeToString(ks),
-                                   " and value ", shapeToString(vs),
-                                   " differ in heads or seq");
+    return fail("key ", shapeToString(ks), " and value ", shapeToString(vs),
+                " differ in heads or seq");
   if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(ks[1]) &&
       (ks[1] == 0 || qs[1] % ks[1] != 0))
-    return inferError<AttentionOp>(
-        loc, "query heads (", qs[1], ") must be a multiple of key/value heads (",
-        ks[1], ") for grouped-query attention");
-  if (a.getScale() && !(a.getScale()->convertToDouble() > 0))
-    return inferError<AttentionOp>(loc, "scale must be positive");
-  if (Value mask = a.getMask()) {
+    return fail("query heads (", qs[1],
+                ") must be a multiple of key/value heads (", ks[1],
+                ") for grouped-query attention");
+  if (scale && !(scale->convertToDouble() > 0))
+    return fail("scale must be positive");
+  if (mask) {
     auto m = rankedOf(mask);
     if (!m.getElementType().isInteger(1) &&
         m.getElementType() != q.getElementType())
-      return inferError<AttentionOp>(loc, "mask must be i1 or ",
-                                     q.getElementType(), ", got ",
-                                     m.getElementType());
+      return fail("mask must be i1 or ", q.getElementType(), ", got ",
+                  m.getElementType());
     SmallVector<int64_t> scores = {qs[0], qs[1], qs[2], ks[2]};
     if (!isBroadcastableTo(m.getShape(), scores))
-      return inferError<AttentionOp>(
-          loc, "mask ", shapeToString(m.getShape()),
-          " does not broadcast to the scores [batch, heads, T, S] = ",
-          shapeToString(scores));
+      return fail("mask ", shapeToString(m.getShape()),
+                  " does not broadcast to the scores [batch, heads, T, S] = ",
+                  shapeToString(scores));
   }
-  out.push_back(q.clone({qs[0], qs[1], qs[2], vs[3]}));
+  return SmallVector<int64_t>{qs[0], qs[1], qs[2], vs[3]};
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor a,
+                                            SmallVectorImpl<Type> &out) {
+  auto shape =
+      inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
+                          a.getValue(), a.getMask(), a.getScale());
+  if (failed(shape))
+    return failure();
+  out.push_back(rankedOf(a.getQuery()).clone(*shape));
   return success();
 }
 
@@ -221,8 +194,7 @@ double AttentionOp::getScaleOrDefault() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult RotaryOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor a,
+                                         std::optional<Location> loc, Adaptor a,
                                          SmallVectorImpl<Type> &out) {
   auto x = rankedOf(a.getInput()), c = rankedOf(a.getCos()),
        s = rankedOf(a.getSin());

@@ -3,6 +3,7 @@
 #define LLMC_DIALECTS_LLMC_LLMCOPS_H
 
 #include "dialects/llmc/LlmcDialect.h"
+#include "dialects/llmc/LlmcInterfaces.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

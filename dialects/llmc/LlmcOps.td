@@ -9,8 +9,10 @@
 
 include "dialects/llmc/LlmcDialect.td"
 include "dialects/llmc/LlmcAttrs.td"
+include "dialects/llmc/LlmcInterfaces.td"
 include "dialects/llmc/LlmcElementwiseOps.td"
 include "dialects/llmc/LlmcShapeOps.td"
 include "dialects/llmc/LlmcNNOps.td"
+include "dialects/llmc/LlmcGradOps.td"
 
 #endif // LLMC_OPS_TD

@@ -51,7 +51,7 @@ def Llmc_IotaOp : Llmc_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure]> {
+def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure, Llmc_Differentiable]> {
   let summary = "same elements, new shape (row-major)";
   let description = [{
     Reinterprets the row-major element sequence with the result's shape. The
@@ -70,7 +70,8 @@ def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure, InferTypeOpAdaptor,
+                                              Llmc_Differentiable]> {
   let summary = "permutation of the dimensions";
   let description = [{
     Result dim `i` is operand dim `permutation[i]` (numpy.transpose). The
@@ -88,7 +89,8 @@ def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Llmc_BroadcastToOp : Llmc_Op<"broadcast_to", [Pure]> {
+def Llmc_BroadcastToOp : Llmc_Op<"broadcast_to", [Pure,
+                                                   Llmc_Differentiable]> {
   let summary = "numpy broadcast to the result shape";
   let description = [{
     Repeats the operand along dims of size 1 and along new leading dims so
@@ -107,7 +109,8 @@ def Llmc_BroadcastToOp : Llmc_Op<"broadcast_to", [Pure]> {
   let hasFolder = 1;
 }
 
-def Llmc_SliceOp : Llmc_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Llmc_SliceOp : Llmc_Op<"slice", [Pure, InferTypeOpAdaptor,
+                                      Llmc_Differentiable]> {
   let summary = "strided window, one [start, limit) per dimension";
   let description = [{
     Takes elements `start, start + stride, ...` below `limit` in every dim.
@@ -127,7 +130,8 @@ def Llmc_SliceOp : Llmc_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Llmc_ConcatOp : Llmc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Llmc_ConcatOp : Llmc_Op<"concat", [Pure, InferTypeOpAdaptor,
+                                        Llmc_Differentiable]> {
   let summary = "join tensors along one dimension";
   let description = [{
     Concatenates the operands along `axis`; all other dims and the element
@@ -144,7 +148,8 @@ def Llmc_ConcatOp : Llmc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Llmc_SplitOp : Llmc_Op<"split", [Pure, InferTypeOpAdaptor]> {
+def Llmc_SplitOp : Llmc_Op<"split", [Pure, InferTypeOpAdaptor,
+                                      Llmc_Differentiable]> {
   let summary = "cut a tensor into pieces along one dimension";
   let description = [{
     Cuts the operand along `axis` into pieces of the given `sizes`, which sum
@@ -161,7 +166,8 @@ def Llmc_SplitOp : Llmc_Op<"split", [Pure, InferTypeOpAdaptor]> {
                        "functional-type($input, $results)";
 }
 
-def Llmc_GatherOp : Llmc_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Llmc_GatherOp : Llmc_Op<"gather", [Pure, InferTypeOpAdaptor,
+                                        Llmc_Differentiable]> {
   let summary = "take slices of data at integer indices (embedding lookup)";
   let description = [{
     ONNX Gather: the result shape is `data.shape[:axis] + indices.shape +
@@ -181,7 +187,7 @@ def Llmc_GatherOp : Llmc_Op<"gather", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Llmc_GatherElementsOp : Llmc_Op<"gather_elements",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor, Llmc_Differentiable]> {
   let summary = "pick one element per index along an axis";
   let description = [{
     ONNX GatherElements (torch.gather): `indices` has the operand's rank and
@@ -205,7 +211,7 @@ def Llmc_GatherElementsOp : Llmc_Op<"gather_elements",
 //===----------------------------------------------------------------------===//
 
 class Llmc_ReduceOp<string mnemonic, string what> :
-    Llmc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    Llmc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Llmc_Differentiable]> {
   let summary = what # " over the given axes";
   let description = "Reduces the operand over `axes` (distinct, in range) to "
     # "its " # what # ". Reduced dims are dropped, or kept with size 1 under "

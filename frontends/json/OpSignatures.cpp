@@ -59,6 +59,25 @@ static const Row kRows[] = {
     {"attention", "query key value mask?", "causal? scale?"},
     {"rotary", "input cos sin", "interleaved?"},
     {"cross_entropy", "logits targets", "reduction ignore_index?"},
+    // Backward ops and the optimizer update (LlmcGradOps.td), so that a
+    // training step can be written (or dumped and re-read) as JSON too.
+    {"layer_norm_grad", "input grad weight?", "axis? epsilon? bias_grad?",
+     /*variadicResults=*/true},
+    {"rms_norm_grad", "input grad weight?", "axis? epsilon?",
+     /*variadicResults=*/true},
+    {"softmax_grad", "output grad", "axis?"},
+    {"log_softmax_grad", "output grad", "axis?"},
+    {"gelu_grad", "input grad", "approximation"},
+    {"silu_grad", "input grad", ""},
+    {"attention_lse", "query key value mask?", "causal? scale?"},
+    {"attention_grad", "query key value output lse grad mask?",
+     "causal? scale?"},
+    {"cross_entropy_grad", "logits targets grad", "reduction ignore_index?"},
+    {"gather_grad", "grad indices", "axis"},
+    {"gather_elements_grad", "grad indices", "axis"},
+    {"slice_grad", "grad", "starts limits strides"},
+    {"adamw_update", "param grad m v lr step",
+     "beta1? beta2? epsilon? weight_decay?"},
 };
 // clang-format on
 
@@ -66,8 +85,9 @@ std::optional<AttrKind> attrKindOf(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<AttrKind>>(name)
       .Cases("axis", "dimension", "ignore_index", AttrKind::Int)
       .Cases("start", "step", "epsilon", "scale", AttrKind::Float)
+      .Cases("beta1", "beta2", "weight_decay", AttrKind::Float)
       .Cases("keepdims", "transpose_lhs", "transpose_rhs", "causal",
-             "interleaved", AttrKind::Unit)
+             "interleaved", "bias_grad", AttrKind::Unit)
       .Cases("permutation", "starts", "limits", "strides", "sizes", "axes",
              AttrKind::IntList)
       .Case("approximation", AttrKind::GeluApproximation)

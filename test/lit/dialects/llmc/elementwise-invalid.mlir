@@ -54,9 +54,9 @@ func.func @unranked(%a: tensor<*xf32>) {
 
 // -----
 
-func.func @unsupported_element(%a: tensor<4xf64>) {
+func.func @unsupported_element(%a: tensor<4xf80>) {
   // expected-error @+1 {{'llmc.tanh' op operand #0 must be ranked tensor of}}
-  %0 = llmc.tanh %a : tensor<4xf64>
+  %0 = llmc.tanh %a : tensor<4xf80>
   return
 }
 

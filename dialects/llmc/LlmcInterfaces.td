@@ -1,0 +1,46 @@
+//===- LlmcInterfaces.td - Op interfaces of the llmc dialect -*- tablegen -*-===//
+//
+// Behaviour that passes query through interfaces instead of switching on op
+// kinds (docs/STYLE: Toy's ShapeInferenceOpInterface). Autodiff asks each op
+// for its vector-Jacobian product through DifferentiableOpInterface.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_INTERFACES_TD
+#define LLMC_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Llmc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::mlir::llmc";
+  let description = [{
+    An op that reverse-mode autodiff (`llmc-autodiff`) can differentiate: it
+    builds its vector-Jacobian product, i.e. the cotangents of its operands
+    given the cotangents of its results. Each op has exactly one rule; the
+    rules live in dialects/llmc/Llmc*Vjps.cpp.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point, the cotangent of every
+        operand `i` with `wanted[i]` set, and stores it in `operandGrads[i]`
+        (the vector has one slot per operand, null on entry). `resultGrads`
+        has one cotangent per result, of the result's type (autodiff
+        materializes zeros for results that received none). A cotangent has
+        its operand's exact type: broadcast operands are summed back to
+        their shape. Operands that are not wanted, or not differentiable
+        (integer indices, masks), are left null. Returns failure, after
+        emitting an error on the op, when the gradient cannot be built
+        (for instance a gradient through an attention mask).
+      }],
+      "::mlir::LogicalResult", "buildVjp",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ValueRange":$resultGrads,
+           "::llvm::ArrayRef<bool>":$wanted,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>
+  ];
+}
+
+/// The trait forward ops list to declare their gradient rule.
+defvar Llmc_Differentiable =
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>;
+
+#endif // LLMC_INTERFACES_TD

@@ -1,0 +1,239 @@
+//===- LlmcNNVjps.cpp - Gradient rules of matmul and the composites -------===//
+//
+// DifferentiableOpInterface for matmul and the transformer composites. The
+// composites map to their fused backward ops (LlmcGradOps.td), so each
+// becomes one backward kernel. Two rules do more than that:
+// - attention: the backward needs the softmax log-sum-exp of the forward
+//   pass, so the rule replaces the forward `attention` by `attention_lse`
+//   (same result, plus lse) and feeds lse to `attention_grad`.
+// - rotary: the adjoint of a rotation is the rotation by the negated angle,
+//   so dx is itself a `rotary` (see RotaryOp::buildVjp for the exact tables).
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/llmc/LlmcOps.h"
+#include "dialects/llmc/VjpUtils.h"
+
+using namespace mlir;
+using namespace mlir::llmc;
+using namespace mlir::llmc::vjp;
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+static Value matmul(OpBuilder &b, Location loc, Value x, Value y, bool tx,
+                    bool ty) {
+  return b.create<MatmulOp>(loc, x, y, tx ? b.getUnitAttr() : UnitAttr(),
+                            ty ? b.getUnitAttr() : UnitAttr());
+}
+
+/// Flattens the batch dims of a [..., R, C] tensor into its rows: [N*R, C].
+static Value flattenRows(GradBuilder &b, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rows = 1;
+  for (int64_t d : type.getShape().drop_back())
+    rows *= d;
+  return b.reshape(x, {rows, type.getShape().back()});
+}
+
+LogicalResult MatmulOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                 ArrayRef<bool> wanted,
+                                 SmallVectorImpl<Value> &out) {
+  // With op(A) = A or A^T as stored, C = op(A) op(B):
+  //   tA tB | dA              | dB
+  //   -  -  | g B^T           | A^T g
+  //   -  T  | g B             | g^T A
+  //   T  -  | B g^T           | A g
+  //   T  T  | B^T g^T         | g^T A^T
+  // Batch dims broadcast in the forward pass, so each result is summed
+  // back to its operand's shape.
+  GradBuilder b(builder, getLoc());
+  Location loc = getLoc();
+  Value g = resultGrads[0], lhs = getLhs(), rhs = getRhs();
+  bool tA = getTransposeLhs(), tB = getTransposeRhs();
+  if (wanted[0]) {
+    Value d = !tA ? (tB ? matmul(builder, loc, g, rhs, false, false)
+                        : matmul(builder, loc, g, rhs, false, true))
+                  : (tB ? matmul(builder, loc, rhs, g, true, true)
+                        : matmul(builder, loc, rhs, g, false, true));
+    out[0] = b.sumToShape(d, lhs.getType());
+  }
+  if (wanted[1]) {
+    auto lhsType = cast<RankedTensorType>(lhs.getType());
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    Value d;
+    if (!tA && rhsType.getRank() == 2 && lhsType.getRank() > 2) {
+      // A shared weight times batched activations (every linear layer):
+      // fold the batch into the rows so dB is one GEMM instead of a
+      // batched GEMM and a reduction.
+      Value a2 = flattenRows(b, lhs), g2 = flattenRows(b, g);
+      d = tB ? matmul(builder, loc, g2, a2, true, false)
+             : matmul(builder, loc, a2, g2, true, false);
+    } else {
+      d = !tA ? (tB ? matmul(builder, loc, g, lhs, true, false)
+                    : matmul(builder, loc, lhs, g, true, false))
+              : (tB ? matmul(builder, loc, g, lhs, true, true)
+                    : matmul(builder, loc, lhs, g, false, false));
+    }
+    out[1] = b.sumToShape(d, rhsType);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Activations, normalization, softmax
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               ArrayRef<bool>, SmallVectorImpl<Value> &out) {
+  out[0] = builder.create<GeluGradOp>(getLoc(), getApproximationAttr(),
+                                      getInput(), resultGrads[0]);
+  return success();
+}
+
+LogicalResult SiluOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               ArrayRef<bool>, SmallVectorImpl<Value> &out) {
+  out[0] = builder.create<SiluGradOp>(getLoc(), getInput(), resultGrads[0]);
+  return success();
+}
+
+LogicalResult LayerNormOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    ArrayRef<bool> wanted,
+                                    SmallVectorImpl<Value> &out) {
+  // Operands are input, weight?, bias? (in that order when present).
+  unsigned weightIdx = 1, biasIdx = getWeight() ? 2 : 1;
+  bool biasGrad = getBias() && wanted[biasIdx];
+  auto op = builder.create<LayerNormGradOp>(
+      getLoc(), getInput(), resultGrads[0], getWeight(), getAxisAttr(),
+      getEpsilonAttr(), biasGrad ? builder.getUnitAttr() : UnitAttr());
+  out[0] = op.getDx();
+  if (getWeight() && wanted[weightIdx])
+    out[weightIdx] = op.getDweight();
+  if (biasGrad)
+    out[biasIdx] = op.getDbias();
+  return success();
+}
+
+LogicalResult RmsNormOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                  ArrayRef<bool> wanted,
+                                  SmallVectorImpl<Value> &out) {
+  auto op = builder.create<RmsNormGradOp>(getLoc(), getInput(), resultGrads[0],
+                                          getWeight(), getAxisAttr(),
+                                          getEpsilonAttr());
+  out[0] = op.getDx();
+  if (getWeight() && wanted[1])
+    out[1] = op.getDweight();
+  return success();
+}
+
+LogicalResult SoftmaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                  ArrayRef<bool>, SmallVectorImpl<Value> &out) {
+  out[0] = builder.create<SoftmaxGradOp>(getLoc(), getResult(), resultGrads[0],
+                                         getAxisAttr());
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                     ArrayRef<bool>,
+                                     SmallVectorImpl<Value> &out) {
+  out[0] = builder.create<LogSoftmaxGradOp>(getLoc(), getResult(),
+                                            resultGrads[0], getAxisAttr());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    ArrayRef<bool> wanted,
+                                    SmallVectorImpl<Value> &out) {
+  if (getMask() && wanted[3])
+    return emitOpError("gradient with respect to the attention mask is not "
+                       "supported; the mask must not depend on a trainable "
+                       "parameter (mark it llmc.frozen)");
+  // Recompute nothing: the forward pass itself switches to attention_lse,
+  // which yields the same result and the row log-sum-exp.
+  AttentionLseOp forward;
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(*this);
+    forward = builder.create<AttentionLseOp>(getLoc(), getQuery(), getKey(),
+                                             getValue(), getMask(),
+                                             getCausalAttr(), getScaleAttr());
+  }
+  getResult().replaceAllUsesWith(forward.getResult());
+  auto grad = builder.create<AttentionGradOp>(
+      getLoc(), getQuery(), getKey(), getValue(), forward.getResult(),
+      forward.getLse(), resultGrads[0], getMask(), getCausalAttr(),
+      getScaleAttr());
+  out[0] = grad.getDquery();
+  out[1] = grad.getDkey();
+  out[2] = grad.getDvalue();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RotaryOp
+//===----------------------------------------------------------------------===//
+
+/// rotate(u): the partner feature of each pair, negated for the first of the
+/// pair: concat(-u[R/2:], u[:R/2]), or [-u1, u0, -u3, u2, ...] interleaved.
+static Value rotate(GradBuilder &b, Value u, bool interleaved, bool negate) {
+  auto type = cast<RankedTensorType>(u.getType());
+  int64_t r = type.getShape().back();
+  auto firstNeg = [&](Value v) { return negate ? b.neg(v) : v; };
+  if (!interleaved)
+    return b.concatLast(
+        {firstNeg(b.sliceLast(u, r / 2, r)), b.sliceLast(u, 0, r / 2)});
+  SmallVector<int64_t> pairs(type.getShape().drop_back());
+  pairs.append({r / 2, 2});
+  Value p = b.reshape(u, pairs);
+  Value swapped =
+      b.concatLast({firstNeg(b.sliceLast(p, 1, 2)), b.sliceLast(p, 0, 1)});
+  return b.reshape(swapped, type.getShape());
+}
+
+LogicalResult RotaryOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                 ArrayRef<bool> wanted,
+                                 SmallVectorImpl<Value> &out) {
+  // Forward, on the first R features: y = x * cos + rotate(x) * sin. Its
+  // adjoint is dx = g * cos - rotate(g * sin), which is again a rotary:
+  // rotary(g, cos, -swap(sin)), where swap exchanges the two table entries
+  // of each pair (rotate without the sign). With the usual tables (each
+  // angle stored for both features of a pair) swap(sin) = sin and this is
+  // the rotation by -theta.
+  GradBuilder b(builder, getLoc());
+  Value g = resultGrads[0], x = getInput();
+  bool inter = getInterleaved();
+  if (wanted[0]) {
+    Value sinT = b.neg(rotate(b, getSin(), inter, /*negate=*/false));
+    out[0] = builder.create<RotaryOp>(getLoc(), g, getCos(), sinT,
+                                      getInterleavedAttr());
+  }
+  if (wanted[1] || wanted[2]) {
+    // Tables that depend on parameters (a learned inv_freq): dcos = g * x,
+    // dsin = g * rotate(x) on the rotated features, summed to the tables.
+    int64_t r = cast<RankedTensorType>(getCos().getType()).getShape().back();
+    Value gr = b.sliceLast(g, 0, r), xr = b.sliceLast(x, 0, r);
+    if (wanted[1])
+      out[1] = b.sumToShape(b.mul(gr, xr), getCos().getType());
+    if (wanted[2])
+      out[2] = b.sumToShape(b.mul(gr, rotate(b, xr, inter, /*negate=*/true)),
+                            getSin().getType());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CrossEntropyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::buildVjp(OpBuilder &builder,
+                                       ValueRange resultGrads, ArrayRef<bool>,
+                                       SmallVectorImpl<Value> &out) {
+  out[0] = builder.create<CrossEntropyGradOp>(
+      getLoc(), getReductionAttr(), getLogits(), getTargets(), resultGrads[0],
+      getIgnoreIndexAttr());
+  return success();
+}

@@ -1,0 +1,233 @@
+//===- AppendOptimizer.cpp - Turn @train_step into a full training step ---===//
+//
+// Consumes the gradients that llmc-autodiff returns and returns updated
+// parameters and optimizer state instead (docs/training-ir.md):
+//
+// 1. Map each `llmc.grad_of` result to its parameter argument.
+// 2. Append the learning rate as a runtime input (`llmc.input = "lr"`,
+//    tensor<f32>), so schedules never recompile.
+// 3. Optionally clip all gradients by their global L2 norm.
+// 4. Append the state arguments (`llmc.state`, zero-initialized) and build
+//    the update: one `llmc.adamw_update` per parameter, or SGD's elementwise
+//    momentum update.
+// 5. Return (loss, [grad_norm], new params, new state); each result that
+//    replaces an argument carries `llmc.next = <argument index>`, and state
+//    results carry `llmc.state` like their arguments.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "passes/TrainingUtils.h"
+
+#include "dialects/llmc/LlmcOps.h"
+#include "dialects/llmc/VjpUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#define DEBUG_TYPE "llmc-append-optimizer"
+
+namespace mlir::llmc {
+#define GEN_PASS_DEF_APPENDOPTIMIZERPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::llmc
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+namespace {
+
+/// One trainable parameter and its gradient.
+struct ParamGrad {
+  BlockArgument param;
+  Value grad;
+};
+
+struct AppendOptimizerPass
+    : mlir::llmc::impl::AppendOptimizerPassBase<AppendOptimizerPass> {
+  using AppendOptimizerPassBase::AppendOptimizerPassBase;
+
+  void runOnOperation() override {
+    if (optimizer != "adamw" && optimizer != "sgd") {
+      getOperation().emitError("llmc-append-optimizer: unknown optimizer '")
+          << optimizer << "'; use adamw or sgd";
+      return signalPassFailure();
+    }
+    auto train =
+        lookupFunction(getOperation(), "train_step", "llmc-append-optimizer",
+                       "run llmc-autodiff first");
+    if (failed(train) || failed(rewrite(*train)))
+      return signalPassFailure();
+  }
+
+  FailureOr<SmallVector<ParamGrad>> collectGrads(func::FuncOp func) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (func.getArgAttr(i, "llmc.state"))
+        return func.emitError("llmc-append-optimizer: @train_step already "
+                              "has optimizer state; run the pass once");
+    llvm::StringMap<unsigned> byName;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (!paramName(func, i).empty())
+        byName[paramName(func, i)] = i;
+    Operation *ret = func.getBody().front().getTerminator();
+    SmallVector<ParamGrad> grads;
+    for (unsigned i = 1; i < func.getNumResults(); ++i) {
+      auto of = func.getResultAttrOfType<StringAttr>(i, "llmc.grad_of");
+      if (!of)
+        return func.emitError("llmc-append-optimizer: @train_step result ")
+               << i << " is not a gradient (no llmc.grad_of); expected "
+               << "(loss, grads...) from llmc-autodiff";
+      auto it = byName.find(of.getValue());
+      if (it == byName.end())
+        return func.emitError("llmc-append-optimizer: result ")
+               << i << " is the gradient of '" << of.getValue()
+               << "', which is not a parameter of @train_step";
+      BlockArgument param = func.getArgument(it->second);
+      if (!isa<RankedTensorType>(param.getType()) ||
+          param.getType() != func.getResultTypes()[i])
+        return func.emitError("llmc-append-optimizer: result ")
+               << i << " (the gradient of '" << of.getValue() << "') has type "
+               << func.getResultTypes()[i] << " but the parameter has type "
+               << param.getType();
+      grads.push_back({param, ret->getOperand(i)});
+    }
+    return grads;
+  }
+
+  /// Scales every gradient by min(1, clip / (norm + 1e-6)); returns the norm.
+  /// The norm accumulates in f32 (f64 when a gradient is f64, for reference
+  /// runs), whatever the gradients' types.
+  Value clipGrads(vjp::GradBuilder &b, MutableArrayRef<ParamGrad> grads) {
+    OpBuilder &ob = b.builder();
+    Type f32 = ob.getF32Type();
+    for (ParamGrad &pg : grads)
+      if (getElementTypeOrSelf(pg.grad.getType()).isF64())
+        f32 = ob.getF64Type();
+    Value sumSq = b.scalar(f32, 0.0);
+    for (ParamGrad &pg : grads) {
+      auto type = cast<RankedTensorType>(pg.grad.getType());
+      Value g = pg.grad;
+      if (type.getElementType() != f32)
+        g = ob.create<CastOp>(b.location(), type.clone(f32), g);
+      SmallVector<int64_t> all =
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+      Value sq = b.mul(g, g);
+      sumSq = b.add(sumSq, all.empty() ? sq : b.reduceSum(sq, all, false));
+    }
+    Value norm = b.unary<SqrtOp>(sumSq);
+    Value coef =
+        b.div(b.scalar(f32, clipNorm), b.add(norm, b.scalar(f32, 1e-6)));
+    coef = ob.create<MinOp>(b.location(), coef, b.scalar(f32, 1.0));
+    for (ParamGrad &pg : grads) {
+      auto type = cast<RankedTensorType>(pg.grad.getType());
+      Value c = coef;
+      if (type.getElementType() != f32)
+        c = ob.create<CastOp>(
+            b.location(), RankedTensorType::get({}, type.getElementType()), c);
+      pg.grad = b.mul(pg.grad, c);
+    }
+    return norm;
+  }
+
+  LogicalResult rewrite(func::FuncOp func) {
+    auto collected = collectGrads(func);
+    if (failed(collected))
+      return failure();
+    SmallVector<ParamGrad> grads = std::move(*collected);
+    Operation *ret = func.getBody().front().getTerminator();
+    OpBuilder ob(ret);
+    Location loc = NameLoc::get(ob.getStringAttr("optimizer"), func.getLoc());
+    vjp::GradBuilder b(ob, loc);
+
+    auto named = [&](StringRef key, StringRef value) {
+      return ob.getNamedAttr(key, ob.getStringAttr(value));
+    };
+    auto zerosRule = named("llmc.init_rule", "zeros");
+    Value lr =
+        appendArgument(func, RankedTensorType::get({}, ob.getF32Type()),
+                       ob.getDictionaryAttr(named("llmc.input", "lr")), loc);
+
+    SmallVector<Value> results = {ret->getOperand(0)};
+    SmallVector<DictionaryAttr> attrs = {func.getResultAttrDict(0)};
+    if (clipNorm > 0) {
+      results.push_back(clipGrads(b, grads));
+      attrs.push_back(ob.getDictionaryAttr(named("llmc.output", "grad_norm")));
+    }
+    // A result replacing argument `arg`: llmc.next names it; state results
+    // also repeat the argument's llmc.state / llmc.state_of.
+    auto next = [&](Value v, BlockArgument arg) {
+      results.push_back(v);
+      unsigned i = arg.getArgNumber();
+      SmallVector<NamedAttribute> a = {
+          ob.getNamedAttr("llmc.next", ob.getI64IntegerAttr(i))};
+      for (StringRef key : {"llmc.state", "llmc.state_of"})
+        if (Attribute value = func.getArgAttr(i, key))
+          a.push_back(ob.getNamedAttr(key, value));
+      attrs.push_back(ob.getDictionaryAttr(a));
+    };
+    auto stateArg = [&](StringRef kind, BlockArgument param) {
+      SmallVector<NamedAttribute> a = {named("llmc.state", kind), zerosRule};
+      if (param)
+        a.push_back(
+            named("llmc.state_of", paramName(func, param.getArgNumber())));
+      Type type =
+          param ? param.getType() : RankedTensorType::get({}, ob.getI64Type());
+      return appendArgument(func, type, ob.getDictionaryAttr(a), loc);
+    };
+    double wd =
+        weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
+    auto decay = [&](BlockArgument p) {
+      return cast<ShapedType>(p.getType()).getRank() >= decayMinRank ? wd : 0.0;
+    };
+
+    if (optimizer == "adamw") {
+      BlockArgument step = stateArg("step", BlockArgument());
+      Value newStep = b.add(step, b.scalar(ob.getI64Type(), 1));
+      SmallVector<Value> newParams, ms, vs;
+      SmallVector<BlockArgument> mArgs, vArgs;
+      for (ParamGrad &pg : grads)
+        mArgs.push_back(stateArg("adamw.m", pg.param));
+      for (ParamGrad &pg : grads)
+        vArgs.push_back(stateArg("adamw.v", pg.param));
+      for (auto [i, pg] : llvm::enumerate(grads)) {
+        auto update = ob.create<AdamWUpdateOp>(
+            loc, pg.param, pg.grad, mArgs[i], vArgs[i], lr, newStep,
+            ob.getF64FloatAttr(beta1), ob.getF64FloatAttr(beta2),
+            ob.getF64FloatAttr(epsilon), ob.getF64FloatAttr(decay(pg.param)));
+        next(update.getNewParam(), pg.param);
+        ms.push_back(update.getNewM());
+        vs.push_back(update.getNewV());
+      }
+      next(newStep, step);
+      for (auto [i, m] : llvm::enumerate(ms))
+        next(m, mArgs[i]);
+      for (auto [i, v] : llvm::enumerate(vs))
+        next(v, vArgs[i]);
+    } else {
+      // torch.optim.SGD (dampening 0, no Nesterov): g += wd * p;
+      // buf = momentum * buf + g; p -= lr * buf. A zero-initialized buffer
+      // gives torch's first step (buf = g).
+      SmallVector<std::pair<Value, BlockArgument>> buffers;
+      for (ParamGrad &pg : grads) {
+        Value g = pg.grad;
+        if (decay(pg.param) != 0)
+          g = b.add(g, b.scale(pg.param, decay(pg.param)));
+        if (momentum != 0) {
+          BlockArgument buf = stateArg("sgd.momentum", pg.param);
+          g = b.add(b.scale(buf, momentum), g);
+          buffers.push_back({g, buf});
+        }
+        Type element = getElementTypeOrSelf(pg.param.getType());
+        Value lrT = lr;
+        if (element != ob.getF32Type())
+          lrT = ob.create<CastOp>(loc, RankedTensorType::get({}, element), lr);
+        next(b.sub(pg.param, b.mul(g, lrT)), pg.param);
+      }
+      for (auto [value, buf] : buffers)
+        next(value, buf);
+    }
+    setResults(func, results, attrs);
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,70 @@
+// RUN: llmc-opt %s | llmc-opt | FileCheck %s
+// RUN: llmc-opt %s --mlir-print-op-generic | llmc-opt | FileCheck %s
+
+// Round trip of the backward and optimizer ops (LlmcGradOps.td).
+
+// CHECK-LABEL: func.func @norms
+func.func @norms(%x: tensor<2x8x64xf32>, %dy: tensor<2x8x64xf32>, %w: tensor<64xf32>) {
+  // CHECK: llmc.layer_norm_grad %{{.*}}, %{{.*}} weight %{{.*}} {bias_grad} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<64xf32>) -> (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %0:3 = llmc.layer_norm_grad %x, %dy weight %w {bias_grad} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<64xf32>) -> (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  // Without weight, the bias gradient still has the normalized dims' shape.
+  // CHECK: llmc.layer_norm_grad %{{.*}}, %{{.*}} {axis = 1 : i64, bias_grad} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<8x64xf32>)
+  %1:2 = llmc.layer_norm_grad %x, %dy {axis = 1 : i64, bias_grad} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<8x64xf32>)
+  // CHECK: llmc.layer_norm_grad %{{.*}}, %{{.*}} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %2 = llmc.layer_norm_grad %x, %dy : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: llmc.rms_norm_grad %{{.*}}, %{{.*}} weight %{{.*}} {epsilon = 1.000000e-05 : f64} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<64xf32>) -> (tensor<2x8x64xf32>, tensor<64xf32>)
+  %3:2 = llmc.rms_norm_grad %x, %dy weight %w {epsilon = 1.0e-05 : f64} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<64xf32>) -> (tensor<2x8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// CHECK-LABEL: func.func @activations
+func.func @activations(%x: tensor<4x16xbf16>, %dy: tensor<4x16xbf16>) {
+  // CHECK: llmc.softmax_grad %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<4x16xbf16>
+  %0 = llmc.softmax_grad %x, %dy {axis = 0 : i64} : tensor<4x16xbf16>
+  // CHECK: llmc.log_softmax_grad %{{.*}}, %{{.*}} : tensor<4x16xbf16>
+  %1 = llmc.log_softmax_grad %x, %dy : tensor<4x16xbf16>
+  // CHECK: llmc.gelu_grad tanh %{{.*}}, %{{.*}} : tensor<4x16xbf16>
+  %2 = llmc.gelu_grad tanh %x, %dy : tensor<4x16xbf16>
+  // CHECK: llmc.gelu_grad erf %{{.*}}, %{{.*}} : tensor<4x16xbf16>
+  %3 = llmc.gelu_grad erf %x, %dy : tensor<4x16xbf16>
+  // CHECK: llmc.silu_grad %{{.*}}, %{{.*}} : tensor<4x16xbf16>
+  %4 = llmc.silu_grad %x, %dy : tensor<4x16xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x8x16x32xbf16>, %k: tensor<2x2x16x32xbf16>, %v: tensor<2x2x16x32xbf16>,
+                     %m: tensor<16x16xi1>) {
+  // GQA: 8 query heads over 2 key/value heads; lse is f32 whatever q's type.
+  // CHECK: llmc.attention_lse %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} {causal} : (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<16x16xi1>) -> (tensor<2x8x16x32xbf16>, tensor<2x8x16xf32>)
+  %o, %lse = llmc.attention_lse %q, %k, %v mask %m {causal} : (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<16x16xi1>) -> (tensor<2x8x16x32xbf16>, tensor<2x8x16xf32>)
+  // dk and dv have the key/value shapes (summed over each group).
+  // CHECK: llmc.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} {causal, scale = 1.250000e-01 : f64} : (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x8x16x32xbf16>, tensor<2x8x16xf32>, tensor<2x8x16x32xbf16>, tensor<16x16xi1>) -> (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x32xbf16>)
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %lse, %o mask %m {causal, scale = 0.125 : f64} : (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x8x16x32xbf16>, tensor<2x8x16xf32>, tensor<2x8x16x32xbf16>, tensor<16x16xi1>) -> (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x32xbf16>)
+  return
+}
+
+// CHECK-LABEL: func.func @loss_and_indexing
+func.func @loss_and_indexing(%logits: tensor<2x8x512xf32>, %t: tensor<2x8xi64>, %d: tensor<f32>,
+                             %dn: tensor<2x8xf32>, %dy: tensor<2x8x64xf32>, %de: tensor<2x8x1xf32>,
+                             %ti: tensor<2x8x1xi32>) {
+  // CHECK: llmc.cross_entropy_grad mean %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 0 : i64} : (tensor<2x8x512xf32>, tensor<2x8xi64>, tensor<f32>) -> tensor<2x8x512xf32>
+  %0 = llmc.cross_entropy_grad mean %logits, %t, %d {ignore_index = 0 : i64} : (tensor<2x8x512xf32>, tensor<2x8xi64>, tensor<f32>) -> tensor<2x8x512xf32>
+  // CHECK: llmc.cross_entropy_grad none %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x8x512xf32>, tensor<2x8xi64>, tensor<2x8xf32>) -> tensor<2x8x512xf32>
+  %1 = llmc.cross_entropy_grad none %logits, %t, %dn : (tensor<2x8x512xf32>, tensor<2x8xi64>, tensor<2x8xf32>) -> tensor<2x8x512xf32>
+  // CHECK: llmc.gather_grad %{{.*}}, %{{.*}} axis 0 : (tensor<2x8x64xf32>, tensor<2x8xi64>) -> tensor<512x64xf32>
+  %2 = llmc.gather_grad %dy, %t axis 0 : (tensor<2x8x64xf32>, tensor<2x8xi64>) -> tensor<512x64xf32>
+  // CHECK: llmc.gather_elements_grad %{{.*}}, %{{.*}} axis 2 : (tensor<2x8x1xf32>, tensor<2x8x1xi32>) -> tensor<2x8x512xf32>
+  %3 = llmc.gather_elements_grad %de, %ti axis 2 : (tensor<2x8x1xf32>, tensor<2x8x1xi32>) -> tensor<2x8x512xf32>
+  // CHECK: llmc.slice_grad %{{.*}} starts [0, 0, 64] limits [2, 8, 192] strides [1, 1, 2] : (tensor<2x8x64xf32>) -> tensor<2x8x192xf32>
+  %4 = llmc.slice_grad %dy starts [0, 0, 64] limits [2, 8, 192] strides [1, 1, 2] : (tensor<2x8x64xf32>) -> tensor<2x8x192xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @adamw
+func.func @adamw(%p: tensor<64x32xbf16>, %g: tensor<64x32xbf16>, %m: tensor<64x32xbf16>, %v: tensor<64x32xbf16>,
+                 %lr: tensor<f32>, %t: tensor<i64>) {
+  // CHECK: llmc.adamw_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {beta2 = 0.94999999999999996 : f64, weight_decay = 1.000000e-01 : f64} : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<f32>, tensor<i64>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
+  %0:3 = llmc.adamw_update %p, %g, %m, %v, %lr, %t {beta2 = 0.95 : f64, weight_decay = 0.1 : f64} : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<f32>, tensor<i64>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
+  return
+}
