@@ -30,6 +30,9 @@ int runDriver(int argc, char **argv);
 /// `llmc check FILE.mlir`: parse, verify and summarize llmc IR.
 int runCheck(const Args &args);
 
+/// `llmc import MODEL.onnx`: import an ONNX model and print its llmc IR.
+int runImport(const Args &args);
+
 } // namespace llmc
 
 #endif // LLMC_COMPILER_DRIVER_H
