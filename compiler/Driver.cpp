@@ -14,6 +14,9 @@ const std::vector<Command> &commands() {
        runCheck},
       {"import", "import MODEL.onnx      import an ONNX model as llmc IR",
        runImport},
+      {"tokenize", "tokenize TEXT -o X.bin  byte-level token shards (llm.c "
+                   ".bin format) from a text file",
+       runTokenize},
   };
   return table;
 }

@@ -33,6 +33,9 @@ int runCheck(const Args &args);
 /// `llmc import MODEL.onnx`: import an ONNX model and print its llmc IR.
 int runImport(const Args &args);
 
+/// `llmc tokenize TEXT -o TRAIN.bin [--val VAL.bin]`: byte-level shards.
+int runTokenize(const Args &args);
+
 } // namespace llmc
 
 #endif // LLMC_COMPILER_DRIVER_H

@@ -1,0 +1,27 @@
+// RUN: llmc --version | FileCheck %s --check-prefix=VERSION
+// RUN: llmc --help | FileCheck %s --check-prefix=HELP
+// RUN: not llmc 2>&1 | FileCheck %s --check-prefix=HELP
+// RUN: not llmc frobnicate 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: llmc check %s | FileCheck %s --check-prefix=CHECK-OK
+// RUN: not llmc check 2>&1 | FileCheck %s --check-prefix=NOARG
+// RUN: not llmc check %t.missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not llmc check %S/Inputs/invalid.mlir 2>&1 | FileCheck %s --check-prefix=INVALID
+
+// VERSION: llmc 0.1.0
+// HELP: usage: llmc <command> [options]
+// HELP: check FILE.mlir
+// UNKNOWN: llmc: error: unknown command 'frobnicate'; `llmc --help` lists the commands
+// CHECK-OK: llmc-cli.mlir: ok
+// CHECK-OK-NEXT: llmc.add 2
+// CHECK-OK-NEXT: llmc.softmax 1
+// NOARG: llmc check: error: expected one input file
+// MISSING: llmc check: error: cannot read '{{.*}}missing.mlir'
+// INVALID: invalid.mlir:4:8: error: 'llmc.add' op operand shapes [4] and [5] are not broadcast-compatible
+// INVALID: llmc check: error: '{{.*}}invalid.mlir' is not valid llmc IR (see the diagnostics above)
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = llmc.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = llmc.add %0, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = llmc.softmax %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
