@@ -350,7 +350,176 @@ static LogicalResult sequenceAtOp(OnnxNode &n) {
   return success();
 }
 
+/// GatherND (batch_dims 0): the first k dims of data are indexed by the
+/// last dim of indices. As a Gather on data flattened to
+/// [prod(dims[:k]), dims[k:]...] at linear = sum(indices * strides).
+static LogicalResult gatherNDOp(OnnxNode &n) {
+  if (n.getInt("batch_dims", 0) != 0)
+    return n.emitError() << "llmc imports GatherND with batch_dims 0 only";
+  if (failed(n.requireStaticShape(0, "GatherND")) ||
+      failed(n.requireStaticShape(1, "GatherND")))
+    return failure();
+  SmallVector<int64_t> ds = n.shape(0), is = n.shape(1);
+  int64_t k = is.empty() ? 0 : is.back();
+  if (is.empty() || k < 1 || k > int64_t(ds.size()))
+    return n.emitError() << "indices' last dim must be in [1, data rank]";
+  std::vector<int64_t> strides(k, 1);
+  for (int64_t j = k - 2; j >= 0; --j)
+    strides[j] = strides[j + 1] * ds[j + 1];
+  SmallVector<int64_t> outIdx(is.begin(), is.end() - 1);
+  SmallVector<int64_t> flat = {shapeElementCount(llvm::ArrayRef(ds).take_front(k))};
+  flat.append(ds.begin() + k, ds.end());
+  Value linear;
+  if (const TensorData *idx = n.constant(1)) {
+    TensorData lin(DType::Int64, std::vector<int64_t>(outIdx.begin(),
+                                                      outIdx.end()));
+    for (int64_t i = 0, e = lin.numElements(); i < e; ++i) {
+      int64_t v = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t x = idx->getInt(i * k + j);
+        if (x < -ds[j] || x >= ds[j])
+          return n.emitError() << "index " << x << " is out of range for dim "
+                               << j << " of size " << ds[j];
+        v += (x < 0 ? x + ds[j] : x) * strides[j];
+      }
+      lin.setInt(i, v);
+    }
+    auto c = n.constantValue(lin);
+    if (failed(c))
+      return failure();
+    linear = *c;
+  } else {
+    auto iv = n.value(1);
+    if (failed(iv))
+      return failure();
+    Type it = cast<RankedTensorType>(iv->getType()).getElementType();
+    auto st = n.constantValue(
+        evalCast(TensorData::fromInts(DType::Int64, {k}, strides), dtypeOf(it)));
+    if (failed(st))
+      return failure();
+    auto prod = n.create<ll::MulOp>({*iv, *st});
+    if (failed(prod))
+      return failure();
+    auto sum = n.create<ll::ReduceSumOp>(
+        {*prod}, {n.b.getNamedAttr(
+                     "axes", n.b.getDenseI64ArrayAttr({int64_t(is.size()) - 1}))});
+    if (failed(sum))
+      return failure();
+    linear = *sum;
+  }
+  auto data = n.value(0);
+  if (failed(data))
+    return failure();
+  auto r = n.create<ll::GatherOp>(
+      {n.reshape(*data, flat), linear},
+      {n.b.getNamedAttr("axis", n.b.getI64IntegerAttr(0))});
+  if (failed(r))
+    return failure();
+  n.setOutput(0, *r);
+  return success();
+}
+
+/// Pad in constant mode: per axis, concat(fill[begin], x, fill[end]);
+/// negative pads crop. HF causal LMs pad the labels with -100 this way.
+static LogicalResult padOp(OnnxNode &n) {
+  std::string mode = n.getString("mode", "constant");
+  if (mode != "constant")
+    return n.emitError() << "has mode '" << mode
+                         << "'; llmc imports constant padding only";
+  auto pads = n.requireConstant(1, "pads");
+  if (failed(pads) || failed(n.requireStaticShape(0, "Pad")))
+    return failure();
+  SmallVector<int64_t> in = n.shape(0);
+  int64_t rank = in.size();
+  std::vector<int64_t> p = (*pads)->toInts(), axes;
+  if (n.hasInput(3)) {
+    auto a = n.requireConstant(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = (*a)->toInts();
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  if (p.size() != 2 * axes.size())
+    return n.emitError() << "has " << p.size() << " pads for "
+                         << axes.size() << " axes";
+  double fill = 0;
+  if (n.hasInput(2)) {
+    auto c = n.requireConstant(2, "constant value");
+    if (failed(c))
+      return failure();
+    fill = (*c)->getDouble(0);
+  }
+  ImportValue x = n.input(0);
+  std::vector<int64_t> shape(in.begin(), in.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto axis = n.normalizeAxis(axes[i], rank);
+    if (failed(axis))
+      return failure();
+    int64_t before = p[i], after = p[i + axes.size()];
+    if (before == 0 && after == 0)
+      continue;
+    // Crop first (negative pads), then add fill blocks.
+    std::vector<int64_t> start(rank, 0), step(rank, 1), count = shape;
+    start[*axis] = std::max<int64_t>(-before, 0);
+    count[*axis] = shape[*axis] - start[*axis] - std::max<int64_t>(-after, 0);
+    if (count[*axis] < 0)
+      return n.emitError() << "crops more than dim " << *axis << " holds";
+    std::vector<int64_t> lo = count, hi = count;
+    lo[*axis] = std::max<int64_t>(before, 0);
+    hi[*axis] = std::max<int64_t>(after, 0);
+    std::vector<int64_t> out = count;
+    out[*axis] += lo[*axis] + hi[*axis];
+    DType type = n.dtype(0);
+    if (x.isConstant() && n.canFold(out)) {
+      TensorData body = evalSlice(*x.constant, start, step, count);
+      TensorData a = evalBroadcastTo(TensorData::fromDoubles(type, {}, {fill}), lo);
+      TensorData b = evalBroadcastTo(TensorData::fromDoubles(type, {}, {fill}), hi);
+      x = ImportValue::of(evalConcat({&a, &body, &b}, *axis));
+    } else {
+      auto v = n.graph.materialize(x, n.loc, n.inputName(0));
+      if (failed(v))
+        return failure();
+      Value body = *v;
+      if (count != shape) {
+        std::vector<int64_t> limit(rank);
+        for (int64_t d = 0; d < rank; ++d)
+          limit[d] = start[d] + count[d];
+        auto s = n.create<ll::SliceOp>(
+            {body}, {n.b.getNamedAttr("starts", n.b.getDenseI64ArrayAttr(start)),
+                     n.b.getNamedAttr("limits", n.b.getDenseI64ArrayAttr(limit)),
+                     n.b.getNamedAttr("strides", n.b.getDenseI64ArrayAttr(step))});
+        if (failed(s))
+          return failure();
+        body = *s;
+      }
+      auto type = cast<RankedTensorType>(body.getType());
+      SmallVector<Value> parts;
+      if (lo[*axis])
+        parts.push_back(n.splat(type.clone(lo), fill));
+      parts.push_back(body);
+      if (hi[*axis])
+        parts.push_back(n.splat(type.clone(hi), fill));
+      Value joined = body;
+      if (parts.size() > 1) {
+        auto c = n.create<ll::ConcatOp>(
+            parts, {n.b.getNamedAttr("axis", n.b.getI64IntegerAttr(*axis))});
+        if (failed(c))
+          return failure();
+        joined = *c;
+      }
+      x = ImportValue::of(joined);
+    }
+    shape = out;
+  }
+  n.setOutput(0, std::move(x));
+  return success();
+}
+
 void registerIndexOps(OpRegistry &r) {
+  r["GatherND"] = gatherNDOp;
+  r["Pad"] = padOp;
   r["Concat"] = concatOp;
   r["Slice"] = sliceOp;
   r["Gather"] = gatherOp;

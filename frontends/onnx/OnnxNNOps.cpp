@@ -145,6 +145,26 @@ static LogicalResult layerNormOp(OnnxNode &n) {
   return success();
 }
 
+/// Gelu (opset 20) is a composite op in ONNX and in llmc.
+static LogicalResult geluOp(OnnxNode &n) {
+  std::string approx = n.getString("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return n.emitError() << "has approximate '" << approx
+                         << "'; ONNX allows none and tanh";
+  auto x = n.value(0);
+  if (failed(x))
+    return failure();
+  auto form = approx == "tanh" ? ll::GeluApproximation::tanh
+                               : ll::GeluApproximation::erf;
+  auto r = n.create<ll::GeluOp>(
+      {*x}, {n.b.getNamedAttr("approximation", ll::GeluApproximationAttr::get(
+                                                   n.b.getContext(), form))});
+  if (failed(r))
+    return failure();
+  n.setOutput(0, *r);
+  return success();
+}
+
 template <typename OpTy> static LogicalResult softmaxOp(OnnxNode &n) {
   auto x = n.value(0);
   if (failed(x))
@@ -373,6 +393,7 @@ void registerNNOps(OpRegistry &r) {
   r["MatMul"] = matmulOp;
   r["Gemm"] = gemmOp;
   r["LayerNormalization"] = layerNormOp;
+  r["Gelu"] = geluOp;
   r["Softmax"] = softmaxOp<ll::SoftmaxOp>;
   r["LogSoftmax"] = softmaxOp<ll::LogSoftmaxOp>;
   r["ReduceSum"] = reduceOp<ReduceKind::Sum>;
