@@ -240,18 +240,18 @@ static LogicalResult clipOp(OnnxNode &n) {
   return success();
 }
 
-/// Dropout is an identity at inference; llmc has no dropout, so a graph
-/// exported in training mode trains without it, and we say so.
+/// Dropout is an identity at inference and with ratio 0; llmc has no
+/// dropout, so a graph exported in training mode with a non-zero ratio trains
+/// without it (GraphImporter warns once, listing the nodes).
 static LogicalResult dropoutOp(OnnxNode &n) {
   if (n.outputUsed(1))
     return n.emitError() << "the dropout mask (output 1) is read by the "
                             "graph, but llmc imports Dropout as an identity";
-  const TensorData *training = n.constant(2);
-  if (n.hasInput(2) && (!training || training->getInt(0) != 0))
-    mlir::emitWarning(n.loc)
-        << "node '" << n.name()
-        << "' (Dropout): imported as an identity; llmc does not apply "
-           "dropout in training";
+  const TensorData *ratio = n.constant(1), *training = n.constant(2);
+  bool zeroRatio = n.hasInput(1) && ratio && ratio->getDouble(0) == 0;
+  bool inference = !n.hasInput(2) || (training && training->getInt(0) == 0);
+  if (!zeroRatio && !inference)
+    n.graph.droppedDropouts.push_back(n.name().str());
   n.setOutput(0, n.input(0));
   return success();
 }

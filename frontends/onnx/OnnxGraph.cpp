@@ -384,6 +384,15 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     func.setResultAttr(i, "llmc.output", builder.getStringAttr(out.name()));
 
   warnSharedNormParams();
+  if (!droppedDropouts.empty()) {
+    auto diag = emitWarning(fileLoc());
+    diag << droppedDropouts.size()
+         << " Dropout node(s) in training mode with a non-zero ratio (";
+    for (size_t i = 0; i < droppedDropouts.size() && i < 3; ++i)
+      diag << (i ? ", " : "") << "'" << droppedDropouts[i] << "'";
+    diag << (droppedDropouts.size() > 3 ? ", ..." : "")
+         << ") are imported as identities: llmc does not apply dropout";
+  }
   if (failed(verify(*module))) {
     emitError(fileLoc()) << "the imported module does not verify (an importer "
                             "bug: please report it with the model)";

@@ -245,6 +245,9 @@ public:
   /// bias: more than one means the exporter merged parameters.
   llvm::StringMap<std::vector<std::string>> normParamUses;
   llvm::StringMap<bool> initializerNames;
+  /// Dropout nodes in training mode with a non-zero ratio, imported as
+  /// identities.
+  std::vector<std::string> droppedDropouts;
 
   mlir::Location fileLoc();
   mlir::Location nameLoc(llvm::StringRef name);
