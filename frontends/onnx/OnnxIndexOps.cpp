@@ -193,7 +193,17 @@ static LogicalResult gatherOp(OnnxNode &n) {
 
 static LogicalResult gatherElementsOp(OnnxNode &n) {
   auto axis = n.normalizeAxis(n.getInt("axis", 0), n.rank(0));
-  auto data = failed(axis) ? FailureOr<Value>(failure()) : n.value(0);
+  if (failed(axis))
+    return failure();
+  const TensorData *data0 = n.constant(0), *idx = n.constant(1);
+  if (data0 && idx && n.canFold(idx->shape())) {
+    auto r = evalGatherElements(*data0, *idx, *axis);
+    if (!r)
+      return n.evalError(r.takeError());
+    n.setOutput(0, std::move(*r));
+    return success();
+  }
+  auto data = n.value(0);
   auto indices = failed(data) ? data : n.value(1);
   if (failed(indices))
     return failure();
