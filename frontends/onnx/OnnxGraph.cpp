@@ -212,6 +212,10 @@ FailureOr<Value> GraphImporter::materialize(ImportValue &v, Location loc,
                    << "' is a sequence, which only SequenceAt can read";
     return failure();
   }
+  if (!v.isConstant()) {
+    emitError(loc) << "value '" << name << "' was never computed";
+    return failure();
+  }
   auto attr = toElementsAttr(*v.constant, &ctx, name);
   if (failed(attr)) {
     emitError(loc) << "value '" << name << "' has element type "
@@ -359,6 +363,11 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     for (auto [i, d] : llvm::enumerate(tt.shape().dim())) {
       symbols.push_back(builder.getStringAttr(d.dim_param()));
       if (d.has_dim_value()) {
+        if (d.dim_value() < 0) {
+          emitError(loc) << "graph input '" << input.name() << "' has dim "
+                         << i << " of size " << d.dim_value();
+          return nullptr;
+        }
         shape.push_back(d.dim_value());
         continue;
       }

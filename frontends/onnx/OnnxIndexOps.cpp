@@ -349,7 +349,7 @@ static LogicalResult sequenceAtOp(OnnxNode &n) {
   const ImportValue &seq = n.input(0);
   if (!seq.isSequence())
     return n.emitError() << "input 0 is not a sequence";
-  auto pos = n.requireConstant(1, "position");
+  auto pos = n.requireScalar(1, "position");
   if (failed(pos))
     return failure();
   int64_t size = seq.sequence->size(), i = (*pos)->getInt(0);
@@ -456,7 +456,7 @@ static LogicalResult padOp(OnnxNode &n) {
                          << axes.size() << " axes";
   double fill = 0;
   if (n.hasInput(2)) {
-    auto c = n.requireConstant(2, "constant value");
+    auto c = n.requireScalar(2, "constant value");
     if (failed(c))
       return failure();
     fill = (*c)->getDouble(0);
