@@ -228,12 +228,4 @@ listUnsupportedOnnxOps(const std::string &path, MLIRContext &context) {
   return out;
 }
 
-std::vector<std::string> supportedOnnxOps() {
-  std::vector<std::string> ops;
-  for (const auto &entry : opHandlers())
-    ops.push_back(entry.getKey().str());
-  std::sort(ops.begin(), ops.end());
-  return ops;
-}
-
 } // namespace llmc
