@@ -35,6 +35,16 @@ int runImport(const Args &args);
 
 /// `llmc tokenize TEXT -o TRAIN.bin [--val VAL.bin]`: byte-level shards.
 int runTokenize(const Args &args);
+/// `llmc run MODEL --inputs FILE`: evaluate a model in the reference
+/// evaluator (compiler/RunCommand.cpp).
+int runRun(const Args &args);
+
+/// `llmc import-json FILE.json`: import a JSON graph and print its IR.
+/// TEMPORARY: to be folded into `llmc import`, dispatching on the extension.
+int runImportJson(const Args &args);
+
+/// `llmc recipe NAME --size SIZE`: write a named model's JSON graph.
+int runRecipe(const Args &args);
 
 } // namespace llmc
 
