@@ -12,6 +12,12 @@ const std::vector<Command> &commands() {
       {"check", "check FILE.mlir        parse and verify llmc IR; print its "
                 "op counts",
        runCheck},
+      {"tokenize", "tokenize TEXT -o X.bin  byte-level token shards (llm.c "
+                   ".bin format) from a text file",
+       runTokenize},
+      {"run", "run MODEL --inputs F   evaluate a model on the CPU reference "
+              "evaluator",
+       runRun},
   };
   return table;
 }

@@ -20,6 +20,9 @@ config.substitutions.append(("%models", os.path.join(config.llmc_src_root, "test
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not` at the start of a RUN line is found through PATH (the default
+# substitutions only rewrite `| not`).
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # GPU tests carry `REQUIRES: cuda`; without a GPU lit reports them as
 # UNSUPPORTED, and says why once here.

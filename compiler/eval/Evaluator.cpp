@@ -1,0 +1,208 @@
+//===- Evaluator.cpp - The CPU reference evaluator ------------------------===//
+//
+// The driver loop: check the arguments against the function type, then run
+// the body's ops in order, looking each one up in the kernel table. Every
+// operand and result type is checked (static shape, supported element kind)
+// before its kernel runs, so kernels need no checks of their own.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/eval/Kernels.h"
+
+#include "dialects/llmc/ShapeUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+
+namespace llmc {
+
+static const KernelTable &kernelTable() {
+  static const KernelTable table = [] {
+    KernelTable t;
+    registerElementwiseKernels(t);
+    registerShapeKernels(t);
+    registerReduceKernels(t);
+    registerNNKernels(t);
+    registerAttentionKernels(t);
+    return t;
+  }();
+  return table;
+}
+
+bool hasKernel(StringRef opName) { return kernelTable().count(opName); }
+
+std::optional<ElementKind> kindOf(Type t) {
+  if (t.isF64())
+    return ElementKind::F64;
+  if (t.isF32())
+    return ElementKind::F32;
+  if (t.isF16())
+    return ElementKind::F16;
+  if (t.isBF16())
+    return ElementKind::BF16;
+  if (t.isFloat8E4M3FN())
+    return ElementKind::F8E4M3FN;
+  if (t.isFloat8E5M2())
+    return ElementKind::F8E5M2;
+  if (t.isSignlessInteger(64))
+    return ElementKind::I64;
+  if (t.isSignlessInteger(32))
+    return ElementKind::I32;
+  if (t.isSignlessInteger(1))
+    return ElementKind::I1;
+  return std::nullopt;
+}
+
+/// Checks that `v` is a tensor the kernels can hold; `what` names it in the
+/// error ("operand #1", "result #0").
+static LogicalResult checkEvaluable(Operation *op, Value v,
+                                    const std::string &what) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type)
+    return op->emitError("reference evaluator: ")
+           << what << " has type " << v.getType()
+           << "; only ranked tensors are supported";
+  if (!type.hasStaticShape())
+    return op->emitError("reference evaluator: ")
+           << what << " has the dynamic shape "
+           << mlir::llmc::shapeToString(type.getShape())
+           << "; specialize shapes first (--shape NAME=VALUE)";
+  if (!kindOf(type.getElementType()))
+    return op->emitError("reference evaluator: ")
+           << what << " has the unsupported element type "
+           << type.getElementType();
+  return success();
+}
+
+/// "'idx'" from an argument's llmc.input / llmc.param name, or "#3".
+static std::string argumentName(func::FuncOp func, unsigned i) {
+  for (StringRef attr : {"llmc.input", "llmc.param"})
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, attr))
+      return "'" + name.getValue().str() + "'";
+  return "#" + std::to_string(i);
+}
+
+static LogicalResult checkArguments(func::FuncOp func,
+                                    ArrayRef<RefTensor> args) {
+  if (args.size() != func.getNumArguments())
+    return func.emitError("reference evaluator: @")
+           << func.getSymName() << " takes " << func.getNumArguments()
+           << " arguments, got " << args.size();
+  for (unsigned i = 0; i < args.size(); ++i) {
+    Value arg = func.getArgument(i);
+    if (failed(checkEvaluable(func, arg, "argument " + argumentName(func, i))))
+      return failure();
+    std::vector<int64_t> shape = shapeOf(arg);
+    ElementKind kind = kindOfValue(arg);
+    const RefTensor &t = args[i];
+    size_t storage = t.isFloat() ? t.floats.size() : t.ints.size();
+    if (t.kind != kind || t.shape != shape ||
+        storage != static_cast<size_t>(t.numElements()))
+      return func.emitError("reference evaluator: argument ")
+             << argumentName(func, i) << " expects " << kindName(kind)
+             << shapeString(shape) << ", got " << t.typeString();
+  }
+  return success();
+}
+
+FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
+                                           ArrayRef<RefTensor> args) {
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitError("reference evaluator: @")
+           << func.getSymName() << " must have a body of one block";
+  if (failed(checkArguments(func, args)))
+    return failure();
+
+  llvm::DenseMap<Value, RefTensor> values;
+  for (unsigned i = 0; i < args.size(); ++i)
+    values[func.getArgument(i)] = args[i];
+
+  const KernelTable &table = kernelTable();
+  for (Operation &op : func.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::vector<RefTensor> results;
+      for (Value v : ret.getOperands())
+        results.push_back(values.lookup(v));
+      return results;
+    }
+    auto kernel = table.find(op.getName().getStringRef());
+    if (kernel == table.end())
+      return op.emitError("reference evaluator: no kernel for op '")
+             << op.getName() << "'";
+    std::vector<const RefTensor *> operands;
+    for (auto [i, v] : llvm::enumerate(op.getOperands())) {
+      if (failed(checkEvaluable(&op, v, "operand #" + std::to_string(i))))
+        return failure();
+      auto it = values.find(v);
+      if (it == values.end())
+        return op.emitError("reference evaluator: operand #")
+               << i << " is not defined in the function body";
+      operands.push_back(&it->second);
+    }
+    for (auto [i, v] : llvm::enumerate(op.getResults()))
+      if (failed(checkEvaluable(&op, v, "result #" + std::to_string(i))))
+        return failure();
+    std::vector<RefTensor> results;
+    if (failed(kernel->second(&op, operands, results)))
+      return failure();
+    if (results.size() != op.getNumResults())
+      return op.emitError("reference evaluator: kernel produced ")
+             << results.size() << " results for " << op.getNumResults();
+    for (auto [v, t] : llvm::zip(op.getResults(), results))
+      values[v] = std::move(t);
+  }
+  return func.emitError("reference evaluator: @")
+         << func.getSymName() << " has no func.return";
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the kernel files
+//===----------------------------------------------------------------------===//
+
+std::vector<int64_t> shapeOf(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return std::vector<int64_t>(shape.begin(), shape.end());
+}
+
+ElementKind kindOfValue(Value v) {
+  return *kindOf(cast<RankedTensorType>(v.getType()).getElementType());
+}
+
+RefTensor makeResult(Value v) { return RefTensor(kindOfValue(v), shapeOf(v)); }
+
+BroadcastMap::BroadcastMap(const std::vector<int64_t> &operandShape,
+                           const std::vector<int64_t> &resultShape)
+    : resultShape_(resultShape), operandStrides_(resultShape.size(), 0) {
+  std::vector<int64_t> strides = stridesOf(operandShape);
+  size_t offset = resultShape.size() - operandShape.size();
+  for (size_t d = 0; d < operandShape.size(); ++d)
+    if (operandShape[d] != 1)
+      operandStrides_[d + offset] = strides[d];
+}
+
+int64_t BroadcastMap::operator()(int64_t resultIndex) const {
+  int64_t src = 0;
+  for (int64_t d = static_cast<int64_t>(resultShape_.size()) - 1; d >= 0; --d) {
+    src += (resultIndex % resultShape_[d]) * operandStrides_[d];
+    resultIndex /= resultShape_[d];
+  }
+  return src;
+}
+
+void roundInPlace(RefTensor &t) {
+  if (t.isFloat()) {
+    FloatFormat format = floatFormatOf(t.kind);
+    for (double &v : t.floats)
+      v = roundToFormat(v, format);
+  } else {
+    for (int64_t &v : t.ints)
+      v = wrapToKind(v, t.kind);
+  }
+}
+
+int64_t normalizedAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+} // namespace llmc
