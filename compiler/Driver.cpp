@@ -12,6 +12,8 @@ const std::vector<Command> &commands() {
       {"check", "check FILE.mlir        parse and verify llmc IR; print its "
                 "op counts",
        runCheck},
+      {"import", "import MODEL.onnx      import an ONNX model as llmc IR",
+       runImport},
       {"tokenize", "tokenize TEXT -o X.bin  byte-level token shards (llm.c "
                    ".bin format) from a text file",
        runTokenize},

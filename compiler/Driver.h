@@ -30,6 +30,9 @@ int runDriver(int argc, char **argv);
 /// `llmc check FILE.mlir`: parse, verify and summarize llmc IR.
 int runCheck(const Args &args);
 
+/// `llmc import MODEL.onnx`: import an ONNX model and print its llmc IR.
+int runImport(const Args &args);
+
 /// `llmc tokenize TEXT -o TRAIN.bin [--val VAL.bin]`: byte-level shards.
 int runTokenize(const Args &args);
 /// `llmc run MODEL --inputs FILE`: evaluate a model in the reference

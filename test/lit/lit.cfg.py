@@ -10,13 +10,20 @@ from lit.llvm.subst import ToolSubst
 config.name = "LLMC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 # Frontend tests are the model files themselves, with the RUN line inside.
-config.suffixes = [".mlir", ".json", ".onnxtext"]
+config.suffixes = [".mlir", ".json", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.llmc_obj_root, "test", "lit")
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%models", os.path.join(config.llmc_src_root, "test", "models")))
+# ONNX fixtures are checked in as text (Inputs/*.textproto) and encoded with
+# protoc in the RUN line: `%onnx-encode < %S/Inputs/x.textproto > %t.onnx`.
+config.substitutions.append(
+    ("%onnx-encode",
+     "%s --encode=onnx.ModelProto -I%s %s" % (
+         config.protoc, os.path.dirname(config.onnx_proto),
+         os.path.basename(config.onnx_proto))))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -1,0 +1,426 @@
+//===- OnnxGraph.cpp - Walk an ONNX graph into func @forward --------------===//
+//
+// 1. Decode the initializers: float ones become llmc.param arguments with
+//    their values as llmc.init; integer and bool ones become import-time
+//    constants (llmc.constant where an op reads them).
+// 2. Bind the symbolic dims of the graph inputs from the options and make
+//    the inputs llmc.input arguments.
+// 3. Import the nodes in order through the op handlers.
+// 4. Return the graph outputs (llmc.output), warn about parameters the
+//    exporter merged, and verify the module.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/onnx/OnnxGraph.h"
+#include "frontends/onnx/onnx.pb.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+
+namespace llmc::onnximport {
+
+//===----------------------------------------------------------------------===//
+// Types and attributes
+//===----------------------------------------------------------------------===//
+
+FailureOr<Type> llmcElementType(DType type, MLIRContext *ctx) {
+  Builder b(ctx);
+  switch (type) {
+  case DType::Float: return b.getF32Type();
+  case DType::Float16: return b.getF16Type();
+  case DType::BFloat16: return b.getBF16Type();
+  case DType::Int32: return b.getIntegerType(32);
+  case DType::Int64: return b.getIntegerType(64);
+  case DType::Bool: return b.getIntegerType(1);
+  default: return failure();
+  }
+}
+
+DType dtypeOf(Type type) {
+  if (type.isF32()) return DType::Float;
+  if (type.isF16()) return DType::Float16;
+  if (type.isBF16()) return DType::BFloat16;
+  if (type.isF64()) return DType::Double;
+  if (type.isInteger(1)) return DType::Bool;
+  if (type.isInteger(32)) return DType::Int32;
+  if (type.isInteger(64)) return DType::Int64;
+  return DType::Undefined;
+}
+
+/// Resource keys print as bare identifiers; keep them parseable.
+static std::string blobKey(llvm::StringRef name) {
+  std::string key;
+  for (char c : name)
+    key += (llvm::isAlnum(c) || c == '_' || c == '.') ? c : '_';
+  if (key.empty() || !(llvm::isAlpha(key[0]) || key[0] == '_'))
+    key = "_" + key;
+  return key;
+}
+
+FailureOr<ElementsAttr> toElementsAttr(const TensorData &t, MLIRContext *ctx,
+                                       llvm::StringRef blobName,
+                                       int64_t resourceThreshold) {
+  auto elt = llmcElementType(t.dtype(), ctx);
+  if (failed(elt))
+    return failure();
+  auto type = RankedTensorType::get(t.shape(), *elt);
+  int64_t n = t.numElements();
+  if (n > resourceThreshold && t.dtype() != DType::Bool) {
+    // The blob holds the ONNX bytes as they are: MLIR's layout of these
+    // types is the same little-endian, native-width one.
+    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        t.bytes(), dtypeSize(t.dtype()));
+    return cast<ElementsAttr>(
+        DenseResourceElementsAttr::get(type, blobKey(blobName), std::move(blob)));
+  }
+  switch (t.dtype()) {
+  case DType::Float:
+  case DType::Float16:
+  case DType::BFloat16: {
+    const llvm::fltSemantics &sem = cast<FloatType>(*elt).getFloatSemantics();
+    SmallVector<APFloat> values;
+    for (int64_t i = 0; i < n; ++i) {
+      APFloat f(t.getDouble(i));
+      bool lost;
+      f.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(f);
+    }
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, values));
+  }
+  case DType::Bool: {
+    SmallVector<bool> values;
+    for (int64_t i = 0; i < n; ++i)
+      values.push_back(t.getInt(i) != 0);
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, values));
+  }
+  default: {
+    unsigned width = cast<IntegerType>(*elt).getWidth();
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < n; ++i)
+      values.push_back(APInt(width, static_cast<uint64_t>(t.getInt(i)),
+                             /*isSigned=*/true));
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, values));
+  }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter
+//===----------------------------------------------------------------------===//
+
+GraphImporter::GraphImporter(const onnx::ModelProto &model,
+                             llvm::StringRef path,
+                             const OnnxImportOptions &options,
+                             MLIRContext &ctx)
+    : model(model), path(path.str()), options(options), ctx(ctx),
+      builder(&ctx) {
+  baseDir = llvm::sys::path::parent_path(path).str();
+  if (baseDir.empty())
+    baseDir = ".";
+}
+
+Location GraphImporter::fileLoc() {
+  return FileLineColLoc::get(&ctx, path, 0, 0);
+}
+
+Location GraphImporter::nameLoc(llvm::StringRef name) {
+  return NameLoc::get(StringAttr::get(&ctx, name), fileLoc());
+}
+
+std::string GraphImporter::unboundHint() const {
+  if (unbound.empty())
+    return "";
+  std::string dims, flags;
+  llvm::StringSet<> seen;
+  for (const UnboundDim &u : unbound) {
+    if (!dims.empty())
+      dims += ", ";
+    dims += "input '" + u.input + "' dim " + std::to_string(u.dim);
+    if (u.symbol.empty()) {
+      dims += " (unnamed)";
+      continue;
+    }
+    dims += " ('" + u.symbol + "')";
+    if (seen.insert(u.symbol).second)
+      flags += " --shape " + u.symbol + "=VALUE";
+  }
+  std::string hint = "; the model's symbolic dims " + dims + " are not bound";
+  if (!flags.empty())
+    hint += ": pass" + flags;
+  else
+    hint += " and have no name: re-export the model with static or named "
+            "dynamic dims";
+  return hint;
+}
+
+FailureOr<Value> GraphImporter::materialize(ImportValue &v, Location loc,
+                                            llvm::StringRef name) {
+  if (v.value)
+    return v.value;
+  if (v.isSequence()) {
+    emitError(loc) << "value '" << name
+                   << "' is a sequence, which only SequenceAt can read";
+    return failure();
+  }
+  auto attr = toElementsAttr(*v.constant, &ctx, name);
+  if (failed(attr)) {
+    emitError(loc) << "value '" << name << "' has element type "
+                   << dtypeName(static_cast<int32_t>(v.constant->dtype()))
+                   << ", which llmc ops do not take (llmc has f32, f16, "
+                      "bf16, i32, i64 and i1)";
+    return failure();
+  }
+  v.value = builder.create<mlir::llmc::ConstantOp>(loc, *attr);
+  return v.value;
+}
+
+LogicalResult GraphImporter::bindDims(llvm::StringMap<int64_t> &bound) {
+  for (const auto &[name, value] : options.dims) {
+    if (value < 1)
+      return emitError(fileLoc())
+             << "--shape " << name << "=" << value << ": dims must be >= 1";
+    bound[name] = value;
+  }
+  llvm::StringSet<> symbols;
+  for (const auto &input : model.graph().input()) {
+    if (initializerNames.count(input.name()))
+      continue;
+    const auto &tt = input.type().tensor_type();
+    int symbolic = 0;
+    for (const auto &d : tt.shape().dim()) {
+      if (!d.has_dim_param())
+        continue;
+      symbols.insert(d.dim_param());
+      bool tokens = isIntegerType(static_cast<DType>(tt.elem_type()));
+      if (!tokens)
+        continue;
+      // --batch/--seq bind the first and second symbolic dim of integer
+      // inputs (token ids and targets are [batch, seq]).
+      std::optional<int64_t> shorthand =
+          symbolic == 0 ? options.batch : symbolic == 1 ? options.seq
+                                                        : std::nullopt;
+      const char *flag = symbolic == 0 ? "--batch" : "--seq";
+      ++symbolic;
+      if (!shorthand)
+        continue;
+      auto it = bound.find(d.dim_param());
+      if (it != bound.end() && it->second != *shorthand)
+        return emitError(fileLoc())
+               << flag << " " << *shorthand << " binds dim '" << d.dim_param()
+               << "' of input '" << input.name() << "', but it is already "
+               << it->second << " (from --shape or another input)";
+      bound[d.dim_param()] = *shorthand;
+    }
+  }
+  for (const auto &[name, value] : options.dims) {
+    if (!symbols.count(name)) {
+      std::string known;
+      for (const auto &s : symbols)
+        known += (known.empty() ? "" : ", ") + s.getKey().str();
+      emitWarning(fileLoc()) << "--shape " << name << "=" << value
+                             << " names no symbolic dim of the model's inputs"
+                             << (known.empty() ? " (it has none)"
+                                               : " (its symbols: " + known +
+                                                     ")");
+    }
+  }
+  if ((options.batch || options.seq) && symbols.empty())
+    emitWarning(fileLoc()) << "--batch/--seq have no effect: the model's "
+                              "inputs have static shapes";
+  return success();
+}
+
+mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
+  const onnx::GraphProto &graph = model.graph();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
+  (*module)->setAttr("llmc.source",
+                     builder.getStringAttr(llvm::sys::path::filename(path)));
+
+  // 1. Initializers.
+  SmallVector<Type> argTypes;
+  SmallVector<Location> argLocs;
+  SmallVector<NamedAttrList> argAttrs;
+  SmallVector<std::string> argNames;
+  bool ok = true;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializerNames[init.name()] = true;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    Location loc = nameLoc(init.name());
+    auto data = decodeTensor(init, baseDir, "initializer");
+    if (!data) {
+      emitError(loc) << llvm::toString(data.takeError());
+      ok = false;
+      continue;
+    }
+    DType type = data->dtype();
+    if (!isFloatType(type)) {
+      values[init.name()] = ImportValue::of(std::move(*data));
+      continue;
+    }
+    if (type == DType::Double) {
+      emitError(loc) << "initializer '" << init.name()
+                     << "' is float64, which llmc does not train: export the "
+                        "model in float32 (model.float())";
+      ok = false;
+      continue;
+    }
+    auto attr = toElementsAttr(*data, &ctx, init.name());
+    NamedAttrList attrs;
+    attrs.append("llmc.param", builder.getStringAttr(init.name()));
+    attrs.append("llmc.init", *attr);
+    argTypes.push_back(cast<TypedAttr>(*attr).getType());
+    argLocs.push_back(loc);
+    argAttrs.push_back(attrs);
+    argNames.push_back(init.name());
+  }
+
+  // 2. Graph inputs, with their symbolic dims bound.
+  llvm::StringMap<int64_t> bound;
+  if (failed(bindDims(bound)))
+    return nullptr;
+  SmallVector<NamedAttribute> dimNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.count(input.name()))
+      continue;
+    Location loc = nameLoc(input.name());
+    if (!input.type().has_tensor_type()) {
+      emitError(loc) << "graph input '" << input.name()
+                     << "' is not a tensor; llmc imports tensor inputs only";
+      ok = false;
+      continue;
+    }
+    const auto &tt = input.type().tensor_type();
+    auto elt = llmcElementType(static_cast<DType>(tt.elem_type()), &ctx);
+    if (failed(elt)) {
+      emitError(loc) << "graph input '" << input.name()
+                     << "' has element type " << dtypeName(tt.elem_type())
+                     << ", which llmc does not take (f32, f16, bf16, i32, "
+                        "i64, bool)";
+      ok = false;
+      continue;
+    }
+    SmallVector<int64_t> shape;
+    SmallVector<Attribute> symbols;
+    bool anySymbol = false;
+    for (auto [i, d] : llvm::enumerate(tt.shape().dim())) {
+      symbols.push_back(builder.getStringAttr(d.dim_param()));
+      if (d.has_dim_value()) {
+        shape.push_back(d.dim_value());
+        continue;
+      }
+      anySymbol |= d.has_dim_param();
+      auto it = bound.find(d.dim_param());
+      if (d.has_dim_param() && it != bound.end()) {
+        shape.push_back(it->second);
+        continue;
+      }
+      shape.push_back(ShapedType::kDynamic);
+      unbound.push_back({input.name(), d.dim_param(), int64_t(i)});
+    }
+    if (anySymbol)
+      dimNames.push_back(builder.getNamedAttr(input.name(),
+                                              builder.getArrayAttr(symbols)));
+    NamedAttrList attrs;
+    attrs.append("llmc.input", builder.getStringAttr(input.name()));
+    argTypes.push_back(RankedTensorType::get(shape, *elt));
+    argLocs.push_back(loc);
+    argAttrs.push_back(attrs);
+    argNames.push_back(input.name());
+  }
+  if (!ok)
+    return nullptr;
+  if (!dimNames.empty())
+    (*module)->setAttr("llmc.dim_names", builder.getDictionaryAttr(dimNames));
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = builder.create<func::FuncOp>(
+      fileLoc(), "forward", builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  for (auto [i, arg] : llvm::enumerate(body->getArguments())) {
+    arg.setLoc(argLocs[i]);
+    func.setArgAttrs(i, argAttrs[i].getDictionary(&ctx));
+    values[argNames[i]] = ImportValue::of(Value(arg));
+  }
+  builder.setInsertionPointToEnd(body);
+
+  // 3. Nodes.
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &in : node.input())
+      ++useCounts[in];
+  for (const onnx::ValueInfoProto &out : graph.output())
+    ++useCounts[out.name()];
+  for (auto [i, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, static_cast<int>(i))))
+      return nullptr;
+
+  // 4. Outputs.
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end()) {
+      emitError(nameLoc(out.name()))
+          << "graph output '" << out.name()
+          << "' is not produced by any node, initializer or input";
+      return nullptr;
+    }
+    auto v = materialize(it->second, nameLoc(out.name()), out.name());
+    if (failed(v))
+      return nullptr;
+    results.push_back(*v);
+  }
+  builder.create<func::ReturnOp>(fileLoc(), results);
+  func.setFunctionType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "llmc.output", builder.getStringAttr(out.name()));
+
+  warnSharedNormParams();
+  if (!droppedDropouts.empty()) {
+    auto diag = emitWarning(fileLoc());
+    diag << droppedDropouts.size()
+         << " Dropout node(s) in training mode with a non-zero ratio (";
+    for (size_t i = 0; i < droppedDropouts.size() && i < 3; ++i)
+      diag << (i ? ", " : "") << "'" << droppedDropouts[i] << "'";
+    diag << (droppedDropouts.size() > 3 ? ", ..." : "")
+         << ") are imported as identities: llmc does not apply dropout";
+  }
+  if (failed(verify(*module))) {
+    emitError(fileLoc()) << "the imported module does not verify (an importer "
+                            "bug: please report it with the model)";
+    return nullptr;
+  }
+  return module;
+}
+
+void GraphImporter::warnSharedNormParams() {
+  // In initializer order, so that the warnings come out the same every time.
+  for (const onnx::TensorProto &init : model.graph().initializer()) {
+    auto it = normParamUses.find(init.name());
+    if (it == normParamUses.end() || it->second.size() < 2)
+      continue;
+    const std::vector<std::string> &nodes = it->second;
+    auto diag = emitWarning(nameLoc(init.name()));
+    diag << "initializer '" << init.name() << "' is the scale or bias of "
+         << nodes.size() << " LayerNormalization nodes (";
+    for (size_t i = 0; i < nodes.size() && i < 3; ++i)
+      diag << (i ? ", " : "") << "'" << nodes[i] << "'";
+    diag << (nodes.size() > 3 ? ", ..." : "")
+         << "): the exporter's optimizer merged parameters that PyTorch "
+            "trains separately, and training this graph ties them. Export "
+            "for training with torch.onnx.export(..., dynamo=True, "
+            "optimize=False), or for TorchScript with "
+            "training=torch.onnx.TrainingMode.TRAINING, "
+            "do_constant_folding=False";
+  }
+}
+
+} // namespace llmc::onnximport

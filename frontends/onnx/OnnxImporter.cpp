@@ -1,0 +1,206 @@
+//===- OnnxImporter.cpp - Read an ONNX file and import it -----------------===//
+//
+// Entry points: parse the protobuf (a damaged file is an error, never a
+// crash), check the opset, then hand the graph to GraphImporter. Also the
+// op registry and --list-unsupported, which reports every op the importer
+// lacks at once instead of stopping at the first.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/onnx/OnnxImporter.h"
+#include "frontends/onnx/OnnxGraph.h"
+#include "frontends/onnx/onnx.pb.h"
+
+#include "dialects/llmc/LlmcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <algorithm>
+#include <climits>
+
+using namespace mlir;
+
+namespace llmc {
+namespace onnximport {
+
+const OpRegistry &opHandlers() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    registerElementwiseOps(r);
+    registerShapeOps(r);
+    registerNNOps(r);
+    return r;
+  }();
+  return registry;
+}
+
+static bool isDefaultDomain(llvm::StringRef domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+constexpr int64_t kMinOpset = 13, kMaxOpset = 21;
+
+/// Parses `path` into `model`; emits an error on failure.
+static LogicalResult loadModel(const std::string &path, MLIRContext &ctx,
+                               onnx::ModelProto &model) {
+  Location loc = FileLineColLoc::get(&ctx, path, 0, 0);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(loc) << "cannot read '" << path
+                          << "': " << buffer.getError().message();
+  google::protobuf::io::ArrayInputStream stream(
+      (*buffer)->getBufferStart(),
+      static_cast<int>(std::min<size_t>((*buffer)->getBufferSize(), INT_MAX)));
+  google::protobuf::io::CodedInputStream coded(&stream);
+  // Models with weights inline reach protobuf's 2 GB message limit; accept
+  // everything up to it instead of the smaller default.
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
+      (*buffer)->getBufferSize() > static_cast<size_t>(INT_MAX))
+    return emitError(loc) << "'" << path
+                          << "' is not a valid ONNX model: protobuf parsing "
+                             "failed (the file is truncated, or not ONNX)";
+  if (!model.has_graph() || model.ir_version() <= 0)
+    return emitError(loc) << "'" << path
+                          << "' is not an ONNX model: it has no "
+                          << (model.has_graph() ? "ir_version" : "graph");
+  return success();
+}
+
+/// The version of the default domain the model imports; an error when it
+/// imports none or one outside [13, 21].
+static FailureOr<int64_t> checkOpset(const onnx::ModelProto &model,
+                                     const std::string &path,
+                                     MLIRContext &ctx) {
+  Location loc = FileLineColLoc::get(&ctx, path, 0, 0);
+  std::optional<int64_t> version;
+  for (const auto &op : model.opset_import())
+    if (isDefaultDomain(op.domain()))
+      version = op.version();
+  if (!version) {
+    emitError(loc) << "'" << path
+                   << "' imports no opset of the default ONNX domain; llmc "
+                      "imports opsets "
+                   << kMinOpset << " to " << kMaxOpset;
+    return failure();
+  }
+  if (*version < kMinOpset || *version > kMaxOpset) {
+    emitError(loc) << "'" << path << "' uses ONNX opset " << *version
+                   << "; llmc imports opsets " << kMinOpset << " to "
+                   << kMaxOpset
+                   << ": re-export with torch.onnx.export(..., "
+                      "opset_version=18)";
+    return failure();
+  }
+  return *version;
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
+                                        int index) {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "#" + std::to_string(index)
+                         : node.name();
+  Location loc = nameLoc(name);
+  if (!isDefaultDomain(node.domain()))
+    return emitError(loc)
+           << "node '" << name << "' (" << node.op_type() << ") is in domain '"
+           << node.domain()
+           << "', which llmc does not import: llmc reads the default ONNX "
+              "domain only; export without custom ops or runtime-specific "
+              "fusions";
+  const OpRegistry &handlers = opHandlers();
+  auto handler = handlers.find(node.op_type());
+  if (handler == handlers.end())
+    return emitError(loc)
+           << "node '" << name << "' (" << node.op_type()
+           << "): llmc does not import ONNX op '" << node.op_type()
+           << "'; run `llmc import --list-unsupported` to see every "
+              "unsupported op of the model, and re-export it without them "
+              "(docs/onnx.md lists the supported ops)";
+  for (const std::string &in : node.input()) {
+    if (!in.empty() && !values.count(in))
+      return emitError(loc)
+             << "node '" << name << "' (" << node.op_type() << ") reads '"
+             << in
+             << "', which no earlier node, initializer or graph input "
+                "defines (the file is damaged, or its nodes are not in "
+                "topological order)";
+  }
+  OnnxNode n(*this, node, name, loc);
+  if (failed(handler->second(n)))
+    return failure();
+  for (unsigned i = 0; i < n.numOutputs(); ++i) {
+    if (n.outputUsed(i) && !values.count(node.output(i)))
+      return n.emitError() << "output " << i << " ('" << node.output(i)
+                           << "') is read by the graph, but llmc does not "
+                              "compute that output of "
+                           << node.op_type();
+  }
+  return success();
+}
+
+} // namespace onnximport
+
+using namespace onnximport;
+
+static void loadDialects(MLIRContext &context) {
+  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
+}
+
+OwningOpRef<ModuleOp> importOnnxFile(const std::string &path,
+                                     const OnnxImportOptions &options,
+                                     MLIRContext &context) {
+  loadDialects(context);
+  onnx::ModelProto model;
+  if (failed(loadModel(path, context, model)))
+    return nullptr;
+  auto version = checkOpset(model, path, context);
+  if (failed(version))
+    return nullptr;
+  GraphImporter importer(model, path, options, context);
+  importer.opsetVersion = *version;
+  return importer.run();
+}
+
+FailureOr<std::vector<UnsupportedOnnxOp>>
+listUnsupportedOnnxOps(const std::string &path, MLIRContext &context) {
+  loadDialects(context);
+  onnx::ModelProto model;
+  if (failed(loadModel(path, context, model)))
+    return failure();
+  std::vector<UnsupportedOnnxOp> out;
+  const OpRegistry &handlers = opHandlers();
+  for (const auto &[i, node] : llvm::enumerate(model.graph().node())) {
+    bool known =
+        isDefaultDomain(node.domain()) && handlers.count(node.op_type());
+    if (known)
+      continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto &u) {
+      return u.opType == node.op_type() && u.domain == node.domain();
+    });
+    if (it == out.end()) {
+      out.push_back({node.op_type(), node.domain(), 0, {}});
+      it = std::prev(out.end());
+    }
+    ++it->count;
+    if (it->firstNodes.size() < 3)
+      it->firstNodes.push_back(node.name().empty()
+                                   ? node.op_type() + "#" + std::to_string(i)
+                                   : node.name());
+  }
+  return out;
+}
+
+std::vector<std::string> supportedOnnxOps() {
+  std::vector<std::string> ops;
+  for (const auto &entry : opHandlers())
+    ops.push_back(entry.getKey().str());
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+} // namespace llmc
