@@ -80,7 +80,8 @@ struct RaisePass : mlir::llmc::impl::RaisePassBase<RaisePass> {
     }
     // Not reaching a fixpoint is not an error: the IR is valid, only maybe
     // less raised. Say so, because a later stage may then miss a kernel.
-    func->emitWarning() << "llmc-raise stopped after " << maxIterations
+    func->emitWarning() << "llmc-raise stopped after "
+                        << static_cast<int64_t>(maxIterations)
                         << " rounds without reaching a fixpoint";
   }
 

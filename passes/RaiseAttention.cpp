@@ -98,12 +98,13 @@ static Planned untranspose(Value kt) {
 /// reshape(broadcast_to(src : [B, Hkv, 1, S, D] -> [B, Hkv, G, S, D])),
 /// returns reshape(src) : [B, Hkv, S, D].
 static std::optional<Planned> unrepeat(const Planned &x) {
+  // A chain of reshapes is one reshape (row-major), so look through all.
   Value repeated;
-  if (x.kind == Planned::Reshape)
+  if (x.kind == Planned::Reshape || x.kind == Planned::AsIs)
     repeated = x.base;
-  else if (x.kind == Planned::AsIs)
-    if (auto r = x.base.getDefiningOp<ReshapeOp>())
-      repeated = r.getInput();
+  while (auto r = repeated ? repeated.getDefiningOp<ReshapeOp>()
+                            : ReshapeOp())
+    repeated = r.getInput();
   auto bcast = repeated ? repeated.getDefiningOp<BroadcastToOp>()
                         : BroadcastToOp();
   if (!bcast)

@@ -9,6 +9,8 @@
 
 #include "dialects/llmc/ShapeUtils.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -98,8 +100,42 @@ static bool isShapeOnly(Operation *op) {
 // Scalar constants
 //===----------------------------------------------------------------------===//
 
-/// Values of a dense attribute in f64, or std::nullopt for resources.
+/// Values of a resource blob (raw little-endian elements, one byte per i1,
+/// as the importers store them), or std::nullopt when the blob is missing
+/// (elided) or of the wrong size.
+static std::optional<std::vector<double>>
+resourceValues(DenseResourceElementsAttr attr) {
+  AsmResourceBlob *blob = attr.getRawHandle().getBlob();
+  Type t = attr.getType().getElementType();
+  if (!blob || !attr.getType().hasStaticShape())
+    return std::nullopt;
+  unsigned bits = t.getIntOrFloatBitWidth();
+  size_t width = bits == 1 ? 1 : bits / 8;
+  int64_t n = attr.getType().getNumElements();
+  ArrayRef<char> data = blob->getData();
+  if (data.size() != static_cast<size_t>(n) * width)
+    return std::nullopt;
+  std::vector<double> out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t raw = 0;
+    for (size_t b = 0; b < width; ++b)
+      raw |= static_cast<uint64_t>(static_cast<uint8_t>(data[i * width + b]))
+             << (8 * b);
+    if (auto ft = dyn_cast<FloatType>(t))
+      out[i] = APFloat(ft.getFloatSemantics(), APInt(bits, raw))
+                   .convertToDouble();
+    else if (bits == 1)
+      out[i] = raw != 0;
+    else
+      out[i] = static_cast<double>(APInt(bits, raw).getSExtValue());
+  }
+  return out;
+}
+
+/// Values of a dense or resource attribute in f64.
 static std::optional<std::vector<double>> denseValues(Attribute attr) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))
+    return resourceValues(resource);
   auto dense = dyn_cast<DenseElementsAttr>(attr);
   if (!dense)
     return std::nullopt;
@@ -126,16 +162,14 @@ std::optional<double> getScalarConstant(Value v) {
     return std::nullopt;
   if (auto c = dyn_cast<ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-    if (!dense)
-      return std::nullopt;
-    if (dense.isSplat()) {
+    if (dense && dense.isSplat()) {
       auto one = denseValues(dense.resizeSplat(
           RankedTensorType::get({1}, dense.getElementType())));
       return one ? std::optional((*one)[0]) : std::nullopt;
     }
-    if (dense.getNumElements() > 4096)
+    if (c.getValue().getNumElements() > 4096)
       return std::nullopt;
-    auto values = denseValues(dense);
+    auto values = denseValues(c.getValue());
     if (!values || values->empty() ||
         llvm::any_of(*values, [&](double x) { return x != values->front(); }))
       return std::nullopt;
@@ -224,16 +258,14 @@ std::optional<ConstTensor> evalConstant(Value v, int64_t maxElements) {
 
   if (auto c = dyn_cast<ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-    if (!dense)
-      return std::nullopt;
-    if (dense.isSplat()) {
+    if (dense && dense.isSplat()) {
       auto s = getScalarConstant(v);
       if (!s)
         return std::nullopt;
       std::fill(out.values.begin(), out.values.end(), *s);
       return out;
     }
-    auto values = denseValues(dense);
+    auto values = denseValues(c.getValue());
     if (!values)
       return std::nullopt;
     out.values = std::move(*values);
