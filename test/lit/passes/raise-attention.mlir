@@ -167,6 +167,41 @@ func.func @zero_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tenso
   return %o : tensor<1x2x4x8xf32>
 }
 
+// The importer stores constants of more than 16 elements as resource blobs;
+// a causal mask there is read from the blob. repeat_kv has one reshape more
+// in its chain here.
+// CHECK-LABEL: func.func @resource_mask_reshape_chain
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x4x4x8xf32>, %[[K:.+]]: tensor<1x2x4x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>)
+// CHECK: llmc.attention %[[Q]], %[[K]], %[[V]] {causal} : (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+func.func @resource_mask_reshape_chain(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %s = llmc.constant dense<0.594603539> : tensor<f32>
+  %mask = llmc.constant dense_resource<causal_mask> : tensor<4x4xf32>
+  %k5 = llmc.reshape %k : tensor<1x2x4x8xf32> -> tensor<1x2x1x4x8xf32>
+  %kb = llmc.broadcast_to %k5 : tensor<1x2x1x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %kr = llmc.reshape %kb : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %kr3 = llmc.reshape %kr : tensor<1x4x4x8xf32> -> tensor<4x4x8xf32>
+  %kt3 = llmc.transpose %kr3 [0, 2, 1] : (tensor<4x4x8xf32>) -> tensor<4x8x4xf32>
+  %kt = llmc.reshape %kt3 : tensor<4x8x4xf32> -> tensor<1x4x8x4xf32>
+  %v5 = llmc.reshape %v : tensor<1x2x4x8xf32> -> tensor<1x2x1x4x8xf32>
+  %vb = llmc.broadcast_to %v5 : tensor<1x2x1x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %vr = llmc.reshape %vb : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %qs = llmc.mul %q, %s : (tensor<1x4x4x8xf32>, tensor<f32>) -> tensor<1x4x4x8xf32>
+  %ks = llmc.mul %kt, %s : (tensor<1x4x8x4xf32>, tensor<f32>) -> tensor<1x4x8x4xf32>
+  %sc = llmc.matmul %qs, %ks : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = llmc.add %sc, %mask : (tensor<1x4x4x4xf32>, tensor<4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = llmc.softmax %m : tensor<1x4x4x4xf32>
+  %o = llmc.matmul %p, %vr : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return %o : tensor<1x4x4x8xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      causal_mask: "0x0400000000000000000080FF000080FF000080FF0000000000000000000080FF000080FF000000000000000000000000000080FF00000000000000000000000000000000"
+    }
+  }
+#-}
+
 // -----
 
 // Wrong mask: upper triangular (the future, not the past). It is still
