@@ -20,6 +20,12 @@ const std::vector<Command> &commands() {
       {"run", "run MODEL --inputs F   evaluate a model on the CPU reference "
               "evaluator",
        runRun},
+      {"import-json", "import-json FILE.json  import a JSON graph and print "
+                      "its llmc IR (temporary name)",
+       runImportJson},
+      {"recipe", "recipe NAME --size S   write a named model's JSON graph "
+                 "(--list shows them)",
+       runRecipe},
   };
   return table;
 }

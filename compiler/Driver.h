@@ -39,6 +39,13 @@ int runTokenize(const Args &args);
 /// evaluator (compiler/RunCommand.cpp).
 int runRun(const Args &args);
 
+/// `llmc import-json FILE.json`: import a JSON graph and print its IR.
+/// TEMPORARY: to be folded into `llmc import`, dispatching on the extension.
+int runImportJson(const Args &args);
+
+/// `llmc recipe NAME --size SIZE`: write a named model's JSON graph.
+int runRecipe(const Args &args);
+
 } // namespace llmc
 
 #endif // LLMC_COMPILER_DRIVER_H

@@ -31,6 +31,7 @@ static const char *kImportUsage =
     "  --list-unsupported     list the ops llmc cannot import; exit 1 if any\n"
     "  --keep-weights         print weights even on a terminal\n"
     "  --elide-weights        elide weights even in a pipe or file\n"
+    "  --locations            print each op's source node location\n"
     "  --fold-limit N         evaluate ops on constants with at most N\n"
     "                         result elements at import (default 65536)\n\n"
     "docs/onnx.md describes the supported ops and how to export a model.\n";
@@ -71,7 +72,8 @@ static int listUnsupported(const std::string &path,
 int runImport(const Args &args) {
   OnnxImportOptions options;
   std::string input, output = "-";
-  bool list = false, keepWeights = false, elideWeights = false;
+  bool list = false, keepWeights = false, elideWeights = false,
+       locations = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](std::string &out) {
@@ -113,6 +115,8 @@ int runImport(const Args &args) {
       keepWeights = true;
     } else if (a == "--elide-weights") {
       elideWeights = true;
+    } else if (a == "--locations") {
+      locations = true;
     } else if (!a.empty() && a[0] == '-') {
       return usageError("unknown option '" + a + "'");
     } else if (input.empty()) {
@@ -159,6 +163,8 @@ int runImport(const Args &args) {
                                 out->os().is_displayed());
   if (elide)
     flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);
+  if (locations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   module->print(out->os(), flags);
   out->os() << "\n";
   out->keep();

@@ -283,6 +283,41 @@ llvm::Expected<TensorData> evalGather(const TensorData &data,
   return out;
 }
 
+llvm::Expected<TensorData> evalGatherElements(const TensorData &data,
+                                              const TensorData &indices,
+                                              int64_t axis) {
+  if (indices.rank() != data.rank())
+    return evalError("indices and data differ in rank");
+  std::vector<int64_t> shape(indices.shape().begin(), indices.shape().end());
+  std::vector<int64_t> dataStrides = stridesOf(data.shape());
+  TensorData out(data.dtype(), shape);
+  size_t width = dtypeSize(data.dtype());
+  int64_t dim = data.shape()[axis];
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t e = 0, n = indices.numElements(); e < n; ++e) {
+    int64_t idx = indices.getInt(e);
+    if (idx < -dim || idx >= dim)
+      return evalError("index " + llvm::Twine(idx) +
+                       " is out of range for a dim of size " +
+                       llvm::Twine(dim));
+    int64_t offset = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t i = int64_t(d) == axis ? (idx < 0 ? idx + dim : idx) : index[d];
+      if (i >= data.shape()[d])
+        return evalError("indices do not fit the data's shape");
+      offset += i * dataStrides[d];
+    }
+    std::copy_n(data.bytes().data() + offset * width, width,
+                out.mutableBytes().data() + e * width);
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
 TensorData evalConcat(llvm::ArrayRef<const TensorData *> parts,
                       int64_t axis) {
   std::vector<int64_t> shape(parts[0]->shape().begin(),

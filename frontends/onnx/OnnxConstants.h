@@ -55,6 +55,10 @@ TensorData evalTranspose(const TensorData &a, llvm::ArrayRef<int64_t> perm);
 /// ONNX Gather with a normalized axis; negative indices count from the end.
 llvm::Expected<TensorData> evalGather(const TensorData &data,
                                       const TensorData &indices, int64_t axis);
+/// ONNX GatherElements with a normalized axis (torch.gather).
+llvm::Expected<TensorData> evalGatherElements(const TensorData &data,
+                                              const TensorData &indices,
+                                              int64_t axis);
 TensorData evalConcat(llvm::ArrayRef<const TensorData *> parts, int64_t axis);
 /// Slice with per-dim start/stride/count, already clamped (see SliceBounds).
 TensorData evalSlice(const TensorData &a, llvm::ArrayRef<int64_t> starts,

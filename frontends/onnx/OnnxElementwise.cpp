@@ -173,6 +173,10 @@ template <UnaryKind kind> static LogicalResult unaryOp(OnnxNode &n) {
 //===----------------------------------------------------------------------===//
 
 static LogicalResult castTo(OnnxNode &n, DType to) {
+  int32_t code = static_cast<int32_t>(to);
+  if (!isKnownDType(code) || dtypeSize(to) == 0)
+    return n.emitError() << "casts to " << dtypeName(code)
+                         << ", which llmc cannot represent";
   if (const TensorData *x = n.constant(0); x && n.canFold(x->shape())) {
     n.setOutput(0, evalCast(*x, to));
     return success();
@@ -248,8 +252,10 @@ static LogicalResult dropoutOp(OnnxNode &n) {
     return n.emitError() << "the dropout mask (output 1) is read by the "
                             "graph, but llmc imports Dropout as an identity";
   const TensorData *ratio = n.constant(1), *training = n.constant(2);
-  bool zeroRatio = n.hasInput(1) && ratio && ratio->getDouble(0) == 0;
-  bool inference = !n.hasInput(2) || (training && training->getInt(0) == 0);
+  bool zeroRatio = n.hasInput(1) && ratio && ratio->numElements() == 1 &&
+                   ratio->getDouble(0) == 0;
+  bool inference = !n.hasInput(2) || (training && training->numElements() == 1 &&
+                                      training->getInt(0) == 0);
   if (!zeroRatio && !inference)
     n.graph.droppedDropouts.push_back(n.name().str());
   n.setOutput(0, n.input(0));

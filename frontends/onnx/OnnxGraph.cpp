@@ -24,6 +24,9 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 using namespace mlir;
 
 namespace llmc::onnximport {
@@ -113,6 +116,44 @@ FailureOr<ElementsAttr> toElementsAttr(const TensorData &t, MLIRContext *ctx,
   }
 }
 
+/// torch.export's kind of each graph value ("PARAMETER", "BUFFER", ...), as
+/// the dynamo exporter records it in ValueInfoProto.metadata_props under
+/// "pkg.torch.export.graph_signature.InputSpec.kind". metadata_props
+/// (field 4) is newer than the onnx.proto llmc is built from, and that
+/// proto is LITE_RUNTIME, so the field is decoded from the raw unknown
+/// fields.
+static llvm::StringMap<std::string> torchInputKinds(const onnx::GraphProto &g) {
+  using google::protobuf::internal::WireFormatLite;
+  llvm::StringMap<std::string> kinds;
+  auto scan = [&](const onnx::ValueInfoProto &info) {
+    const std::string &unknown = info.unknown_fields();
+    google::protobuf::io::CodedInputStream in(
+        reinterpret_cast<const uint8_t *>(unknown.data()),
+        static_cast<int>(unknown.size()));
+    while (uint32_t tag = in.ReadTag()) {
+      if (WireFormatLite::GetTagFieldNumber(tag) == 4 &&
+          WireFormatLite::GetTagWireType(tag) ==
+              WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+        std::string bytes;
+        uint32_t size;
+        if (!in.ReadVarint32(&size) || !in.ReadString(&bytes, size))
+          return;
+        onnx::StringStringEntryProto entry;
+        if (entry.ParseFromString(bytes) &&
+            entry.key() == "pkg.torch.export.graph_signature.InputSpec.kind")
+          kinds[info.name()] = entry.value();
+      } else if (!WireFormatLite::SkipField(&in, tag)) {
+        return;
+      }
+    }
+  };
+  for (const auto &info : g.value_info())
+    scan(info);
+  for (const auto &info : g.input())
+    scan(info);
+  return kinds;
+}
+
 //===----------------------------------------------------------------------===//
 // GraphImporter
 //===----------------------------------------------------------------------===//
@@ -169,6 +210,10 @@ FailureOr<Value> GraphImporter::materialize(ImportValue &v, Location loc,
   if (v.isSequence()) {
     emitError(loc) << "value '" << name
                    << "' is a sequence, which only SequenceAt can read";
+    return failure();
+  }
+  if (!v.isConstant()) {
+    emitError(loc) << "value '" << name << "' was never computed";
     return failure();
   }
   auto attr = toElementsAttr(*v.constant, &ctx, name);
@@ -253,6 +298,7 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
   bool ok = true;
   for (const onnx::TensorProto &init : graph.initializer())
     initializerNames[init.name()] = true;
+  llvm::StringMap<std::string> kinds = torchInputKinds(graph);
   for (const onnx::TensorProto &init : graph.initializer()) {
     Location loc = nameLoc(init.name());
     auto data = decodeTensor(init, baseDir, "initializer");
@@ -277,6 +323,9 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     NamedAttrList attrs;
     attrs.append("llmc.param", builder.getStringAttr(init.name()));
     attrs.append("llmc.init", *attr);
+    // Buffers (rotary inv_freq, ...) keep their value but are not trained.
+    if (kinds.lookup(init.name()) == "BUFFER")
+      attrs.append("llmc.frozen", builder.getUnitAttr());
     argTypes.push_back(cast<TypedAttr>(*attr).getType());
     argLocs.push_back(loc);
     argAttrs.push_back(attrs);
@@ -314,6 +363,11 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     for (auto [i, d] : llvm::enumerate(tt.shape().dim())) {
       symbols.push_back(builder.getStringAttr(d.dim_param()));
       if (d.has_dim_value()) {
+        if (d.dim_value() < 0) {
+          emitError(loc) << "graph input '" << input.name() << "' has dim "
+                         << i << " of size " << d.dim_value();
+          return nullptr;
+        }
         shape.push_back(d.dim_value());
         continue;
       }

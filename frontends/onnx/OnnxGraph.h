@@ -100,6 +100,9 @@ public:
   mlir::FailureOr<const TensorData *> requireConstant(unsigned i,
                                                       llvm::StringRef role);
   /// The input as an MLIR value (constants are materialized).
+  /// requireConstant for a one-element tensor (Range bounds, Trilu's k).
+  mlir::FailureOr<const TensorData *> requireScalar(unsigned i,
+                                                    llvm::StringRef role);
   mlir::FailureOr<mlir::Value> value(unsigned i);
   DType dtype(unsigned i) const;
   llvm::SmallVector<int64_t> shape(unsigned i) const;

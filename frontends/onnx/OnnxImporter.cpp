@@ -43,6 +43,32 @@ static bool isDefaultDomain(llvm::StringRef domain) {
 
 constexpr int64_t kMinOpset = 13, kMaxOpset = 21;
 
+/// Inputs an op cannot do without (ONNX schemas); handlers may then read
+/// them unchecked. Ops not listed need one.
+static unsigned requiredInputs(llvm::StringRef op) {
+  static const llvm::StringMap<unsigned> counts = {
+      {"Constant", 0},         {"Range", 3},
+      {"Where", 3},            {"Reshape", 2},
+      {"Expand", 2},           {"Gather", 2},
+      {"GatherElements", 2},   {"GatherND", 2},
+      {"MatMul", 2},           {"Gemm", 2},
+      {"Pad", 2},              {"Slice", 3},
+      {"CastLike", 2},         {"SequenceAt", 2},
+      {"LayerNormalization", 2},
+      {"SoftmaxCrossEntropyLoss", 2},
+      {"NegativeLogLikelihoodLoss", 2},
+      {"Add", 2},              {"Sub", 2},
+      {"Mul", 2},              {"Div", 2},
+      {"Pow", 2},              {"Mod", 2},
+      {"Equal", 2},            {"Less", 2},
+      {"LessOrEqual", 2},      {"Greater", 2},
+      {"GreaterOrEqual", 2},   {"And", 2},
+      {"Or", 2},               {"Xor", 2},
+  };
+  auto it = counts.find(op);
+  return it == counts.end() ? 1 : it->second;
+}
+
 /// Parses `path` into `model`; emits an error on failure.
 static LogicalResult loadModel(const std::string &path, MLIRContext &ctx,
                                onnx::ModelProto &model) {
@@ -121,6 +147,13 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
            << "'; run `llmc import --list-unsupported` to see every "
               "unsupported op of the model, and re-export it without them "
               "(docs/onnx.md lists the supported ops)";
+  unsigned required = requiredInputs(node.op_type());
+  for (unsigned i = 0; i < required; ++i)
+    if (i >= unsigned(node.input_size()) || node.input(i).empty())
+      return emitError(loc) << "node '" << name << "' (" << node.op_type()
+                            << ") has no input " << i << "; "
+                            << node.op_type() << " needs at least "
+                            << required << " (the file is damaged)";
   for (const std::string &in : node.input()) {
     if (!in.empty() && !values.count(in))
       return emitError(loc)
@@ -193,14 +226,6 @@ listUnsupportedOnnxOps(const std::string &path, MLIRContext &context) {
                                    : node.name());
   }
   return out;
-}
-
-std::vector<std::string> supportedOnnxOps() {
-  std::vector<std::string> ops;
-  for (const auto &entry : opHandlers())
-    ops.push_back(entry.getKey().str());
-  std::sort(ops.begin(), ops.end());
-  return ops;
 }
 
 } // namespace llmc

@@ -61,9 +61,6 @@ struct UnsupportedOnnxOp {
 mlir::FailureOr<std::vector<UnsupportedOnnxOp>>
 listUnsupportedOnnxOps(const std::string &path, mlir::MLIRContext &context);
 
-/// The op types (default domain) the importer handles, sorted.
-std::vector<std::string> supportedOnnxOps();
-
 } // namespace llmc
 
 #endif // LLMC_FRONTENDS_ONNX_ONNXIMPORTER_H

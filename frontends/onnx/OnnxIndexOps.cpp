@@ -193,7 +193,17 @@ static LogicalResult gatherOp(OnnxNode &n) {
 
 static LogicalResult gatherElementsOp(OnnxNode &n) {
   auto axis = n.normalizeAxis(n.getInt("axis", 0), n.rank(0));
-  auto data = failed(axis) ? FailureOr<Value>(failure()) : n.value(0);
+  if (failed(axis))
+    return failure();
+  const TensorData *data0 = n.constant(0), *idx = n.constant(1);
+  if (data0 && idx && n.canFold(idx->shape())) {
+    auto r = evalGatherElements(*data0, *idx, *axis);
+    if (!r)
+      return n.evalError(r.takeError());
+    n.setOutput(0, std::move(*r));
+    return success();
+  }
+  auto data = n.value(0);
   auto indices = failed(data) ? data : n.value(1);
   if (failed(indices))
     return failure();
@@ -339,7 +349,7 @@ static LogicalResult sequenceAtOp(OnnxNode &n) {
   const ImportValue &seq = n.input(0);
   if (!seq.isSequence())
     return n.emitError() << "input 0 is not a sequence";
-  auto pos = n.requireConstant(1, "position");
+  auto pos = n.requireScalar(1, "position");
   if (failed(pos))
     return failure();
   int64_t size = seq.sequence->size(), i = (*pos)->getInt(0);
@@ -446,7 +456,7 @@ static LogicalResult padOp(OnnxNode &n) {
                          << axes.size() << " axes";
   double fill = 0;
   if (n.hasInput(2)) {
-    auto c = n.requireConstant(2, "constant value");
+    auto c = n.requireScalar(2, "constant value");
     if (failed(c))
       return failure();
     fill = (*c)->getDouble(0);

@@ -39,10 +39,15 @@ bool OnnxNode::hasInput(unsigned i) const {
 }
 
 llvm::StringRef OnnxNode::inputName(unsigned i) const {
-  return proto.input(i);
+  return i < numInputs() ? llvm::StringRef(proto.input(i)) : "";
 }
 
 const ImportValue &OnnxNode::input(unsigned i) const {
+  // An absent input reads as an empty value: handlers then fail on its
+  // missing shape or through value()/requireConstant(), never crash.
+  static const ImportValue absent;
+  if (!hasInput(i))
+    return absent;
   // GraphImporter::importNode checked that every named input is defined.
   return graph.values.find(proto.input(i))->second;
 }
@@ -57,6 +62,10 @@ FailureOr<const TensorData *> OnnxNode::requireConstant(unsigned i,
                                                         llvm::StringRef role) {
   if (const TensorData *t = constant(i))
     return t;
+  if (!hasInput(i)) {
+    emitError() << "needs input " << i << " (the " << role << ")";
+    return failure();
+  }
   emitError() << "cannot infer the " << role << " (input " << i << ", '"
               << inputName(i)
               << "'): llmc needs it at import time, but it is computed at "
@@ -67,7 +76,22 @@ FailureOr<const TensorData *> OnnxNode::requireConstant(unsigned i,
   return failure();
 }
 
+FailureOr<const TensorData *> OnnxNode::requireScalar(unsigned i,
+                                                      llvm::StringRef role) {
+  auto t = requireConstant(i, role);
+  if (succeeded(t) && (*t)->numElements() != 1) {
+    emitError() << "the " << role << " (input " << i << ") must have one "
+                << "element, it has " << (*t)->numElements();
+    return failure();
+  }
+  return t;
+}
+
 FailureOr<Value> OnnxNode::value(unsigned i) {
+  if (!hasInput(i)) {
+    emitError() << "needs input " << i;
+    return failure();
+  }
   auto &iv = graph.values.find(proto.input(i))->second;
   return graph.materialize(iv, loc, proto.input(i));
 }
@@ -191,7 +215,7 @@ bool OnnxNode::canFold(llvm::ArrayRef<int64_t> shape) const {
 
 FailureOr<int64_t> OnnxNode::normalizeAxis(int64_t axis, int64_t rank,
                                            llvm::StringRef what) const {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+  if (axis < -rank || axis >= rank) {
     emitError() << what << " " << axis << " is out of range for rank " << rank;
     return failure();
   }

@@ -267,7 +267,10 @@ static LogicalResult expandOp(OnnxNode &n) {
   if (failed(target) || failed(n.requireStaticShape(0, "Expand")))
     return failure();
   SmallVector<int64_t> in = n.shape(0);
-  auto shape = broadcastStatic(in, (*target)->toInts());
+  std::vector<int64_t> dims = (*target)->toInts();
+  if (llvm::any_of(dims, [](int64_t d) { return d < 0; }))
+    return n.emitError() << "target shape has a negative dim";
+  auto shape = broadcastStatic(in, dims);
   if (!shape)
     return n.emitError() << "cannot expand the input to the target shape";
   if (const TensorData *x = n.constant(0); x && n.canFold(*shape)) {
@@ -292,6 +295,8 @@ static LogicalResult constantOfShapeOp(OnnxNode &n) {
   if (failed(target))
     return failure();
   std::vector<int64_t> shape = (*target)->toInts();
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return n.emitError() << "shape has a negative dim";
   TensorData fill = TensorData::fromDoubles(DType::Float, {}, {0.0});
   if (const onnx::AttributeProto *a = n.attr("value")) {
     auto t = decodeTensor(a->t(), n.graph.baseDir, "ConstantOfShape value");
@@ -317,9 +322,9 @@ static LogicalResult constantOfShapeOp(OnnxNode &n) {
 
 /// Range with bounds known at import: a constant, or llmc.iota when large.
 static LogicalResult rangeOp(OnnxNode &n) {
-  auto start = n.requireConstant(0, "start");
-  auto limit = failed(start) ? start : n.requireConstant(1, "limit");
-  auto delta = failed(limit) ? limit : n.requireConstant(2, "delta");
+  auto start = n.requireScalar(0, "start");
+  auto limit = failed(start) ? start : n.requireScalar(1, "limit");
+  auto delta = failed(limit) ? limit : n.requireScalar(2, "delta");
   if (failed(delta))
     return failure();
   const TensorData *s = *start, *l = *limit, *d = *delta;
@@ -351,7 +356,7 @@ static LogicalResult rangeOp(OnnxNode &n) {
 static LogicalResult triluOp(OnnxNode &n) {
   int64_t k = 0;
   if (n.hasInput(1)) {
-    auto kt = n.requireConstant(1, "diagonal offset k");
+    auto kt = n.requireScalar(1, "diagonal offset k");
     if (failed(kt))
       return failure();
     k = (*kt)->getInt(0);

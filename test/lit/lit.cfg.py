@@ -47,5 +47,5 @@ else:
     lit_config.note("no NVIDIA GPU found: tests that REQUIRE cuda are skipped")
 
 tool_dirs = [config.llmc_tools_dir, config.llvm_tools_dir]
-tools = ["llmc-opt", "llmc", "not", "count"]
+tools = ["llmc-opt", "llmc", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

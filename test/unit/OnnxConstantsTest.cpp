@@ -72,6 +72,15 @@ TEST(EvalGather, AlongAnInnerAxis) {
   EXPECT_EQ(r->toInts(), (std::vector<int64_t>{2, 0, 5, 3}));
 }
 
+TEST(EvalGatherElements, PicksOneElementPerIndex) {
+  auto data = ints({2, 3}, {0, 1, 2, 3, 4, 5});
+  auto r = evalGatherElements(data, ints({2, 2}, {2, 0, -1, 1}), 1);
+  ASSERT_TRUE(static_cast<bool>(r));
+  EXPECT_EQ(r->toInts(), (std::vector<int64_t>{2, 0, 5, 4}));
+  EXPECT_FALSE(static_cast<bool>(
+      evalGatherElements(data, ints({1, 1}, {3}), 1)));
+}
+
 TEST(SliceBounds, ClampsAsTheSpecSays) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
