@@ -61,5 +61,5 @@
 
 // Nothing of the decomposed forms or of the shape arithmetic is left; the
 // mask construction (cast, gather, where) stays: it computes on the input.
-// NONE-NOT: llmc.{{softmax|log_softmax|exp|log|pow|sqrt|rsqrt|reciprocal|tanh|erf|sigmoid|neg|isnan|iota|compare|reduce_[a-z]+}}
+// NONE-NOT: llmc.{{softmax|log_softmax|exp|log|pow|sqrt|rsqrt|reciprocal|tanh|erf|sigmoid|neg|isnan|iota|compare|reduce_[a-z]+|gather_elements|broadcast_to|slice}}
 // NONE-NOT: llmc.{{add|sub|mul|div|max|min}} {{.*}} -> tensor<{{[0-9x]*}}xi{{32|64}}>
