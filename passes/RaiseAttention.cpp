@@ -1,0 +1,294 @@
+//===- RaiseAttention.cpp - Raise decomposed SDPA to llmc.attention --------===//
+//
+// PyTorch's exporters decompose scaled_dot_product_attention (and HF's eager
+// attention) into
+//   p = softmax(scale_q * q  @  scale_k * k^T  * scale_s  + mask, -1)
+//   p = where(isnan(p), 0, p)                   (dynamo guard, optional)
+//   o = p @ v
+// with k^T written as a transpose or as reshape/transpose/reshape, and, for
+// grouped-query attention, k and v repeated to the query heads by repeat_kv.
+// The pattern starts at the final matmul and walks up:
+//   1. strip the NaN guard; find the softmax over the last dim;
+//   2. split its input into scores and an additive mask (or a where mask);
+//   3. peel scalar scales off the scores, q and k^T and multiply them;
+//   4. recover k from k^T and undo repeat_kv on k and v;
+//   5. classify the mask: constant causal -> `causal`, constant zero -> none,
+//      anything else -> the `mask` operand.
+// Everything between the leaves (q, k, v, mask) must have one use, so that
+// the raised op replaces the whole chain instead of duplicating it.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "passes/RaisePatterns.h"
+#include "passes/RaiseUtils.h"
+
+#include "dialects/llmc/ShapeUtils.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "llmc-raise-attention"
+
+namespace mlir::llmc {
+#define GEN_PASS_DEF_RAISEATTENTIONPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::llmc
+
+using namespace mlir;
+using namespace mlir::llmc;
+using namespace mlir::llmc::raise;
+
+namespace {
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// A value the rewrite will build once matching has succeeded: `base`
+/// itself, a transpose of it, or a reshape of it to `shape`. Matching only
+/// plans; nothing is created before the pattern commits.
+struct Planned {
+  enum Kind { AsIs, Transpose, Reshape } kind = AsIs;
+  Value base;
+  SmallVector<int64_t> perm;  // Transpose
+  SmallVector<int64_t> shape; // Reshape (and the result shape of every kind)
+
+  static Planned asIs(Value v) {
+    return {AsIs, v, {}, llvm::to_vector(shapeOf(v))};
+  }
+  Value build(PatternRewriter &rewriter, Location loc) const {
+    if (kind == AsIs)
+      return base;
+    if (kind == Transpose)
+      return rewriter.create<TransposeOp>(loc, base, perm);
+    auto type = RankedTensorType::get(shape, elementTypeOf(base));
+    if (type == base.getType())
+      return base;
+    return rewriter.create<ReshapeOp>(loc, type, base);
+  }
+};
+
+/// k from k^T ([B, H, D, S] -> [B, H, S, D]):
+///   transpose(x, p)                      -> transpose(x, p with last two swapped)
+///   reshape(transpose(reshape(y) : [N, S, D], [0, 2, 1]))
+///                                        -> reshape(y) : [B, H, S, D]
+///   anything else                        -> transpose(kt, [0, 1, 3, 2])
+static Planned untranspose(Value kt) {
+  SmallVector<int64_t> kShape(shapeOf(kt));
+  std::swap(kShape[2], kShape[3]);
+  if (auto t = kt.getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> perm(t.getPermutation());
+    std::swap(perm[2], perm[3]);
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, 4)))
+      return Planned::asIs(t.getInput());
+    return {Planned::Transpose, t.getInput(), perm, kShape};
+  }
+  if (auto outer = kt.getDefiningOp<ReshapeOp>()) {
+    auto t = outer.getInput().getDefiningOp<TransposeOp>();
+    auto inner = t ? t.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+    ArrayRef<int64_t> ts = t ? shapeOf(t.getResult()) : ArrayRef<int64_t>();
+    if (inner && t.getPermutation() == ArrayRef<int64_t>{0, 2, 1} &&
+        ts.size() == 3 && ts[0] == kShape[0] * kShape[1] &&
+        ts[1] == kShape[3] && ts[2] == kShape[2])
+      return {Planned::Reshape, inner.getInput(), {}, kShape};
+  }
+  return {Planned::Transpose, kt, {0, 1, 3, 2}, kShape};
+}
+
+/// HF repeat_kv undone: when `x` ([B, Hq, S, D]) is
+/// reshape(broadcast_to(src : [B, Hkv, 1, S, D] -> [B, Hkv, G, S, D])),
+/// returns reshape(src) : [B, Hkv, S, D].
+static std::optional<Planned> unrepeat(const Planned &x) {
+  // A chain of reshapes is one reshape (row-major), so look through all.
+  Value repeated;
+  if (x.kind == Planned::Reshape || x.kind == Planned::AsIs)
+    repeated = x.base;
+  while (auto r = repeated ? repeated.getDefiningOp<ReshapeOp>()
+                            : ReshapeOp())
+    repeated = r.getInput();
+  auto bcast = repeated ? repeated.getDefiningOp<BroadcastToOp>()
+                        : BroadcastToOp();
+  if (!bcast)
+    return std::nullopt;
+  ArrayRef<int64_t> out = shapeOf(bcast.getResult());
+  ArrayRef<int64_t> in = shapeOf(bcast.getInput());
+  if (out.size() != 5 || in.size() != 5 || in[2] != 1 || in[0] != out[0] ||
+      in[1] != out[1] || in[3] != out[3] || in[4] != out[4] ||
+      out[1] * out[2] != x.shape[1] || out[0] != x.shape[0] ||
+      out[3] != x.shape[2] || out[4] != x.shape[3])
+    return std::nullopt;
+  return Planned{Planned::Reshape, bcast.getInput(), {},
+                 {in[0], in[1], in[3], in[4]}};
+}
+
+/// The single non-constant factor of `v` and its coefficient; `v` itself
+/// with coefficient 1 when `v` has other uses or several factors.
+static std::pair<Value, double> peelScale(Value v) {
+  if (!v.hasOneUse())
+    return {v, 1.0};
+  Product p = collectProduct(v);
+  if (p.factors.size() != 1)
+    return {v, 1.0};
+  return {p.factors[0], p.coefficient};
+}
+
+enum class MaskKind { None, Causal, Operand };
+
+/// Classifies a mask that broadcasts to `scores` ([B, H, T, S]). Additive
+/// masks keep a position with 0 and drop it with -inf (or finfo.min);
+/// boolean masks keep it with true.
+static MaskKind classifyMask(Value mask, ArrayRef<int64_t> scores) {
+  bool isBool = elementTypeOf(mask).isInteger(1);
+  auto c = evalConstant(mask);
+  if (!c)
+    return MaskKind::Operand;
+  auto keeps = [&](double x) -> std::optional<bool> {
+    if (isBool)
+      return x != 0;
+    if (x == 0)
+      return true;
+    if (x <= kMaskedScore)
+      return false;
+    return std::nullopt;
+  };
+  bool allKeep = true, causal = c->shape.size() >= 2;
+  int64_t t = c->shape.size() >= 2 ? c->shape[c->shape.size() - 2] : 0;
+  int64_t s = c->shape.empty() ? 0 : c->shape.back();
+  causal = causal && t == scores[2] && s == scores[3];
+  for (size_t i = 0; i < c->values.size(); ++i) {
+    auto keep = keeps(c->values[i]);
+    if (!keep)
+      return MaskKind::Operand;
+    allKeep &= *keep;
+    if (causal) {
+      int64_t row = (i / s) % t, col = i % s;
+      causal = *keep == (col <= row + s - t);
+    }
+  }
+  if (allKeep)
+    return MaskKind::None;
+  return causal ? MaskKind::Causal : MaskKind::Operand;
+}
+
+// softmax(s_q q @ s_k k^T * s + mask) @ v = attention(q, k, v)
+struct RaiseAttention : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getTransposeLhs() || op.getTransposeRhs())
+      return rewriter.notifyMatchFailure(op, "p @ v with transposes");
+    // 1. Probabilities, through an optional where(isnan(p), 0, p).
+    Value p = op.getLhs();
+    if (!p.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "probabilities have other uses");
+    if (auto guard = p.getDefiningOp<WhereOp>()) {
+      auto isnan = guard.getCondition().getDefiningOp<IsNanOp>();
+      if (!isnan || isnan.getInput() != guard.getOnFalse() ||
+          !isScalarConstant(guard.getOnTrue(), 0.0) ||
+          guard.getOnFalse().getType() != p.getType() ||
+          !guard.getCondition().hasOneUse() ||
+          !onlyUsedBy(guard.getOnFalse(), {isnan, guard}))
+        return rewriter.notifyMatchFailure(op, "where is not a NaN guard");
+      p = guard.getOnFalse();
+    } else if (!p.hasOneUse()) {
+      return rewriter.notifyMatchFailure(op, "softmax has other uses");
+    }
+    auto softmax = p.getDefiningOp<SoftmaxOp>();
+    if (!softmax)
+      return rewriter.notifyMatchFailure(op, "lhs is not a softmax");
+    if (shapeOf(p).size() != 4 || (softmax.getAxis() != -1 &&
+                                   softmax.getAxis() != 3))
+      return rewriter.notifyMatchFailure(op, "softmax is not over the keys");
+    Value sc = softmax.getInput();
+    if (!sc.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "scores have other uses");
+
+    // 2. Scores and mask.
+    Value scores = sc, mask;
+    if (auto add = sc.getDefiningOp<AddOp>()) {
+      for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())})
+        if (peelScale(s).first.getDefiningOp<MatmulOp>() &&
+            s.getType() == sc.getType()) {
+          scores = s;
+          mask = m;
+          break;
+        }
+    } else if (auto where = sc.getDefiningOp<WhereOp>()) {
+      auto fill = getScalarConstant(where.getOnFalse());
+      if (fill && *fill <= kMaskedScore &&
+          where.getOnTrue().getType() == sc.getType()) {
+        scores = where.getOnTrue();
+        mask = where.getCondition();
+      }
+    }
+    if (scores != sc && !scores.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "unmasked scores have other uses");
+
+    // 3. Scales.
+    auto [qk, scoreScale] = peelScale(scores);
+    auto mm = qk.getDefiningOp<MatmulOp>();
+    if (!mm || mm.getTransposeLhs())
+      return rewriter.notifyMatchFailure(op, "scores are not q @ k^T");
+    if (qk != scores && !qk.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "q @ k^T has other uses");
+    auto [q, qScale] = peelScale(mm.getLhs());
+    auto [kt, kScale] = peelScale(mm.getRhs());
+    double scale = scoreScale * qScale * kScale;
+    if (!(scale > 0) || !std::isfinite(scale))
+      return rewriter.notifyMatchFailure(op, "scale is not positive");
+
+    // 4. k from k^T, and repeat_kv undone.
+    if (shapeOf(q).size() != 4 || shapeOf(kt).size() != 4 ||
+        shapeOf(op.getRhs()).size() != 4)
+      return rewriter.notifyMatchFailure(op, "operands are not rank 4");
+    Planned k = mm.getTransposeRhs() ? Planned::asIs(kt) : untranspose(kt);
+    Planned v = Planned::asIs(op.getRhs());
+    ArrayRef<int64_t> qs = shapeOf(q);
+    if (k.shape[0] != qs[0] || k.shape[1] != qs[1] || k.shape[3] != qs[3] ||
+        v.shape[0] != qs[0] || v.shape[1] != qs[1] || v.shape[2] != k.shape[2])
+      return rewriter.notifyMatchFailure(op, "q, k, v shapes disagree");
+    auto ku = unrepeat(k), vu = unrepeat(v);
+    if (ku && vu && ku->shape[1] == vu->shape[1]) {
+      k = *ku;
+      v = *vu;
+    }
+
+    // 5. Mask.
+    SmallVector<int64_t> scoreShape(shapeOf(sc));
+    MaskKind maskKind = MaskKind::None;
+    if (mask) {
+      if (!isBroadcastableTo(shapeOf(mask), scoreShape))
+        return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
+      maskKind = classifyMask(mask, scoreShape);
+    }
+
+    Location loc = op.getLoc();
+    double defaultScale = 1.0 / std::sqrt(static_cast<double>(qs[3]));
+    FloatAttr scaleAttr = nearlyEqual(scale, defaultScale)
+                              ? FloatAttr()
+                              : rewriter.getF64FloatAttr(scale);
+    Value kValue = k.build(rewriter, loc), vValue = v.build(rewriter, loc);
+    rewriter.replaceOpWithNewOp<AttentionOp>(
+        op, q, kValue, vValue, maskKind == MaskKind::Operand ? mask : Value(),
+        maskKind == MaskKind::Causal ? rewriter.getUnitAttr() : UnitAttr(),
+        scaleAttr);
+    return success();
+  }
+};
+
+struct RaiseAttentionPass : mlir::llmc::impl::RaiseAttentionPassBase<RaiseAttentionPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateRaiseAttentionPatterns(patterns);
+    if (failed(applyRaisePatterns(getOperation(), std::move(patterns),
+                                  getArgument())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::llmc::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseAttention>(patterns.getContext());
+}
