@@ -39,4 +39,12 @@ private:
 
 } // namespace llmc
 
+/// Returns the Status of `expr` from the enclosing function when it failed.
+#define LLMC_RETURN_IF_ERROR(expr)                                             \
+  do {                                                                         \
+    ::llmc::Status llmcStatus_ = (expr);                                       \
+    if (!llmcStatus_)                                                          \
+      return llmcStatus_;                                                      \
+  } while (0)
+
 #endif // LLMC_RUNTIME_STATUS_H

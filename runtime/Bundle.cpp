@@ -1,0 +1,209 @@
+//===- Bundle.cpp - The .llmc bundle file: plan + cubins + weights --------===//
+#include "runtime/Bundle.h"
+#include "runtime/Hash.h"
+#include "runtime/PlanJson.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace llmc {
+namespace {
+
+uint64_t alignUp(uint64_t x, uint64_t alignment) {
+  return (x + alignment - 1) / alignment * alignment;
+}
+
+void putU32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+void putU64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+uint32_t getU32(const unsigned char *p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | p[i];
+  return v;
+}
+uint64_t getU64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+std::string byteCount(uint64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%llu bytes",
+                static_cast<unsigned long long>(bytes));
+  return text;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+Status writeBundle(const std::string &path, const Plan &plan) {
+  LLMC_RETURN_IF_ERROR(validatePlan(plan).withContext("writing " + path));
+  std::vector<const std::vector<uint8_t> *> blobs;
+  nlohmann::json header = planToJson(plan, blobs);
+  header["format"] = "llmc-bundle";
+  nlohmann::json table = nlohmann::json::array();
+  uint64_t blobBytes = 0;
+  for (const std::vector<uint8_t> *blob : blobs) {
+    blobBytes = alignUp(blobBytes, kBundleBlobAlignment);
+    table.push_back({{"offset", blobBytes},
+                     {"size", blob->size()},
+                     {"checksum", hex64(checksum64(blob->data(), blob->size()))}});
+    blobBytes += blob->size();
+  }
+  header["blobs"] = table;
+  std::string text = header.dump(1);
+
+  unsigned char prefix[kBundlePrefixBytes] = {};
+  std::memcpy(prefix, kBundleMagic, 8);
+  putU32(prefix + 8, kBundleVersion);
+  putU64(prefix + 16, text.size());
+  putU64(prefix + 24, blobBytes);
+  putU64(prefix + 32, checksum64(text.data(), text.size()));
+
+  std::string temp = path + ".tmp" + std::to_string(::getpid());
+  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return Status::error("cannot create " + temp + ": " + std::strerror(errno));
+  auto pad = [&](uint64_t to) {
+    static const char zeros[kBundleBlobAlignment] = {};
+    uint64_t at = static_cast<uint64_t>(out.tellp());
+    out.write(zeros, static_cast<std::streamsize>(to - at));
+  };
+  out.write(reinterpret_cast<const char *>(prefix), sizeof(prefix));
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  uint64_t blobBase = alignUp(kBundlePrefixBytes + text.size(),
+                              kBundleBlobAlignment);
+  pad(blobBase);
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    pad(blobBase + table[i]["offset"].get<uint64_t>());
+    out.write(reinterpret_cast<const char *>(blobs[i]->data()),
+              static_cast<std::streamsize>(blobs[i]->size()));
+  }
+  out.close();
+  std::error_code ec;
+  if (!out) {
+    std::filesystem::remove(temp, ec);
+    return Status::error("cannot write " + path + ": " + std::strerror(errno) +
+                         " (is the disk full?)");
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::filesystem::remove(temp, ec);
+    return Status::error("cannot rename " + temp + " to " + path + ": " +
+                         ec.message());
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Status readBundleImpl(const std::string &path, Plan &plan) {
+  std::error_code ec;
+  uint64_t fileSize = std::filesystem::file_size(path, ec);
+  if (ec)
+    return Status::error("cannot open: " + ec.message());
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(std::string("cannot open: ") + std::strerror(errno));
+  if (fileSize < kBundlePrefixBytes)
+    return Status::error("truncated: the file has " + byteCount(fileSize) +
+                         ", less than the " +
+                         std::to_string(kBundlePrefixBytes) +
+                         "-byte bundle prefix");
+  unsigned char prefix[kBundlePrefixBytes];
+  in.read(reinterpret_cast<char *>(prefix), sizeof(prefix));
+  if (std::memcmp(prefix, kBundleMagic, 8) != 0)
+    return Status::error("not an llmc bundle (the file does not start with "
+                         "\"LLMCBNDL\")");
+  uint32_t version = getU32(prefix + 8);
+  if (version != kBundleVersion)
+    return Status::error("bundle format version " + std::to_string(version) +
+                         ", but this runtime reads version " +
+                         std::to_string(kBundleVersion) +
+                         ": rebuild the bundle with a matching llmc");
+  uint64_t headerBytes = getU64(prefix + 16);
+  uint64_t blobBytes = getU64(prefix + 24);
+  uint64_t headerSum = getU64(prefix + 32);
+  if (headerBytes > fileSize - kBundlePrefixBytes)
+    return Status::error("truncated: the header of " + byteCount(headerBytes) +
+                         " does not fit in the file of " + byteCount(fileSize));
+  uint64_t blobBase =
+      alignUp(kBundlePrefixBytes + headerBytes, kBundleBlobAlignment);
+  if (blobBase > fileSize || blobBytes != fileSize - blobBase)
+    return Status::error("truncated or padded: the bundle should have " +
+                         byteCount(blobBase + blobBytes) + ", the file has " +
+                         byteCount(fileSize));
+
+  std::string text(headerBytes, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(headerBytes));
+  if (checksum64(text.data(), text.size()) != headerSum)
+    return Status::error("corrupt: the JSON header does not match its "
+                         "checksum");
+  nlohmann::json header =
+      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded())
+    return Status::error("corrupt: the header is not valid JSON");
+  if (!header.is_object() || !header.contains("blobs") ||
+      !header["blobs"].is_array())
+    return Status::error("corrupt: the header has no blob table");
+  const nlohmann::json &table = header["blobs"];
+
+  BlobLoader loadBlob = [&](uint64_t index,
+                            std::vector<uint8_t> &bytes) -> Status {
+    std::string what = "blob " + std::to_string(index);
+    if (index >= table.size())
+      return Status::error(what + " is not in the blob table (" +
+                           std::to_string(table.size()) + " blobs)");
+    const nlohmann::json &entry = table[index];
+    if (!entry.is_object() || !entry.contains("offset") ||
+        !entry["offset"].is_number_unsigned() || !entry.contains("size") ||
+        !entry["size"].is_number_unsigned() || !entry.contains("checksum") ||
+        !entry["checksum"].is_string())
+      return Status::error(what + ": malformed blob table entry");
+    uint64_t offset = entry["offset"].get<uint64_t>();
+    uint64_t size = entry["size"].get<uint64_t>();
+    if (offset > blobBytes || size > blobBytes - offset)
+      return Status::error(what + " lies outside the blob section (" +
+                           byteCount(offset) + " + " + byteCount(size) + " > " +
+                           byteCount(blobBytes) + "): truncated or corrupt");
+    bytes.resize(size);
+    in.seekg(static_cast<std::streamoff>(blobBase + offset));
+    in.read(reinterpret_cast<char *>(bytes.data()),
+            static_cast<std::streamsize>(size));
+    if (!in)
+      return Status::error(what + ": read failed (truncated?)");
+    if (hex64(checksum64(bytes.data(), size)) !=
+        entry["checksum"].get<std::string>())
+      return Status::error(what + " is corrupt: its checksum does not match");
+    return Status::ok();
+  };
+  LLMC_RETURN_IF_ERROR(planFromJson(header, loadBlob, plan));
+  return validatePlan(plan);
+}
+
+} // namespace
+
+Status readBundle(const std::string &path, Plan &plan) {
+  plan = Plan();
+  return readBundleImpl(path, plan).withContext("reading bundle " + path);
+}
+
+} // namespace llmc

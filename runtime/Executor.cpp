@@ -1,0 +1,489 @@
+//===- Executor.cpp - Runs a plan on one GPU ------------------------------===//
+#include "runtime/Executor.h"
+#include "runtime/KernelCache.h"
+#include "runtime/Matmul.h"
+#include "runtime/Nvrtc.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace llmc {
+namespace {
+
+uint64_t alignUp(uint64_t x, uint64_t alignment) {
+  return (x + alignment - 1) / alignment * alignment;
+}
+
+std::string formatBytes(uint64_t bytes) {
+  char text[64];
+  if (bytes >= (1ull << 30))
+    std::snprintf(text, sizeof(text), "%.2f GiB", bytes / double(1ull << 30));
+  else
+    std::snprintf(text, sizeof(text), "%.1f MiB", bytes / double(1ull << 20));
+  return text;
+}
+
+} // namespace
+
+bool gpuAvailable(std::string &why) {
+  const cuda::DriverApi *cu = nullptr;
+  if (Status status = cuda::loadDriver(cu); !status) {
+    why = status.message();
+    return false;
+  }
+  CUresult result = cu->cuInit(0);
+  if (result != CUDA_SUCCESS) {
+    why = cuda::driverError(result, "cuInit(0)", __FILE__, __LINE__, "")
+              .message();
+    return false;
+  }
+  int count = 0;
+  if (cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+    why = "the CUDA driver reports no GPU";
+    return false;
+  }
+  return true;
+}
+
+std::string Executor::context() const {
+  std::string text = "bundle '" + (options_.source.empty() ? plan_.name
+                                                           : options_.source) +
+                     "'";
+  return text;
+}
+
+std::string Executor::stepContext(size_t index) const {
+  return plan_.describeStep(index) + " of " + context();
+}
+
+Status Executor::create(Plan plan, const ExecutorOptions &options,
+                        std::unique_ptr<Executor> &out) {
+  out.reset();
+  std::unique_ptr<Executor> executor(new Executor());
+  executor->plan_ = std::move(plan);
+  executor->options_ = options;
+  LLMC_RETURN_IF_ERROR(validatePlan(executor->plan_)
+                           .withContext("invalid plan in " +
+                                        executor->context()));
+  LLMC_RETURN_IF_ERROR(executor->init());
+  LLMC_RETURN_IF_ERROR(executor->allocateArena());
+  LLMC_RETURN_IF_ERROR(executor->uploadInitialData());
+  LLMC_RETURN_IF_ERROR(executor->loadKernels());
+  LLMC_RETURN_IF_ERROR(executor->prepareSteps());
+  out = std::move(executor);
+  return Status::ok();
+}
+
+Executor::~Executor() {
+  if (!cu_)
+    return;
+  if (context_)
+    cu_->cuCtxSetCurrent(context_);
+  if (stream_)
+    cu_->cuStreamSynchronize(stream_);
+  if (graphExec_)
+    cu_->cuGraphExecDestroy(graphExec_);
+  if (graph_)
+    cu_->cuGraphDestroy(graph_);
+  matmuls_.clear();
+  if (ltHandle_)
+    lt_->cublasLtDestroy(ltHandle_);
+  for (CUmodule module : modules_)
+    if (module)
+      cu_->cuModuleUnload(module);
+  if (start_)
+    cu_->cuEventDestroy(start_);
+  if (stop_)
+    cu_->cuEventDestroy(stop_);
+  if (stream_)
+    cu_->cuStreamDestroy(stream_);
+  if (arena_)
+    cu_->cuMemFree(arena_);
+  if (context_)
+    cu_->cuDevicePrimaryCtxRelease(device_);
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+Status Executor::init() {
+  std::string ctx = context();
+  LLMC_RETURN_IF_ERROR(cuda::loadDriver(cu_));
+  LLMC_CU(cu_->cuInit(0), ctx);
+  int count = 0;
+  LLMC_CU(cu_->cuDeviceGetCount(&count), ctx);
+  if (options_.device < 0 || options_.device >= count)
+    return Status::error("GPU " + std::to_string(options_.device) +
+                         " does not exist: the driver reports " +
+                         std::to_string(count) + " GPU(s)");
+  LLMC_CU(cu_->cuDeviceGet(&device_, options_.device), ctx);
+  char name[256] = {};
+  LLMC_CU(cu_->cuDeviceGetName(name, sizeof(name), device_), ctx);
+  deviceName_ = name;
+  int major = 0, minor = 0;
+  LLMC_CU(cu_->cuDeviceGetAttribute(
+              &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_),
+          ctx);
+  LLMC_CU(cu_->cuDeviceGetAttribute(
+              &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_),
+          ctx);
+  arch_ = "sm_" + std::to_string(major) + std::to_string(minor);
+  // The primary context is the one the CUDA runtime (and so cuBLASLt) uses;
+  // sharing it avoids a second context per process.
+  LLMC_CU(cu_->cuDevicePrimaryCtxRetain(&context_, device_), ctx);
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), ctx);
+  LLMC_CU(cu_->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), ctx);
+  LLMC_CU(cu_->cuEventCreate(&start_, CU_EVENT_DEFAULT), ctx);
+  LLMC_CU(cu_->cuEventCreate(&stop_, CU_EVENT_DEFAULT), ctx);
+  return Status::ok();
+}
+
+Status Executor::allocateArena() {
+  uint64_t arenaPart = alignUp(plan_.arenaBytes, 256);
+  arenaAllocated_ = arenaPart + plan_.workspaceBytes;
+  if (arenaAllocated_ == 0)
+    arenaAllocated_ = 256;
+  CUresult result = cu_->cuMemAlloc(&arena_, arenaAllocated_);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    arena_ = 0;
+    size_t freeBytes = 0, totalBytes = 0;
+    cu_->cuMemGetInfo(&freeBytes, &totalBytes);
+    return Status::error(
+        "out of GPU memory: " + context() + " needs an arena of " +
+        formatBytes(arenaAllocated_) + " (" + std::to_string(arenaAllocated_) +
+        " bytes: " + formatBytes(plan_.arenaBytes) + " of buffers + " +
+        formatBytes(plan_.workspaceBytes) + " cuBLASLt workspace), but GPU " +
+        std::to_string(options_.device) + " (" + deviceName_ + ") has " +
+        formatBytes(freeBytes) + " free of " + formatBytes(totalBytes) +
+        ": compile with a smaller batch size or sequence length, or enable "
+        "activation checkpointing");
+  }
+  LLMC_CU(result, context());
+  workspace_ = arena_ + arenaPart;
+  // Zero everything once: optimizer state, gradients and padding start at 0.
+  LLMC_CU(cu_->cuMemsetD8Async(arena_, 0, arenaAllocated_, stream_),
+          context());
+  LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
+  return Status::ok();
+}
+
+Status Executor::uploadInitialData() {
+  for (const BufferInfo &buffer : plan_.buffers)
+    if (!buffer.init.empty())
+      LLMC_CU(cu_->cuMemcpyHtoD(arena_ + buffer.offset, buffer.init.data(),
+                                buffer.init.size()),
+              "initial data of buffer '" + buffer.name + "' in " + context());
+  for (const ScalarSlot &slot : plan_.scalars)
+    LLMC_RETURN_IF_ERROR(setScalar(slot.name, slot.init));
+  LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
+  // Initial data is on the GPU now; the host copy is not needed again.
+  for (BufferInfo &buffer : plan_.buffers)
+    std::vector<uint8_t>().swap(buffer.init);
+  return Status::ok();
+}
+
+Status Executor::loadKernels() {
+  // Kernels whose cubin was built for another arch (or that have none) are
+  // recompiled from source for this GPU, in parallel and through the cache.
+  std::vector<CompileRequest> requests;
+  std::vector<size_t> requestKernel;
+  for (size_t i = 0; i < plan_.kernels.size(); ++i) {
+    const KernelInfo &kernel = plan_.kernels[i];
+    if (!kernel.cubin.empty() && kernel.arch == arch_)
+      continue;
+    if (kernel.source.empty())
+      return Status::error("kernel '" + kernel.name + "' in " + context() +
+                           " was compiled for " + kernel.arch + " but GPU " +
+                           std::to_string(options_.device) + " is " + arch_ +
+                           ", and the bundle has no source to recompile it");
+    CompileRequest request;
+    request.name = kernel.name;
+    request.source = kernel.source;
+    request.options.arch = arch_;
+    request.options.fastMath = kernel.fastMath;
+    request.options.extra = kernel.options;
+    requests.push_back(std::move(request));
+    requestKernel.push_back(i);
+  }
+  if (!requests.empty()) {
+    KernelCache cache(options_.cacheDir.empty() ? KernelCache::defaultDir()
+                                                : options_.cacheDir);
+    std::vector<CompileResult> results = compileAll(requests, &cache);
+    for (size_t r = 0; r < results.size(); ++r) {
+      if (!results[r].status)
+        return results[r].status.withContext(context());
+      KernelInfo &kernel = plan_.kernels[requestKernel[r]];
+      kernel.cubin = std::move(results[r].cubin);
+      kernel.arch = arch_;
+    }
+    recompiled_ = requests.size();
+  }
+
+  modules_.assign(plan_.kernels.size(), nullptr);
+  functions_.assign(plan_.kernels.size(), nullptr);
+  for (size_t i = 0; i < plan_.kernels.size(); ++i) {
+    KernelInfo &kernel = plan_.kernels[i];
+    std::string ctx = "kernel '" + kernel.name + "' in " + context();
+    LLMC_CU(cu_->cuModuleLoadData(&modules_[i], kernel.cubin.data()), ctx);
+    LLMC_CU(cu_->cuModuleGetFunction(&functions_[i], modules_[i],
+                                     kernel.entry.c_str()),
+            ctx + ", entry '" + kernel.entry + "'");
+    std::vector<uint8_t>().swap(kernel.cubin);
+  }
+  return Status::ok();
+}
+
+Status Executor::prepareSteps() {
+  launches_.resize(plan_.steps.size());
+  matmuls_.resize(plan_.steps.size());
+  std::vector<uint32_t> maxShared(plan_.kernels.size(), 0);
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const Step &step = plan_.steps[i];
+    if (const auto *launch = std::get_if<LaunchStep>(&step.op)) {
+      // Argument values are fixed for the life of the executor: compute them
+      // once, in the 8-byte slots cuLaunchKernel reads from (little-endian,
+      // so a 4-byte argument is the low half of its slot).
+      ResolvedLaunch &resolved = launches_[i];
+      resolved.function = functions_[launch->kernel];
+      resolved.values.resize(launch->args.size(), 0);
+      for (size_t a = 0; a < launch->args.size(); ++a) {
+        const KernelArg &arg = launch->args[a];
+        uint64_t &slot = resolved.values[a];
+        switch (arg.kind) {
+        case KernelArg::Kind::Buffer:
+          slot = arena_ + plan_.findBuffer(arg.name)->offset + arg.offset;
+          break;
+        case KernelArg::Kind::Scalar:
+          slot = arena_ + plan_.findScalar(arg.name)->offset;
+          break;
+        case KernelArg::Kind::I32: {
+          int32_t value = static_cast<int32_t>(arg.intValue);
+          std::memcpy(&slot, &value, sizeof(value));
+          break;
+        }
+        case KernelArg::Kind::I64:
+          std::memcpy(&slot, &arg.intValue, sizeof(arg.intValue));
+          break;
+        case KernelArg::Kind::F32:
+          std::memcpy(&slot, &arg.floatValue, sizeof(arg.floatValue));
+          break;
+        }
+      }
+      for (uint64_t &value : resolved.values)
+        resolved.params.push_back(&value);
+      maxShared[launch->kernel] =
+          std::max(maxShared[launch->kernel], launch->sharedBytes);
+    } else if (const auto *mm = std::get_if<MatmulStep>(&step.op)) {
+      if (!lt_) {
+        LLMC_RETURN_IF_ERROR(cuda::loadCublasLt(lt_));
+        LLMC_CUBLASLT(lt_->cublasLtCreate(&ltHandle_), context());
+      }
+      auto pointer = [&](const std::string &name) -> CUdeviceptr {
+        return name.empty() ? 0 : arena_ + plan_.findBuffer(name)->offset;
+      };
+      MatmulPointers pointers{pointer(mm->a), pointer(mm->b), pointer(mm->c),
+                              pointer(mm->d), pointer(mm->bias)};
+      matmuls_[i] = std::make_unique<PreparedMatmul>();
+      LLMC_RETURN_IF_ERROR(matmuls_[i]->prepare(
+          *lt_, ltHandle_, *mm, pointers, plan_.workspaceBytes,
+          stepContext(i)));
+    }
+  }
+  // Dynamic shared memory above 48 KiB must be opted into per function.
+  for (size_t k = 0; k < plan_.kernels.size(); ++k)
+    if (maxShared[k] > 48 * 1024)
+      LLMC_CU(cu_->cuFuncSetAttribute(
+                  functions_[k],
+                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                  static_cast<int>(maxShared[k])),
+              "kernel '" + plan_.kernels[k].name + "' in " + context());
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+Status Executor::enqueueStep(size_t index) {
+  const Step &step = plan_.steps[index];
+  if (const auto *launch = std::get_if<LaunchStep>(&step.op)) {
+    ResolvedLaunch &resolved = launches_[index];
+    LLMC_CU(cu_->cuLaunchKernel(resolved.function, launch->grid[0],
+                                launch->grid[1], launch->grid[2],
+                                launch->block[0], launch->block[1],
+                                launch->block[2], launch->sharedBytes, stream_,
+                                resolved.params.data(), nullptr),
+            stepContext(index));
+  } else if (std::holds_alternative<MatmulStep>(step.op)) {
+    LLMC_RETURN_IF_ERROR(matmuls_[index]->run(ltHandle_, stream_, workspace_,
+                                              plan_.workspaceBytes));
+  } else {
+    const auto &memset = std::get<MemsetStep>(step.op);
+    const BufferInfo *buffer = plan_.findBuffer(memset.buffer);
+    LLMC_CU(cu_->cuMemsetD8Async(arena_ + buffer->offset, memset.value,
+                                 buffer->bytes, stream_),
+            stepContext(index));
+  }
+  return Status::ok();
+}
+
+Status Executor::enqueueAll() {
+  for (size_t i = 0; i < plan_.steps.size(); ++i)
+    LLMC_RETURN_IF_ERROR(enqueueStep(i));
+  return Status::ok();
+}
+
+Status Executor::runPlain() {
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_CU(cu_->cuEventRecord(start_, stream_), context());
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    LLMC_RETURN_IF_ERROR(enqueueStep(i));
+    if (options_.syncEachStep)
+      LLMC_CU(cu_->cuStreamSynchronize(stream_),
+              "after " + stepContext(i) + " (a kernel fault surfaces here)");
+  }
+  LLMC_CU(cu_->cuEventRecord(stop_, stream_), context());
+  ran_ = true;
+  return Status::ok();
+}
+
+Status Executor::capture() {
+  if (graphExec_)
+    return Status::ok();
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  std::string ctx = "capturing the CUDA graph of " + context();
+  // Thread-local mode: another thread's unrelated CUDA calls cannot
+  // invalidate (or join) this capture.
+  LLMC_CU(cu_->cuStreamBeginCapture(stream_,
+                                    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          ctx);
+  Status enqueued = enqueueAll();
+  // End the capture on every path, or the stream stays unusable.
+  CUgraph graph = nullptr;
+  CUresult ended = cu_->cuStreamEndCapture(stream_, &graph);
+  if (!enqueued) {
+    if (graph)
+      cu_->cuGraphDestroy(graph);
+    return enqueued.withContext(ctx);
+  }
+  LLMC_CU(ended, ctx);
+  graph_ = graph;
+  size_t nodes = 0;
+  LLMC_CU(cu_->cuGraphGetNodes(graph_, nullptr, &nodes), ctx);
+  graphNodes_ = nodes;
+  LLMC_CU(cu_->cuGraphInstantiate(&graphExec_, graph_, 0), ctx);
+  return Status::ok();
+}
+
+Status Executor::replay() {
+  LLMC_RETURN_IF_ERROR(capture());
+  LLMC_CU(cu_->cuEventRecord(start_, stream_), context());
+  LLMC_CU(cu_->cuGraphLaunch(graphExec_, stream_),
+          "replaying the CUDA graph of " + context());
+  LLMC_CU(cu_->cuEventRecord(stop_, stream_), context());
+  ran_ = true;
+  return Status::ok();
+}
+
+Status Executor::synchronize() {
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
+  return Status::ok();
+}
+
+Status Executor::lastRunMs(float &ms) {
+  if (!ran_)
+    return Status::error("lastRunMs: nothing has run yet");
+  LLMC_CU(cu_->cuEventSynchronize(stop_), context());
+  LLMC_CU(cu_->cuEventElapsedTime(&ms, start_, stop_), context());
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Host <-> device
+//===----------------------------------------------------------------------===//
+
+Status Executor::setScalar(const std::string &name, double value) {
+  const ScalarSlot *slot = plan_.findScalar(name);
+  if (!slot)
+    return Status::error("setScalar: " + context() +
+                         " has no scalar slot '" + name + "'");
+  // Pageable source: the driver stages the bytes before returning, so the
+  // local may go out of scope while the copy is still queued.
+  unsigned char bytes[8] = {};
+  if (slot->dtype == DType::F32) {
+    float f = static_cast<float>(value);
+    std::memcpy(bytes, &f, 4);
+  } else if (slot->dtype == DType::I32) {
+    int32_t i = static_cast<int32_t>(value);
+    std::memcpy(bytes, &i, 4);
+  } else {
+    int64_t i = static_cast<int64_t>(value);
+    std::memcpy(bytes, &i, 8);
+  }
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + slot->offset, bytes,
+                                 dtypeSize(slot->dtype), stream_),
+          "scalar slot '" + name + "' in " + context());
+  return Status::ok();
+}
+
+Status Executor::writeBuffer(const std::string &name, const void *data,
+                             size_t bytes) {
+  const BufferInfo *buffer = plan_.findBuffer(name);
+  if (!buffer)
+    return Status::error("writeBuffer: " + context() + " has no buffer '" +
+                         name + "'");
+  if (bytes > buffer->bytes)
+    return Status::error("writeBuffer: " + std::to_string(bytes) +
+                         " bytes do not fit buffer '" + name + "' (" +
+                         std::to_string(buffer->bytes) + " bytes)");
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + buffer->offset, data, bytes,
+                                 stream_),
+          "buffer '" + name + "' in " + context());
+  return Status::ok();
+}
+
+Status Executor::readBuffer(const std::string &name,
+                            std::vector<uint8_t> &bytes) {
+  const BufferInfo *buffer = plan_.findBuffer(name);
+  if (!buffer)
+    return Status::error("readBuffer: " + context() + " has no buffer '" +
+                         name + "'");
+  LLMC_RETURN_IF_ERROR(synchronize());
+  bytes.resize(buffer->bytes);
+  LLMC_CU(cu_->cuMemcpyDtoH(bytes.data(), arena_ + buffer->offset,
+                            buffer->bytes),
+          "buffer '" + name + "' in " + context());
+  return Status::ok();
+}
+
+Status Executor::readScalar(const std::string &name, double &value) {
+  const ScalarSlot *slot = plan_.findScalar(name);
+  if (!slot)
+    return Status::error("readScalar: " + context() +
+                         " has no scalar slot '" + name + "'");
+  LLMC_RETURN_IF_ERROR(synchronize());
+  unsigned char bytes[8] = {};
+  LLMC_CU(cu_->cuMemcpyDtoH(bytes, arena_ + slot->offset,
+                            dtypeSize(slot->dtype)),
+          "scalar slot '" + name + "' in " + context());
+  if (slot->dtype == DType::F32) {
+    float f;
+    std::memcpy(&f, bytes, 4);
+    value = f;
+  } else if (slot->dtype == DType::I32) {
+    int32_t i;
+    std::memcpy(&i, bytes, 4);
+    value = i;
+  } else {
+    int64_t i;
+    std::memcpy(&i, bytes, 8);
+    value = static_cast<double>(i);
+  }
+  return Status::ok();
+}
+
+} // namespace llmc

@@ -1,0 +1,134 @@
+//===- Executor.h - Runs a plan on one GPU ------------------------*- C++ -*-===//
+//
+// Life cycle (docs/runtime.md):
+//
+//   create    validate the plan; init the driver; retain the device's primary
+//             context; allocate ONE arena (plan.arenaBytes + cuBLASLt
+//             workspace) and zero it; upload initial data and scalar slots;
+//             load every kernel's cubin (recompiling the source with NVRTC
+//             when the cubin is for another arch); create the cuBLASLt handle
+//             and prepare every matmul (heuristic algorithm) once
+//   per step  setScalar / writeBuffer (async copies into the arena), then
+//             replay() (the captured CUDA graph) or runPlain() (each step
+//             enqueued on the stream, for debugging)
+//   after     readScalar / readBuffer (synchronize, copy back), lastRunMs
+//
+// replay() captures the launch sequence as a CUDA graph on its first call and
+// then only relaunches it: every pointer is arena base + offset, fixed at
+// create, and everything that changes between steps lives in the arena.
+//
+// No method throws or aborts; every failure is a Status naming the step,
+// kernel and bundle.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_EXECUTOR_H
+#define LLMC_RUNTIME_EXECUTOR_H
+
+#include "runtime/CudaApi.h"
+#include "runtime/Plan.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+class PreparedMatmul;
+
+struct ExecutorOptions {
+  int device = 0;
+  std::string source;      // bundle path or test name, for messages
+  std::string cacheDir;    // kernel cache for recompiles; "" = default dir
+  bool syncEachStep = false; // runPlain: synchronize after every step so a
+                             // fault is reported at the step that caused it
+};
+
+/// True when a driver and at least one GPU are present; otherwise false and
+/// `why` says what is missing ("no CUDA driver found: ...", "no GPU").
+bool gpuAvailable(std::string &why);
+
+class Executor {
+public:
+  /// Loads `plan` onto the GPU. On error `out` is null and nothing leaks.
+  static Status create(Plan plan, const ExecutorOptions &options,
+                       std::unique_ptr<Executor> &out);
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  const Plan &plan() const { return plan_; }
+  /// "sm_90": the device's architecture.
+  const std::string &arch() const { return arch_; }
+  CUdeviceptr arenaBase() const { return arena_; }
+  /// Kernels whose source was recompiled because the cubin did not fit.
+  size_t recompiledKernels() const { return recompiled_; }
+
+  /// Host to device, ordered before the next run on the executor's stream.
+  Status setScalar(const std::string &name, double value);
+  Status writeBuffer(const std::string &name, const void *data, size_t bytes);
+
+  /// Enqueues every step on the stream, one by one.
+  Status runPlain();
+  /// Captures the launch sequence as a CUDA graph (once) and instantiates it.
+  Status capture();
+  /// Launches the captured graph; captures first when needed.
+  Status replay();
+  bool captured() const { return graphExec_ != nullptr; }
+  /// Nodes of the captured graph (0 before capture).
+  size_t graphNodeCount() const { return graphNodes_; }
+
+  Status synchronize();
+  /// Milliseconds between the events recorded around the last run; waits
+  /// for it to finish.
+  Status lastRunMs(float &ms);
+
+  /// Device to host; synchronizes the stream first.
+  Status readBuffer(const std::string &name, std::vector<uint8_t> &bytes);
+  Status readScalar(const std::string &name, double &value);
+
+private:
+  Executor() = default;
+  Status init();
+  Status allocateArena();
+  Status uploadInitialData();
+  Status loadKernels();
+  Status prepareSteps();
+  Status enqueueStep(size_t index);
+  Status enqueueAll();
+  std::string context() const;
+  std::string stepContext(size_t index) const;
+
+  struct ResolvedLaunch {
+    CUfunction function = nullptr;
+    std::vector<uint64_t> values; // one 8-byte slot per argument
+    std::vector<void *> params;   // pointers into `values`
+  };
+
+  Plan plan_;
+  ExecutorOptions options_;
+  const cuda::DriverApi *cu_ = nullptr;
+  const cuda::CublasLtApi *lt_ = nullptr;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  std::string arch_;
+  std::string deviceName_;
+  CUdeviceptr arena_ = 0;
+  uint64_t arenaAllocated_ = 0;
+  CUdeviceptr workspace_ = 0;
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  bool ran_ = false;
+  cublasLtHandle_t ltHandle_ = nullptr;
+  std::vector<CUmodule> modules_;
+  std::vector<CUfunction> functions_;
+  std::vector<ResolvedLaunch> launches_; // per step; empty for non-launches
+  std::vector<std::unique_ptr<PreparedMatmul>> matmuls_; // per step
+  CUgraph graph_ = nullptr;
+  CUgraphExec graphExec_ = nullptr;
+  size_t graphNodes_ = 0;
+  size_t recompiled_ = 0;
+};
+
+} // namespace llmc
+
+#endif // LLMC_RUNTIME_EXECUTOR_H

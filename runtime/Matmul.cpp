@@ -1,0 +1,174 @@
+//===- Matmul.cpp - One plan matmul step prepared for cuBLASLt ------------===//
+#include "runtime/Matmul.h"
+
+namespace llmc {
+namespace {
+
+cudaDataType_t cudaType(DType type) {
+  switch (type) {
+  case DType::F16:
+    return CUDA_R_16F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  case DType::F8E4M3:
+    return CUDA_R_8F_E4M3;
+  case DType::F8E5M2:
+    return CUDA_R_8F_E5M2;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// The largest power of two (at most 256) dividing every batch's address.
+uint32_t alignmentOf(CUdeviceptr pointer, int64_t batch, int64_t stride,
+                     DType type) {
+  uint64_t bits = pointer;
+  if (batch > 1 && stride > 0)
+    bits |= static_cast<uint64_t>(stride) * dtypeSize(type);
+  uint32_t alignment = 256;
+  while (alignment > 1 && bits % alignment != 0)
+    alignment /= 2;
+  return alignment;
+}
+
+} // namespace
+
+PreparedMatmul::~PreparedMatmul() {
+  if (!api_)
+    return;
+  for (cublasLtMatrixLayout_t layout : {layoutA_, layoutB_, layoutC_, layoutD_})
+    if (layout)
+      api_->cublasLtMatrixLayoutDestroy(layout);
+  if (desc_)
+    api_->cublasLtMatmulDescDestroy(desc_);
+}
+
+Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
+                               cublasLtHandle_t handle, const MatmulStep &mm,
+                               const MatmulPointers &pointers,
+                               uint64_t workspaceBytes,
+                               const std::string &context) {
+  api_ = &api;
+  pointers_ = pointers;
+  alpha_ = mm.alpha;
+  beta_ = mm.beta;
+  context_ = context;
+
+  // Column-major view (see the file comment): cuBLASLt's A is our B.
+  const uint64_t M = mm.n, N = mm.m, K = mm.k;
+  cublasOperation_t opA = mm.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = mm.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  LLMC_CUBLASLT(api.cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F,
+                                             CUDA_R_32F),
+                context);
+  LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
+                    desc_, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),
+                context);
+  LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
+                    desc_, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
+                context);
+  if (pointers.bias) {
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    void *bias = reinterpret_cast<void *>(pointers.bias);
+    LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
+                      desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                      sizeof(epilogue)),
+                  context);
+    LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
+                      desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                      sizeof(bias)),
+                  context);
+  }
+
+  // Stored shapes, column-major: our B is [k,n] row-major = [n,k] col-major.
+  auto makeLayout = [&](cublasLtMatrixLayout_t &layout, DType type,
+                        uint64_t rows, uint64_t cols,
+                        int64_t stride) -> Status {
+    LLMC_CUBLASLT(api.cublasLtMatrixLayoutCreate(&layout, cudaType(type), rows,
+                                                 cols, rows),
+                  context);
+    if (mm.batch > 1) {
+      int32_t count = static_cast<int32_t>(mm.batch);
+      LLMC_CUBLASLT(api.cublasLtMatrixLayoutSetAttribute(
+                        layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                        sizeof(count)),
+                    context);
+      LLMC_CUBLASLT(api.cublasLtMatrixLayoutSetAttribute(
+                        layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                        &stride, sizeof(stride)),
+                    context);
+    }
+    return Status::ok();
+  };
+  LLMC_RETURN_IF_ERROR(makeLayout(layoutA_, mm.typeB, mm.transB ? K : M,
+                                  mm.transB ? M : K, mm.effectiveStrideB()));
+  LLMC_RETURN_IF_ERROR(makeLayout(layoutB_, mm.typeA, mm.transA ? N : K,
+                                  mm.transA ? K : N, mm.effectiveStrideA()));
+  int64_t strideC = mm.c.empty() ? mm.effectiveStrideD() : mm.effectiveStrideC();
+  LLMC_RETURN_IF_ERROR(makeLayout(layoutC_, mm.typeC, M, N, strideC));
+  LLMC_RETURN_IF_ERROR(makeLayout(layoutD_, mm.typeD, M, N,
+                                  mm.effectiveStrideD()));
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  LLMC_CUBLASLT(api.cublasLtMatmulPreferenceCreate(&preference), context);
+  struct Destroy {
+    const cuda::CublasLtApi &api;
+    cublasLtMatmulPreference_t preference;
+    ~Destroy() { api.cublasLtMatmulPreferenceDestroy(preference); }
+  } destroy{api, preference};
+  LLMC_CUBLASLT(api.cublasLtMatmulPreferenceSetAttribute(
+                    preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                    &workspaceBytes, sizeof(workspaceBytes)),
+                context);
+  const struct {
+    cublasLtMatmulPreferenceAttributes_t attribute;
+    uint32_t alignment;
+  } alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+       alignmentOf(pointers.b, mm.batch, mm.effectiveStrideB(), mm.typeB)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+       alignmentOf(pointers.a, mm.batch, mm.effectiveStrideA(), mm.typeA)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+       alignmentOf(pointers.c, mm.batch, strideC, mm.typeC)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+       alignmentOf(pointers.d, mm.batch, mm.effectiveStrideD(), mm.typeD)},
+  };
+  for (const auto &entry : alignments)
+    LLMC_CUBLASLT(api.cublasLtMatmulPreferenceSetAttribute(
+                      preference, entry.attribute, &entry.alignment,
+                      sizeof(entry.alignment)),
+                  context);
+
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  LLMC_CUBLASLT(api.cublasLtMatmulAlgoGetHeuristic(
+                    handle, desc_, layoutA_, layoutB_, layoutC_, layoutD_,
+                    preference, 1, &result, &found),
+                context);
+  if (found == 0)
+    return Status::error(
+        "cuBLASLt has no algorithm for this matmul (m=" + std::to_string(mm.m) +
+        " n=" + std::to_string(mm.n) + " k=" + std::to_string(mm.k) +
+        " batch=" + std::to_string(mm.batch) + " A " + dtypeName(mm.typeA) +
+        " B " + dtypeName(mm.typeB) + " D " + dtypeName(mm.typeD) +
+        ", workspace " + std::to_string(workspaceBytes) + " bytes) [" +
+        context + "]");
+  algo_ = result.algo;
+  return Status::ok();
+}
+
+Status PreparedMatmul::run(cublasLtHandle_t handle, CUstream stream,
+                           CUdeviceptr workspace,
+                           uint64_t workspaceBytes) const {
+  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
+  void *c = pointers_.c ? ptr(pointers_.c) : ptr(pointers_.d);
+  LLMC_CUBLASLT(api_->cublasLtMatmul(handle, desc_, &alpha_, ptr(pointers_.b),
+                                     layoutA_, ptr(pointers_.a), layoutB_,
+                                     &beta_, c, layoutC_, ptr(pointers_.d),
+                                     layoutD_, &algo_, ptr(workspace),
+                                     workspaceBytes, stream),
+                context_);
+  return Status::ok();
+}
+
+} // namespace llmc

@@ -1,0 +1,172 @@
+//===- Nvrtc.cpp - CUDA C++ to cubin with NVRTC ---------------------------===//
+#include "runtime/Nvrtc.h"
+#include "runtime/CudaApi.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+namespace llmc {
+namespace {
+
+std::string toolkitIncludeDir() {
+  std::vector<std::string> dirs;
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    dirs.push_back(std::string(home) + "/include");
+  dirs.push_back("/usr/local/cuda/include");
+  std::error_code ec;
+  for (const std::string &dir : dirs)
+    if (std::filesystem::exists(dir + "/cuda_bf16.h", ec))
+      return dir;
+  return "";
+}
+
+/// Runs NVRTC once. The program is destroyed on every path.
+Status runNvrtc(const cuda::NvrtcApi &api, const CompileRequest &request,
+                const std::vector<std::string> &options,
+                std::vector<uint8_t> &cubin) {
+  const std::string context = "kernel '" + request.name + "'";
+  std::string fileName = request.name + ".cu";
+  nvrtcProgram program = nullptr;
+  LLMC_NVRTC(api.nvrtcCreateProgram(&program, request.source.c_str(),
+                                    fileName.c_str(), 0, nullptr, nullptr),
+             context);
+  struct Destroy {
+    const cuda::NvrtcApi &api;
+    nvrtcProgram &program;
+    ~Destroy() { api.nvrtcDestroyProgram(&program); }
+  } destroy{api, program};
+
+  std::vector<const char *> argv;
+  for (const std::string &option : options)
+    argv.push_back(option.c_str());
+  nvrtcResult compiled = api.nvrtcCompileProgram(
+      program, static_cast<int>(argv.size()), argv.data());
+
+  size_t logSize = 0;
+  std::string log;
+  if (api.nvrtcGetProgramLogSize(program, &logSize) == NVRTC_SUCCESS &&
+      logSize > 1) {
+    log.resize(logSize);
+    if (api.nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS)
+      log.clear();
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+      log.pop_back();
+  }
+  if (compiled != NVRTC_SUCCESS)
+    return Status::error("NVRTC failed to compile kernel '" + request.name +
+                         "' for " + request.options.arch + " (" +
+                         api.nvrtcGetErrorString(compiled) + "):\n" +
+                         (log.empty() ? "(empty log)" : log));
+
+  size_t size = 0;
+  LLMC_NVRTC(api.nvrtcGetCUBINSize(program, &size), context);
+  if (size == 0)
+    return Status::error("NVRTC produced no cubin for kernel '" +
+                         request.name + "': arch '" + request.options.arch +
+                         "' must be a real architecture (sm_XY, not compute_XY)");
+  cubin.resize(size);
+  LLMC_NVRTC(api.nvrtcGetCUBIN(program, reinterpret_cast<char *>(cubin.data())),
+             context);
+  return Status::ok();
+}
+
+} // namespace
+
+std::vector<std::string> nvrtcOptions(const CompileOptions &options) {
+  std::vector<std::string> flags = {"-arch=" + options.arch, "-std=c++17",
+                                    "-default-device"};
+  if (options.fastMath)
+    flags.push_back("--use_fast_math");
+  if (options.lineInfo)
+    flags.push_back("-lineinfo");
+  if (options.toolkitIncludes)
+    if (std::string dir = toolkitIncludeDir(); !dir.empty())
+      flags.push_back("-I" + dir);
+  flags.insert(flags.end(), options.extra.begin(), options.extra.end());
+  return flags;
+}
+
+Status nvrtcVersion(std::string &version) {
+  const cuda::NvrtcApi *api = nullptr;
+  LLMC_RETURN_IF_ERROR(cuda::loadNvrtc(api));
+  int major = 0, minor = 0;
+  LLMC_NVRTC(api->nvrtcVersion(&major, &minor), "");
+  version = std::to_string(major) + "." + std::to_string(minor);
+  return Status::ok();
+}
+
+std::string detectArch() {
+  const cuda::DriverApi *cu = nullptr;
+  if (!cuda::loadDriver(cu) || cu->cuInit(0) != CUDA_SUCCESS)
+    return kDefaultArch;
+  CUdevice device;
+  int major = 0, minor = 0;
+  if (cu->cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+      cu->cuDeviceGetAttribute(
+          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) !=
+          CUDA_SUCCESS ||
+      cu->cuDeviceGetAttribute(
+          &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) !=
+          CUDA_SUCCESS)
+    return kDefaultArch;
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+Status compileToCubin(const CompileRequest &request,
+                      std::vector<uint8_t> &cubin, const KernelCache *cache,
+                      bool *cacheHit) {
+  if (cacheHit)
+    *cacheHit = false;
+  const cuda::NvrtcApi *api = nullptr;
+  LLMC_RETURN_IF_ERROR(cuda::loadNvrtc(api));
+  std::string version;
+  LLMC_RETURN_IF_ERROR(nvrtcVersion(version));
+  std::vector<std::string> options = nvrtcOptions(request.options);
+
+  std::string key;
+  if (cache) {
+    key = KernelCache::key(request.source, request.options.arch, options,
+                           version);
+    if (cache->lookup(key, cubin)) {
+      if (cacheHit)
+        *cacheHit = true;
+      return Status::ok();
+    }
+  }
+  LLMC_RETURN_IF_ERROR(runNvrtc(*api, request, options, cubin));
+  if (cache)
+    LLMC_RETURN_IF_ERROR(cache->store(key, cubin));
+  return Status::ok();
+}
+
+std::vector<CompileResult> compileAll(const std::vector<CompileRequest> &requests,
+                                      const KernelCache *cache,
+                                      unsigned threads) {
+  std::vector<CompileResult> results(requests.size());
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, std::max<size_t>(1, requests.size()));
+
+  // Workers take the next request index until none is left; each result slot
+  // is written by exactly one worker.
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < requests.size(); i = next++) {
+      CompileResult &result = results[i];
+      result.status =
+          compileToCubin(requests[i], result.cubin, cache, &result.cacheHit);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &thread : pool)
+    thread.join();
+  return results;
+}
+
+} // namespace llmc

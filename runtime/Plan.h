@@ -1,0 +1,190 @@
+//===- Plan.h - The execution plan: the compiler/runtime contract -*- C++ -*-===//
+//
+// A Plan is everything the runtime needs to run one training step, and the
+// only thing the compiler hands to it (STYLE.md §8): a buffer table laid out
+// in one device arena, device scalar slots in that arena, kernels (CUDA C++
+// and/or cubin) and the launch sequence of one step. The runtime never sees
+// the IR it came from.
+//
+//   arena:  [ buffers and scalar slots at plan-given offsets ][ cuBLASLt ws ]
+//           ^ arena base (one cuMemAlloc)        arenaBytes ^
+//
+// Pointers are arena base + offset, fixed for the life of the executor, so a
+// captured CUDA graph replays without re-capture: what changes between steps
+// (learning rate, step count, the batch) is written into the arena first.
+//
+// Bundle.h serializes a Plan to a .llmc file; docs/runtime.md documents the
+// format. validatePlan rejects plans the runtime cannot run safely.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_PLAN_H
+#define LLMC_RUNTIME_PLAN_H
+
+#include "runtime/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace llmc {
+
+//===----------------------------------------------------------------------===//
+// Element types and buffer roles
+//===----------------------------------------------------------------------===//
+
+enum class DType : uint8_t { F32, F16, BF16, F8E4M3, F8E5M2, I32, I64, U8, U16 };
+
+/// Bytes per element.
+size_t dtypeSize(DType type);
+/// "f32", "bf16", ...: the spelling in the plan JSON.
+const char *dtypeName(DType type);
+bool parseDType(const std::string &name, DType &type);
+
+enum class BufferRole : uint8_t {
+  Param,          // trained weights (master copy); has initial data
+  Grad,           // gradients of params
+  OptimizerState, // AdamW moments etc.; zero at load
+  Input,          // written by the host before each step (token batches)
+  Output,         // read by the host after a step (logits, metrics)
+  Activation,     // forward values kept for the backward pass
+  Scratch,        // temporaries whose lifetime the compiler planned
+};
+
+const char *roleName(BufferRole role);
+bool parseRole(const std::string &name, BufferRole &role);
+
+//===----------------------------------------------------------------------===//
+// Buffers, scalar slots and kernels
+//===----------------------------------------------------------------------===//
+
+struct BufferInfo {
+  std::string name;
+  BufferRole role = BufferRole::Scratch;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;    // bytes from the arena base
+  uint64_t bytes = 0;     // may exceed elements * dtype size (padding)
+  uint64_t alignment = 256;
+  std::vector<uint8_t> init; // initial contents; empty means zeros
+
+  uint64_t elementCount() const;
+};
+
+/// A device scalar in the arena that kernels read through a pointer argument
+/// (learning rate, step count) or write (loss). Setting one before a replay
+/// changes the step without re-capturing the graph.
+struct ScalarSlot {
+  std::string name;
+  DType dtype = DType::F32; // f32, i32 or i64
+  uint64_t offset = 0;      // bytes from the arena base
+  double init = 0;
+};
+
+struct KernelInfo {
+  std::string name;   // unique; for messages and the NVRTC file name
+  std::string entry;  // the extern "C" __global__ symbol
+  std::string source; // CUDA C++; used when the cubin does not fit the GPU
+  std::string arch;   // what `cubin` was compiled for ("sm_90")
+  std::vector<uint8_t> cubin;
+  std::string origin; // which source ops this kernel fuses (for humans)
+  bool fastMath = false;             // NVRTC options to recompile with
+  std::vector<std::string> options;  // extra NVRTC options
+};
+
+//===----------------------------------------------------------------------===//
+// Steps
+//===----------------------------------------------------------------------===//
+
+struct KernelArg {
+  enum class Kind : uint8_t {
+    Buffer, // arena base + buffer offset + `offset` (a device pointer)
+    Scalar, // pointer to the scalar slot `name`
+    I32,
+    I64,
+    F32,
+  };
+  Kind kind = Kind::I32;
+  std::string name;    // Buffer, Scalar
+  uint64_t offset = 0; // Buffer: bytes into the buffer
+  int64_t intValue = 0;
+  float floatValue = 0;
+
+  static KernelArg buffer(std::string name, uint64_t offset = 0);
+  static KernelArg scalar(std::string name);
+  static KernelArg i32(int32_t value);
+  static KernelArg i64(int64_t value);
+  static KernelArg f32(float value);
+};
+
+struct LaunchStep {
+  uint32_t kernel = 0; // index into Plan::kernels
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t sharedBytes = 0; // dynamic shared memory
+  std::vector<KernelArg> args;
+};
+
+/// D = alpha * op(A) @ op(B) + beta * C (+ bias), per batch, ROW-MAJOR:
+/// op(A) is [m,k] (A stored [k,m] when transA), op(B) is [k,n] (B stored
+/// [n,k] when transB), C and D are [m,n]. Batch b starts at b * stride
+/// elements (stride 0 broadcasts, e.g. one weight for all batches). The
+/// executor maps this onto cuBLASLt's column-major API; compute is always
+/// CUBLAS_COMPUTE_32F (no TF32), alpha/beta are f32.
+struct MatmulStep {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool transA = false, transB = false;
+  DType typeA = DType::F32, typeB = DType::F32, typeC = DType::F32,
+        typeD = DType::F32;
+  float alpha = 1, beta = 0;
+  std::string a, b, c, d; // buffer names; empty c means C = D
+  std::string bias;       // optional [n] vector added to every row of D
+  // Elements between consecutive batches; -1 means densely packed.
+  int64_t strideA = -1, strideB = -1, strideC = -1, strideD = -1;
+
+  int64_t effectiveStrideA() const { return strideA < 0 ? m * k : strideA; }
+  int64_t effectiveStrideB() const { return strideB < 0 ? k * n : strideB; }
+  int64_t effectiveStrideC() const { return strideC < 0 ? m * n : strideC; }
+  int64_t effectiveStrideD() const { return strideD < 0 ? m * n : strideD; }
+};
+
+struct MemsetStep {
+  std::string buffer; // the whole buffer is set
+  uint8_t value = 0;
+};
+
+struct Step {
+  std::variant<LaunchStep, MatmulStep, MemsetStep> op;
+  std::string label; // optional, for messages ("attention backward, layer 3")
+};
+
+//===----------------------------------------------------------------------===//
+// Plan
+//===----------------------------------------------------------------------===//
+
+struct Plan {
+  std::string name;           // model name, for messages
+  uint64_t arenaBytes = 0;    // buffers and scalars live below this
+  uint64_t workspaceBytes = 32ull << 20; // cuBLASLt workspace after the arena
+  std::vector<BufferInfo> buffers;
+  std::vector<ScalarSlot> scalars;
+  std::vector<KernelInfo> kernels;
+  std::vector<Step> steps;
+
+  const BufferInfo *findBuffer(const std::string &name) const;
+  const ScalarSlot *findScalar(const std::string &name) const;
+  /// "step 3 (launch 'add_f32')": how messages name a step.
+  std::string describeStep(size_t index) const;
+};
+
+/// Checks what the runtime relies on: unique names, buffers and slots inside
+/// the arena and aligned, shapes fitting their bytes, initial data of the
+/// right size, kernels with a cubin or source, launch dims in range, every
+/// argument naming an existing buffer or slot, matmul operands large enough.
+/// Overlap of buffers is the compiler's business (lifetimes) and not checked.
+Status validatePlan(const Plan &plan);
+
+} // namespace llmc
+
+#endif // LLMC_RUNTIME_PLAN_H

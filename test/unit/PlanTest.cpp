@@ -1,0 +1,204 @@
+//===- PlanTest.cpp - Plan validation -------------------------------------===//
+//
+// Every check of validatePlan has a case here that breaks exactly one thing in
+// an otherwise valid plan and looks for the message naming it.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Plan.h"
+
+#include <gtest/gtest.h>
+
+using namespace llmc;
+
+namespace {
+
+BufferInfo buffer(const std::string &name, uint64_t offset, uint64_t elems,
+                  BufferRole role = BufferRole::Activation) {
+  BufferInfo b;
+  b.name = name;
+  b.role = role;
+  b.dtype = DType::F32;
+  b.shape = {static_cast<int64_t>(elems)};
+  b.offset = offset;
+  b.bytes = elems * 4;
+  return b;
+}
+
+/// x[16], y[16], w[4x4] param, lr slot; kernel + launch, matmul, memset.
+Plan validPlan() {
+  Plan plan;
+  plan.name = "test";
+  plan.arenaBytes = 4096;
+  plan.buffers = {buffer("x", 0, 16), buffer("y", 256, 16),
+                  buffer("w", 512, 16, BufferRole::Param)};
+  plan.buffers[2].shape = {4, 4};
+  plan.buffers[2].init.assign(64, 1);
+  plan.scalars = {{"lr", DType::F32, 1024, 0.1}};
+  KernelInfo k;
+  k.name = "scale";
+  k.entry = "scale";
+  k.source = "extern \"C\" __global__ void scale(float *x) {}";
+  plan.kernels = {k};
+  LaunchStep launch;
+  launch.kernel = 0;
+  launch.grid = {1, 1, 1};
+  launch.block = {16, 1, 1};
+  launch.args = {KernelArg::buffer("x"), KernelArg::scalar("lr"),
+                 KernelArg::i32(16)};
+  MatmulStep mm;
+  mm.m = 4;
+  mm.n = 4;
+  mm.k = 4;
+  mm.a = "x";
+  mm.b = "w";
+  mm.d = "y";
+  plan.steps = {{launch, "scale x"}, {mm, ""}, {MemsetStep{"y", 0}, ""}};
+  return plan;
+}
+
+void expectError(const Plan &plan, const std::string &needle) {
+  Status status = validatePlan(plan);
+  ASSERT_FALSE(status.isOk()) << "expected an error containing: " << needle;
+  EXPECT_NE(status.message().find(needle), std::string::npos)
+      << status.message();
+}
+
+TEST(Plan, ValidPlanPasses) {
+  Status status = validatePlan(validPlan());
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+TEST(Plan, DTypeAndRoleNamesRoundTrip) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3,
+                  DType::F8E5M2, DType::I32, DType::I64, DType::U8,
+                  DType::U16}) {
+    DType back;
+    ASSERT_TRUE(parseDType(dtypeName(t), back)) << dtypeName(t);
+    EXPECT_EQ(back, t);
+    EXPECT_GT(dtypeSize(t), 0u);
+  }
+  DType t;
+  EXPECT_FALSE(parseDType("float", t));
+  BufferRole role;
+  ASSERT_TRUE(parseRole("optimizer_state", role));
+  EXPECT_EQ(role, BufferRole::OptimizerState);
+  EXPECT_STREQ(roleName(BufferRole::Grad), "grad");
+  EXPECT_FALSE(parseRole("weights", role));
+}
+
+TEST(Plan, BufferOutsideArena) {
+  Plan plan = validPlan();
+  plan.buffers[1].offset = 3840;
+  plan.buffers[1].bytes = 512;
+  expectError(plan, "buffer 'y': bytes [3840, 4352) lie outside the arena of "
+                    "4096 bytes");
+}
+
+TEST(Plan, BufferMisaligned) {
+  Plan plan = validPlan();
+  plan.buffers[1].offset = 260;
+  expectError(plan, "buffer 'y': offset 260 is not a multiple of its "
+                    "alignment 256");
+  plan.buffers[1].alignment = 3;
+  expectError(plan, "alignment 3 is not a power of two");
+}
+
+TEST(Plan, ShapeLargerThanBytes) {
+  Plan plan = validPlan();
+  plan.buffers[0].shape = {17};
+  expectError(plan, "buffer 'x': shape needs 68 bytes but the buffer has 64");
+}
+
+TEST(Plan, InitialDataOfWrongSize) {
+  Plan plan = validPlan();
+  plan.buffers[2].init.resize(10);
+  expectError(plan, "buffer 'w': initial data has 10 bytes, the buffer 64");
+}
+
+TEST(Plan, DuplicateNames) {
+  Plan plan = validPlan();
+  plan.scalars[0].name = "x";
+  expectError(plan, "two buffers or scalar slots are named 'x'");
+  plan = validPlan();
+  plan.kernels.push_back(plan.kernels[0]);
+  expectError(plan, "two kernels are named 'scale'");
+}
+
+TEST(Plan, ScalarSlotChecks) {
+  Plan plan = validPlan();
+  plan.scalars[0].offset = 1026;
+  expectError(plan, "scalar slot 'lr': offset 1026 is not aligned to 4");
+  plan.scalars[0].offset = 4096;
+  expectError(plan, "scalar slot 'lr': offset 4096 lies outside the arena");
+  plan.scalars[0].offset = 1024;
+  plan.scalars[0].dtype = DType::BF16;
+  expectError(plan, "scalar slot 'lr': dtype bf16 is not f32, i32 or i64");
+}
+
+TEST(Plan, KernelNeedsCodeAndEntry) {
+  Plan plan = validPlan();
+  plan.kernels[0].source.clear();
+  expectError(plan, "kernel 'scale' has neither a cubin nor CUDA source");
+  plan.kernels[0].cubin = {1, 2, 3};
+  expectError(plan, "kernel 'scale' has a cubin but no arch");
+  plan = validPlan();
+  plan.kernels[0].entry.clear();
+  expectError(plan, "kernel 'scale' has no entry symbol");
+}
+
+TEST(Plan, LaunchArgumentsMustExist) {
+  Plan plan = validPlan();
+  std::get<LaunchStep>(plan.steps[0].op).args[0] = KernelArg::buffer("nope");
+  expectError(plan, "step 0 (launch 'scale') \"scale x\": argument 0 names "
+                    "unknown buffer 'nope'");
+  plan = validPlan();
+  std::get<LaunchStep>(plan.steps[0].op).args[1] = KernelArg::scalar("step");
+  expectError(plan, "argument 1 names unknown scalar slot 'step'");
+  plan = validPlan();
+  std::get<LaunchStep>(plan.steps[0].op).args[0] = KernelArg::buffer("x", 65);
+  expectError(plan, "argument 0: offset 65 lies past the end of buffer 'x'");
+}
+
+TEST(Plan, LaunchDimensions) {
+  Plan plan = validPlan();
+  std::get<LaunchStep>(plan.steps[0].op).kernel = 3;
+  expectError(plan, "kernel index 3 is out of range (the plan has 1 kernels)");
+  plan = validPlan();
+  std::get<LaunchStep>(plan.steps[0].op).block = {32, 64, 1};
+  expectError(plan, "block of 2048 threads exceeds 1024");
+  plan = validPlan();
+  std::get<LaunchStep>(plan.steps[0].op).grid = {1, 0, 1};
+  expectError(plan, "grid and block dimensions must be positive");
+}
+
+TEST(Plan, MatmulOperands) {
+  Plan plan = validPlan();
+  std::get<MatmulStep>(plan.steps[1].op).k = 5;
+  expectError(plan, "step 1 (matmul): operand A needs 80 bytes but buffer "
+                    "'x' has 64");
+  plan = validPlan();
+  std::get<MatmulStep>(plan.steps[1].op).b = "missing";
+  expectError(plan, "operand B names unknown buffer 'missing'");
+  plan = validPlan();
+  std::get<MatmulStep>(plan.steps[1].op).typeA = DType::BF16;
+  expectError(plan, "operand A buffer 'x' is f32, the matmul expects bf16");
+  plan = validPlan();
+  std::get<MatmulStep>(plan.steps[1].op).batch = 2;
+  expectError(plan, "operand A needs 128 bytes");
+  // Stride 0 broadcasts one matrix to every batch: it needs no extra bytes.
+  auto &mm = std::get<MatmulStep>(plan.steps[1].op);
+  mm.strideA = 0;
+  mm.strideB = 0;
+  mm.strideD = 0;
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).message();
+  mm.typeD = DType::I32;
+  expectError(plan, "matmul on i32 is not supported");
+}
+
+TEST(Plan, MemsetBufferMustExist) {
+  Plan plan = validPlan();
+  std::get<MemsetStep>(plan.steps[2].op).buffer = "z";
+  expectError(plan, "step 2 (memset): memset names unknown buffer 'z'");
+}
+
+} // namespace
