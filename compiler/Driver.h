@@ -36,6 +36,10 @@ int runTokenize(const Args &args);
 /// evaluator (compiler/RunCommand.cpp).
 int runRun(const Args &args);
 
+/// `llmc codegen MODEL.mlir`: lower a model to CUDA C++ and show it
+/// (compiler/CodegenCommand.cpp).
+int runCodegen(const Args &args);
+
 } // namespace llmc
 
 #endif // LLMC_COMPILER_DRIVER_H
