@@ -112,8 +112,9 @@ LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
              "    sum += row_loss[j];\n"
              "    count += targets[j] != kIgnore ? 1.0f : 0.0f;\n"
              "  }\n"
-             "  const float total = blockSum(sum);\n"
-             "  const float counted = blockSum(count);\n"
+             "  const float total = blockSum(sum);\n" +
+             (mean ? "  const float counted = blockSum(count);\n"
+                   : "  (void)count; // `sum` divides by nothing\n") +
              "  if (threadIdx.x == 0)\n"
              "    out[0] = " + storeAs(rt, result) + ";\n"
              "}\n");
