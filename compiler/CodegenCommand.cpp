@@ -165,8 +165,7 @@ int runCodegen(const Args &args) {
       return 0;
     }
     bool hasValue = i + 1 < args.size();
-    if ((a == "--function" || a == "--dump-cuda" || a == "--arch") &&
-        !hasValue)
+    if ((a == "--function" || a == "--dump-cuda" || a == "--arch") && !hasValue)
       return fail(a + " needs a value; " + kUsage, 2);
     if (a == "--function")
       req.function = args[++i];
@@ -183,25 +182,25 @@ int runCodegen(const Args &args) {
     else if (req.model.empty())
       req.model = a;
     else
-      return fail(
-          "expected one model file, got '" + req.model + "' and '" + a + "'", 2);
+      return fail("expected one model file, got '" + req.model + "' and '" + a +
+                      "'",
+                  2);
   }
   if (req.model.empty())
     return fail(std::string("expected a model file; ") + kUsage, 2);
 
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(req.model);
   if (!buffer)
-    return fail("cannot read '" + req.model + "': " +
-                buffer.getError().message());
+    return fail("cannot read '" + req.model +
+                "': " + buffer.getError().message());
   auto process = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
                      llvm::raw_ostream &os) {
     return processBuffer(std::move(chunk), req, os);
   };
   if (req.split) {
     // Each chunk reports its own errors; the exit code says whether any did.
-    if (mlir::failed(mlir::splitAndProcessBuffer(std::move(*buffer), process,
-                                                 llvm::outs(), "// -----",
-                                                 "// -----")))
+    if (mlir::failed(mlir::splitAndProcessBuffer(
+            std::move(*buffer), process, llvm::outs(), "// -----", "// -----")))
       return 1;
     return 0;
   }

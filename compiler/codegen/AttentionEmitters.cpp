@@ -58,8 +58,10 @@ LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
 
   KernelSource src(op, ctx.name);
   src.scheme("flash-style forward: one warp per query row, " +
-             std::to_string(kWarpsPerBlock) + " rows per block, keys in "
-             "tiles of " + std::to_string(kKeyTile) +
+             std::to_string(kWarpsPerBlock) +
+             " rows per block, keys in "
+             "tiles of " +
+             std::to_string(kKeyTile) +
              " through shared memory, online softmax; never materializes "
              "[T, S]");
   src.scheme("writes the row log-sum-exp (f32 [B, Hq, T]) for the backward");
@@ -88,8 +90,8 @@ __device__ __forceinline__ float warpMax(float v) {
   return v;
 })");
 
-  std::string params = inParam(qt, "q") + ", " + inParam(kt, "k") + ", " +
-                       inParam(vt, "v");
+  std::string params =
+      inParam(qt, "q") + ", " + inParam(kt, "k") + ", " + inParam(vt, "v");
   std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1),
                                  KernelArg::operand(2)};
   std::string maskCode;
@@ -104,8 +106,9 @@ __device__ __forceinline__ float warpMax(float v) {
     args.push_back(KernelArg::operand(3));
     std::string at = "mask[b * kMaskB + h * kMaskH + t * kMaskT + s * kMaskS]";
     maskCode = mt.isSignlessInteger(1)
-                   ? "        if (" + at + " == 0)\n"
-                     "          score = -INFINITY;\n"
+                   ? "        if (" + at +
+                         " == 0)\n"
+                         "          score = -INFINITY;\n"
                    : "        score += " + loadAs(mt, at) + ";\n";
   }
   params += ", " + outParam(rt, "out") + ", float *__restrict__ lse";
@@ -120,8 +123,7 @@ __device__ __forceinline__ float warpMax(float v) {
                  "  const index_t kvEnd = max((index_t)0, min(kS, lastRow + "
                  "kS - kT + 1));\n"
                : "  const index_t kvEnd = kS;\n";
-  std::string visible =
-      a.causal ? "s < kS && s <= t + kS - kT" : "s < kS";
+  std::string visible = a.causal ? "s < kS && s <= t + kS - kT" : "s < kS";
   src.kernel(
       "extern \"C\" __global__ void __launch_bounds__(kWarps * 32)\n" +
       ctx.name + "(" + params + ") {\n" +
@@ -133,8 +135,12 @@ __device__ __forceinline__ float warpMax(float v) {
       "  const index_t b = blockIdx.z, h = blockIdx.y;\n"
       "  const index_t t0 = (index_t)blockIdx.x * kWarps, t = t0 + warp;\n"
       "  const index_t kvh = h / kGroup;\n"
-      "  const " + storageType(kt) + " *kp = k + (b * kHkv + kvh) * kS * kD;\n"
-      "  const " + storageType(vt) + " *vp = v + (b * kHkv + kvh) * kS * kDv;\n"
+      "  const " +
+      storageType(kt) +
+      " *kp = k + (b * kHkv + kvh) * kS * kD;\n"
+      "  const " +
+      storageType(vt) +
+      " *vp = v + (b * kHkv + kvh) * kS * kDv;\n"
       "  if (t < kT)\n"
       "    for (index_t d = lane; d < kD; d += 32)\n"
       "      qs[warp * kD + d] = " +
@@ -147,11 +153,13 @@ __device__ __forceinline__ float warpMax(float v) {
       "    for (index_t e = threadIdx.x; e < kTile * kD; e += kWarps * 32) {\n"
       "      const index_t j = e / kD, d = e % kD;\n"
       "      ks[j * (kD + 1) + d] = s0 + j < kS ? " +
-      loadAs(kt, "kp[(s0 + j) * kD + d]") + " : 0.0f;\n"
+      loadAs(kt, "kp[(s0 + j) * kD + d]") +
+      " : 0.0f;\n"
       "    }\n"
       "    for (index_t e = threadIdx.x; e < kTile * kDv; e += kWarps * 32) {\n"
       "      const index_t j = e / kDv;\n"
-      "      vs[e] = s0 + j < kS ? " + loadAs(vt, "vp[s0 * kDv + e]") +
+      "      vs[e] = s0 + j < kS ? " +
+      loadAs(vt, "vp[s0 * kDv + e]") +
       " : 0.0f;\n"
       "    }\n"
       "    __syncthreads();\n"
@@ -159,7 +167,9 @@ __device__ __forceinline__ float warpMax(float v) {
       "      continue;\n"
       "    const index_t s = s0 + lane;\n"
       "    float score = -INFINITY;\n"
-      "    if (" + visible + ") {\n"
+      "    if (" +
+      visible +
+      ") {\n"
       "      float dot = 0.0f;\n"
       "      for (index_t d = 0; d < kD; ++d)\n"
       "        dot += qs[warp * kD + d] * ks[lane * (kD + 1) + d];\n"
@@ -192,7 +202,9 @@ __device__ __forceinline__ float warpMax(float v) {
       "  for (int u = 0; u < kDvPerLane; ++u) {\n"
       "    const index_t e = lane + 32 * u;\n"
       "    if (e < kDv)\n"
-      "      out[row * kDv + e] = " + storeAs(rt, "acc[u] * inv") + ";\n"
+      "      out[row * kDv + e] = " +
+      storeAs(rt, "acc[u] * inv") +
+      ";\n"
       "  }\n"
       "  if (lane == 0)\n"
       "    lse[row] = l > 0.0f ? m + logf(l) : -INFINITY;\n"
@@ -216,16 +228,15 @@ __device__ __forceinline__ float warpMax(float v) {
   return success();
 }
 
-LogicalResult emitRotary(RotaryOp op, const EmitContext &ctx,
-                         OpLowering &out) {
+LogicalResult emitRotary(RotaryOp op, const EmitContext &ctx, OpLowering &out) {
   Shape shape = shapeOf(op.getInput());
   Shape table = shape;
   int64_t D = shape.back(), R = shapeOf(op.getCos()).back();
   table.back() = R;
-  IndexSpace flat = collapseDims(
-      {table,
-       {broadcastStrides(shapeOf(op.getCos()), table),
-        broadcastStrides(shapeOf(op.getSin()), table)}});
+  IndexSpace flat =
+      collapseDims({table,
+                    {broadcastStrides(shapeOf(op.getCos()), table),
+                     broadcastStrides(shapeOf(op.getSin()), table)}});
   Type t = elementTypeOf(op.getInput()), ct = elementTypeOf(op.getCos()),
        st = elementTypeOf(op.getSin()), rt = elementTypeOf(op.getResult());
   bool interleaved = op.getInterleaved();
@@ -240,16 +251,20 @@ LogicalResult emitRotary(RotaryOp op, const EmitContext &ctx,
   src.constant("kD", D, "features");
   src.constant("kR", R, "rotated features");
   src.staticAssert("kR % 2 == 0 && kR <= kD", "pairs within the features");
-  std::string partner =
-      interleaved ? "(d % 2 == 0 ? -" + loadAs(t, "in[i + 1]") + " : " +
-                        loadAs(t, "in[i - 1]") + ")"
-                  : "(d < kR / 2 ? -" + loadAs(t, "in[i + kR / 2]") + " : " +
-                        loadAs(t, "in[i - kR / 2]") + ")";
+  std::string partner = interleaved
+                            ? "(d % 2 == 0 ? -" + loadAs(t, "in[i + 1]") +
+                                  " : " + loadAs(t, "in[i - 1]") + ")"
+                            : "(d < kR / 2 ? -" + loadAs(t, "in[i + kR / 2]") +
+                                  " : " + loadAs(t, "in[i - kR / 2]") + ")";
   std::string body =
       "    const index_t d = i % kD;\n"
-      "    const float x = " + loadAs(t, "in[i]") + ";\n"
+      "    const float x = " +
+      loadAs(t, "in[i]") +
+      ";\n"
       "    if (d >= kR) {\n"
-      "      out[i] = " + storeAs(rt, "x") + ";\n"
+      "      out[i] = " +
+      storeAs(rt, "x") +
+      ";\n"
       "      continue;\n"
       "    }\n"
       "    const index_t tl = (i / kD) * kR + d; // index in [..., T, R]\n" +
@@ -265,7 +280,8 @@ LogicalResult emitRotary(RotaryOp op, const EmitContext &ctx,
                      offsetExpression("tl", "tl", flat.shape, flat.strides[1]) +
                      "]") +
       ";\n"
-      "    out[i] = " + storeAs(rt, "x * c + " + partner + " * s") + ";\n";
+      "    out[i] = " +
+      storeAs(rt, "x * c + " + partner + " * s") + ";\n";
   src.kernel("extern \"C\" __global__ void __launch_bounds__(" +
              std::to_string(ctx.options.blockSize) + ")\n" + ctx.name + "(" +
              inParam(t, "in") + ", " + inParam(ct, "cos_table") + ", " +
@@ -274,23 +290,22 @@ LogicalResult emitRotary(RotaryOp op, const EmitContext &ctx,
              "threadIdx.x; i < kN;\n"
              "       i += (index_t)gridDim.x * blockDim.x) {\n" +
              body + "  }\n}\n");
-  return singleKernel(out, elementwiseLaunch(src, ctx, n,
-                                             {KernelArg::operand(0),
-                                              KernelArg::operand(1),
-                                              KernelArg::operand(2),
-                                              KernelArg::result(0)}));
+  return singleKernel(
+      out, elementwiseLaunch(src, ctx, n,
+                             {KernelArg::operand(0), KernelArg::operand(1),
+                              KernelArg::operand(2), KernelArg::result(0)}));
 }
 
 } // namespace
 
 void registerAttentionEmitters(EmitterTable &t) {
-  addEmitter<AttentionOp>(t, [](AttentionOp op, const EmitContext &ctx,
-                                OpLowering &out) {
-    AttentionParts a{op.getQuery(), op.getKey(),    op.getValue(),
-                     op.getMask(),  op.getResult(), Value(),
-                     op.getCausal(), op.getScaleOrDefault()};
-    return emitAttentionKernel(op, ctx, out, a);
-  });
+  addEmitter<AttentionOp>(
+      t, [](AttentionOp op, const EmitContext &ctx, OpLowering &out) {
+        AttentionParts a{op.getQuery(),  op.getKey(),           op.getValue(),
+                         op.getMask(),   op.getResult(),        Value(),
+                         op.getCausal(), op.getScaleOrDefault()};
+        return emitAttentionKernel(op, ctx, out, a);
+      });
   addEmitter<RotaryOp>(t, emitRotary);
 }
 

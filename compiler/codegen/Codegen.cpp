@@ -69,9 +69,8 @@ static LogicalResult checkValue(Operation *op, Value v,
                                 const std::string &what) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type)
-    return op->emitError("codegen: ")
-           << what << " has type " << v.getType()
-           << "; only ranked tensors are supported";
+    return op->emitError("codegen: ") << what << " has type " << v.getType()
+                                      << "; only ranked tensors are supported";
   if (!type.hasStaticShape())
     return op->emitError("codegen: ")
            << what << " has the dynamic shape "
@@ -92,12 +91,12 @@ FailureOr<OpLowering> lowerOp(Operation *op, const CodegenOptions &options,
     return op->emitError("codegen: no CUDA emitter for '")
            << op->getName() << "'";
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    if (failed(checkValue(op, op->getOperand(i),
-                          "operand #" + std::to_string(i))))
+    if (failed(
+            checkValue(op, op->getOperand(i), "operand #" + std::to_string(i))))
       return failure();
   for (unsigned i = 0; i < op->getNumResults(); ++i)
-    if (failed(checkValue(op, op->getResult(i),
-                          "result #" + std::to_string(i))))
+    if (failed(
+            checkValue(op, op->getResult(i), "result #" + std::to_string(i))))
       return failure();
   std::string base = name;
   if (base.empty()) {

@@ -31,8 +31,7 @@ using ExprFn = std::function<std::string(Type operandType)>;
 
 LogicalResult emitElementwise(Operation *op, const EmitContext &ctx,
                               OpLowering &out, const std::string &scheme,
-                              const ExprFn &expr,
-                              bool exprIsStorage = false) {
+                              const ExprFn &expr, bool exprIsStorage = false) {
   Value result = op->getResult(0);
   Shape shape = shapeOf(result);
   int64_t n = numElements(shape);
@@ -66,7 +65,8 @@ LogicalResult emitElementwise(Operation *op, const EmitContext &ctx,
   args.push_back(KernelArg::result(0));
   Type first = elementTypeOf(op->getOperand(op->getNumOperands() == 3 ? 1 : 0));
   std::string value = expr(first);
-  body += "    out[i] = " + (exprIsStorage ? value : storeAs(rt, value)) + ";\n";
+  body +=
+      "    out[i] = " + (exprIsStorage ? value : storeAs(rt, value)) + ";\n";
 
   src.kernel("extern \"C\" __global__ void __launch_bounds__(" +
              std::to_string(ctx.options.blockSize) + ")\n" + ctx.name + "(" +
@@ -149,12 +149,11 @@ void addBinary(EmitterTable &t, const char *floatExpr,
                std::function<std::string(Type)> intExpr) {
   addEmitter<OpTy>(t, [floatExpr, intExpr](OpTy op, const EmitContext &ctx,
                                            OpLowering &out) {
-    return emitElementwise(op, ctx, out,
-                           std::string("numpy broadcasting; y = ") + floatExpr,
-                           [&](Type type) -> std::string {
-                             return isFloatType(type) ? floatExpr
-                                                      : intExpr(type);
-                           });
+    return emitElementwise(
+        op, ctx, out, std::string("numpy broadcasting; y = ") + floatExpr,
+        [&](Type type) -> std::string {
+          return isFloatType(type) ? floatExpr : intExpr(type);
+        });
   });
 }
 
@@ -194,8 +193,7 @@ void registerElementwiseEmitters(EmitterTable &t) {
   addUnary<CosOp>(t, "cosf(a)");
   addUnary<SinOp>(t, "sinf(a)");
   addUnary<SiluOp>(t, "a / (1.0f + expf(-a))");
-  addEmitter<GeluOp>(t, [](GeluOp op, const EmitContext &ctx,
-                           OpLowering &out) {
+  addEmitter<GeluOp>(t, [](GeluOp op, const EmitContext &ctx, OpLowering &out) {
     bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
     const char *e =
         tanhForm ? "0.5f * a * (1.0f + tanhf(0.7978845608f * (a + 0.044715f * "
@@ -206,11 +204,11 @@ void registerElementwiseEmitters(EmitterTable &t) {
                                ": y = " + e,
                            [e](Type) { return std::string(e); });
   });
-  addEmitter<IsNanOp>(t, [](IsNanOp op, const EmitContext &ctx,
-                            OpLowering &out) {
-    return emitElementwise(op, ctx, out, "y = isnan(a)",
-                           [](Type) { return std::string("a != a"); });
-  });
+  addEmitter<IsNanOp>(
+      t, [](IsNanOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitElementwise(op, ctx, out, "y = isnan(a)",
+                               [](Type) { return std::string("a != a"); });
+      });
   addEmitter<CastOp>(t, emitCast);
 
   addBinary<AddOp>(t, "a + b",
@@ -230,13 +228,13 @@ void registerElementwiseEmitters(EmitterTable &t) {
                    [](Type) { return "(a > b ? a : b)"; });
   addBinary<MinOp>(t, "((a != a || b != b) ? NAN : fminf(a, b))",
                    [](Type) { return "(a < b ? a : b)"; });
-  addEmitter<CompareOp>(t, [](CompareOp op, const EmitContext &ctx,
-                              OpLowering &out) {
-    const char *e = comparison(op.getPredicate());
-    return emitElementwise(op, ctx, out,
-                           std::string("numpy broadcasting; y = ") + e,
-                           [e](Type) { return std::string(e); });
-  });
+  addEmitter<CompareOp>(
+      t, [](CompareOp op, const EmitContext &ctx, OpLowering &out) {
+        const char *e = comparison(op.getPredicate());
+        return emitElementwise(op, ctx, out,
+                               std::string("numpy broadcasting; y = ") + e,
+                               [e](Type) { return std::string(e); });
+      });
   addEmitter<WhereOp>(t, [](WhereOp op, const EmitContext &ctx,
                             OpLowering &out) {
     return emitElementwise(op, ctx, out, "numpy broadcasting; y = a ? b : c",

@@ -1,4 +1,5 @@
-//===- Emitters.h - Emitter table and source helpers --------------*- C++ -*-===//
+//===- Emitters.h - Emitter table and source helpers --------------*- C++
+//-*-===//
 //
 // Internal to compiler/codegen. An emitter lowers one op: it receives the op
 // and an EmitContext (options, kernel base name) and fills an OpLowering.
@@ -35,11 +36,10 @@ using EmitterTable = llvm::StringMap<Emitter>;
 
 template <typename OpTy, typename Fn>
 void addEmitter(EmitterTable &table, Fn fn) {
-  table[OpTy::getOperationName()] = [fn](mlir::Operation *op,
-                                         const EmitContext &ctx,
-                                         OpLowering &out) {
-    return fn(llvm::cast<OpTy>(op), ctx, out);
-  };
+  table[OpTy::getOperationName()] =
+      [fn](mlir::Operation *op, const EmitContext &ctx, OpLowering &out) {
+        return fn(llvm::cast<OpTy>(op), ctx, out);
+      };
 }
 
 void registerElementwiseEmitters(EmitterTable &table);

@@ -71,8 +71,8 @@ std::vector<uint8_t> toDeviceBytes(const RefTensor &t) {
     }
     case ElementKind::F16:
     case ElementKind::BF16: {
-      auto bits =
-          static_cast<uint16_t>(floatToBits(t.floats[i], floatFormatOf(t.kind)));
+      auto bits = static_cast<uint16_t>(
+          floatToBits(t.floats[i], floatFormatOf(t.kind)));
       std::memcpy(p, &bits, 2);
       break;
     }
@@ -304,10 +304,10 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
 }
 
 std::string launchTable(const Plan &plan) {
-  std::string s = "# " + plan.name + ": " + std::to_string(plan.buffers.size()) +
-                  " buffers, " + std::to_string(plan.arenaBytes) +
-                  " bytes unplanned; " + std::to_string(plan.steps.size()) +
-                  " steps\n";
+  std::string s = "# " + plan.name + ": " +
+                  std::to_string(plan.buffers.size()) + " buffers, " +
+                  std::to_string(plan.arenaBytes) + " bytes unplanned; " +
+                  std::to_string(plan.steps.size()) + " steps\n";
   for (const BufferInfo &b : plan.buffers) {
     std::string shape;
     for (int64_t d : b.shape)
@@ -321,11 +321,11 @@ std::string launchTable(const Plan &plan) {
     s += "step " + std::to_string(i) + " ";
     if (auto *l = std::get_if<LaunchStep>(&step.op)) {
       auto dims = [](const std::array<uint32_t, 3> &d) {
-        return "[" + std::to_string(d[0]) + ", " + std::to_string(d[1]) +
-               ", " + std::to_string(d[2]) + "]";
+        return "[" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " +
+               std::to_string(d[2]) + "]";
       };
-      s += "launch " + plan.kernels[l->kernel].name + " grid " +
-           dims(l->grid) + " block " + dims(l->block) + " smem " +
+      s += "launch " + plan.kernels[l->kernel].name + " grid " + dims(l->grid) +
+           " block " + dims(l->block) + " smem " +
            std::to_string(l->sharedBytes) + " args (";
       for (size_t a = 0; a < l->args.size(); ++a)
         s += (a ? ", " : "") + l->args[a].name;

@@ -1,4 +1,5 @@
-//===- FunctionLowering.h - A function's ops lowered, and a plan of them -*- C++ -*-===//
+//===- FunctionLowering.h - A function's ops lowered, and a plan of them -*- C++
+//-*-===//
 //
 // lowerFunction lowers every op of a func.func in program order and names
 // the ops `<mnemonic>_<n>`, n counting the function's ops, so that kernel
@@ -44,8 +45,8 @@ struct UnplannedPlan {
   std::vector<std::string> resultBuffers;   // per function result
 };
 
-mlir::FailureOr<UnplannedPlan> buildUnplannedPlan(mlir::func::FuncOp func,
-                                                  const LoweredFunction &lowered);
+mlir::FailureOr<UnplannedPlan>
+buildUnplannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered);
 
 /// A tensor's bytes as the device stores it (f32, bf16 and f16 bits, i32,
 /// i64, i1 as one byte) and back.

@@ -1,4 +1,5 @@
-//===- IndexMath.h - Index arithmetic baked into emitted kernels --*- C++ -*-===//
+//===- IndexMath.h - Index arithmetic baked into emitted kernels --*- C++
+//-*-===//
 //
 // Static-shape index arithmetic for the generated kernels, free of MLIR so
 // that it is unit-tested on its own. A kernel walks the linear index `i` of

@@ -46,7 +46,8 @@ LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
               "over the classes, loss = max + log(sum) - x[target]");
   if (!none)
     rows.scheme("per-position losses go to the f32 scratch buffer "
-                "`row_loss`; " + ctx.name + "_reduce sums them");
+                "`row_loss`; " +
+                ctx.name + "_reduce sums them");
   rows.constant("kRows", positions, "positions");
   rows.constant("kCols", classes, "classes");
   rows.constant("kBlock", block, "threads per block, one block per position");
@@ -57,25 +58,35 @@ LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
   std::string store =
       none ? "out[row] = " + storeAs(rt, "loss") : "row_loss[row] = loss";
   std::string params = inParam(lt, "logits") + ", " + inParam(tt, "targets") +
-                       ", " + (none ? outParam(rt, "out")
-                                    : std::string("float *__restrict__ row_loss"));
+                       ", " +
+                       (none ? outParam(rt, "out")
+                             : std::string("float *__restrict__ row_loss"));
   rows.kernel(
       "extern \"C\" __global__ void __launch_bounds__(kBlock)\n" + rowsName +
-      "(" + params + ") {\n"
+      "(" + params +
+      ") {\n"
       "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n"
-      "    const " + storageType(lt) + " *x = logits + row * kCols;\n"
+      "    const " +
+      storageType(lt) +
+      " *x = logits + row * kCols;\n"
       "    float m = -INFINITY, s = 0.0f;\n"
       "    for (index_t j = threadIdx.x; j < kCols; j += kBlock)\n"
-      "      onlineAdd(m, s, " + loadAs(lt, "x[j]") + ");\n"
+      "      onlineAdd(m, s, " +
+      loadAs(lt, "x[j]") +
+      ");\n"
       "    blockOnline(m, s);\n"
       "    if (threadIdx.x == 0) {\n"
       "      const long long target = targets[row];\n"
       "      float loss = 0.0f;\n"
       "      if (target != kIgnore)\n"
       "        loss = (target >= 0 && target < kCols)\n"
-      "                   ? m + logf(s) - " + loadAs(lt, "x[target]") + "\n"
+      "                   ? m + logf(s) - " +
+      loadAs(lt, "x[target]") +
+      "\n"
       "                   : NAN;\n"
-      "      " + store + ";\n"
+      "      " +
+      store +
+      ";\n"
       "    }\n"
       "  }\n}\n");
   EmittedKernel k1;
@@ -106,7 +117,8 @@ LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
   std::string result = mean ? "total / counted" : "total";
   red.kernel("extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
              reduceName + "(const float *__restrict__ row_loss, " +
-             inParam(tt, "targets") + ", " + outParam(rt, "out") + ") {\n"
+             inParam(tt, "targets") + ", " + outParam(rt, "out") +
+             ") {\n"
              "  float sum = 0.0f, count = 0.0f;\n"
              "  for (index_t j = threadIdx.x; j < kRows; j += kBlock) {\n"
              "    sum += row_loss[j];\n"
@@ -116,7 +128,9 @@ LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
              (mean ? "  const float counted = blockSum(count);\n"
                    : "  (void)count; // `sum` divides by nothing\n") +
              "  if (threadIdx.x == 0)\n"
-             "    out[0] = " + storeAs(rt, result) + ";\n"
+             "    out[0] = " +
+             storeAs(rt, result) +
+             ";\n"
              "}\n");
   EmittedKernel k2;
   k2.name = reduceName;

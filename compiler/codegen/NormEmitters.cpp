@@ -28,7 +28,8 @@ namespace {
 
 std::string rowKernelHead(const std::string &name, const std::string &params) {
   return "extern \"C\" __global__ void __launch_bounds__(kBlock)\n" + name +
-         "(" + params + ") {\n"
+         "(" + params +
+         ") {\n"
          "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n";
 }
 
@@ -81,18 +82,24 @@ LogicalResult emitSoftmax(OpTy op, const EmitContext &ctx, OpLowering &out,
       "kInner;\n"
       "    float m = -INFINITY, s = 0.0f;\n"
       "    for (index_t j = threadIdx.x; j < kCols; j += kBlock)\n"
-      "      onlineAdd(m, s, " + x + ");\n"
+      "      onlineAdd(m, s, " +
+      x +
+      ");\n"
       "    blockOnline(m, s);\n" +
       (log ? "    const float logs = logf(s);\n"
            : "    const float inv = 1.0f / s;\n") +
       "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
-      "      const float x = " + x + ";\n"
-      "      out[base + j * kInner] = " + storeAs(t, y) + ";\n"
+      "      const float x = " +
+      x +
+      ";\n"
+      "      out[base + j * kInner] = " +
+      storeAs(t, y) +
+      ";\n"
       "    }\n"
       "  }\n}\n");
-  return singleKernel(out, rowLaunch(src, rows, block,
-                                     {KernelArg::operand(0),
-                                      KernelArg::result(0)}));
+  return singleKernel(out,
+                      rowLaunch(src, rows, block,
+                                {KernelArg::operand(0), KernelArg::result(0)}));
 }
 
 LogicalResult emitLayerNorm(LayerNormOp op, const EmitContext &ctx,
@@ -123,11 +130,13 @@ LogicalResult emitLayerNorm(LayerNormOp op, const EmitContext &ctx,
   }
   params += ", " + outParam(rt, "out");
   args.push_back(KernelArg::result(0));
-  src.kernel(rowKernelHead(ctx.name, params) +
-             "    const " + storageType(t) + " *x_row = in + row * kCols;\n"
+  src.kernel(rowKernelHead(ctx.name, params) + "    const " + storageType(t) +
+             " *x_row = in + row * kCols;\n"
              "    float n = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
              "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
-             "      const float x = " + loadAs(t, "x_row[j]") + ";\n"
+             "      const float x = " +
+             loadAs(t, "x_row[j]") +
+             ";\n"
              "      n += 1.0f;\n"
              "      const float delta = x - mean;\n"
              "      mean += delta / n;\n"
@@ -136,8 +145,12 @@ LogicalResult emitLayerNorm(LayerNormOp op, const EmitContext &ctx,
              "    blockWelford(n, mean, m2);\n"
              "    const float rstd = 1.0f / sqrtf(m2 / (float)kCols + kEps);\n"
              "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
-             "      const float x = " + loadAs(t, "x_row[j]") + ";\n"
-             "      out[row * kCols + j] = " + storeAs(rt, y) + ";\n"
+             "      const float x = " +
+             loadAs(t, "x_row[j]") +
+             ";\n"
+             "      out[row * kCols + j] = " +
+             storeAs(rt, y) +
+             ";\n"
              "    }\n"
              "  }\n}\n");
   return singleKernel(out, rowLaunch(src, r.rows, block, std::move(args)));
@@ -165,18 +178,24 @@ LogicalResult emitRmsNorm(RmsNormOp op, const EmitContext &ctx,
   }
   params += ", " + outParam(rt, "out");
   args.push_back(KernelArg::result(0));
-  src.kernel(rowKernelHead(ctx.name, params) +
-             "    const " + storageType(t) + " *x_row = in + row * kCols;\n"
+  src.kernel(rowKernelHead(ctx.name, params) + "    const " + storageType(t) +
+             " *x_row = in + row * kCols;\n"
              "    float sq = 0.0f;\n"
              "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
-             "      const float x = " + loadAs(t, "x_row[j]") + ";\n"
+             "      const float x = " +
+             loadAs(t, "x_row[j]") +
+             ";\n"
              "      sq += x * x;\n"
              "    }\n"
              "    const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols "
              "+ kEps);\n"
              "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
-             "      const float x = " + loadAs(t, "x_row[j]") + ";\n"
-             "      out[row * kCols + j] = " + storeAs(rt, y) + ";\n"
+             "      const float x = " +
+             loadAs(t, "x_row[j]") +
+             ";\n"
+             "      out[row * kCols + j] = " +
+             storeAs(rt, y) +
+             ";\n"
              "    }\n"
              "  }\n}\n");
   return singleKernel(out, rowLaunch(src, r.rows, block, std::move(args)));
@@ -185,14 +204,14 @@ LogicalResult emitRmsNorm(RmsNormOp op, const EmitContext &ctx,
 } // namespace
 
 void registerNormEmitters(EmitterTable &t) {
-  addEmitter<SoftmaxOp>(t, [](SoftmaxOp op, const EmitContext &ctx,
-                              OpLowering &out) {
-    return emitSoftmax(op, ctx, out, /*log=*/false);
-  });
-  addEmitter<LogSoftmaxOp>(t, [](LogSoftmaxOp op, const EmitContext &ctx,
-                                 OpLowering &out) {
-    return emitSoftmax(op, ctx, out, /*log=*/true);
-  });
+  addEmitter<SoftmaxOp>(
+      t, [](SoftmaxOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitSoftmax(op, ctx, out, /*log=*/false);
+      });
+  addEmitter<LogSoftmaxOp>(
+      t, [](LogSoftmaxOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitSoftmax(op, ctx, out, /*log=*/true);
+      });
   addEmitter<LayerNormOp>(t, emitLayerNorm);
   addEmitter<RmsNormOp>(t, emitRmsNorm);
 }

@@ -59,17 +59,30 @@ LogicalResult emitRows(Operation *op, const EmitContext &ctx, OpLowering &out,
   std::string result =
       kind == Reduction::Mean ? "total / (float)kCols" : "total";
   src.kernel(
-      kernelHead(ctx.name, block, inParam(it, "in") + ", " + outParam(rt, "out")) +
+      kernelHead(ctx.name, block,
+                 inParam(it, "in") + ", " + outParam(rt, "out")) +
       "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n"
-      "    const " + storageType(it) + " *x_row = in + row * kCols;\n"
-      "    float acc = " + (isMax ? "-INFINITY" : "0.0f") + ";\n"
+      "    const " +
+      storageType(it) +
+      " *x_row = in + row * kCols;\n"
+      "    float acc = " +
+      (isMax ? "-INFINITY" : "0.0f") +
+      ";\n"
       "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
-      "      const float x = " + loadAs(it, "x_row[j]") + ";\n"
-      "      " + acc + "\n"
+      "      const float x = " +
+      loadAs(it, "x_row[j]") +
+      ";\n"
+      "      " +
+      acc +
+      "\n"
       "    }\n"
-      "    const float total = " + finish + ";\n"
+      "    const float total = " +
+      finish +
+      ";\n"
       "    if (threadIdx.x == 0)\n"
-      "      out[row] = " + storeAs(rt, result) + ";\n"
+      "      out[row] = " +
+      storeAs(rt, result) +
+      ";\n"
       "  }\n}\n");
   EmittedKernel k;
   k.name = ctx.name;
@@ -156,9 +169,9 @@ LogicalResult emitGeneral(Operation *op, const EmitContext &ctx,
              "threadIdx.x; i < kN;\n"
              "       i += (index_t)gridDim.x * blockDim.x) {\n" +
              body + "  }\n}\n");
-  return singleKernel(out, elementwiseLaunch(src, ctx, n,
-                                             {KernelArg::operand(0),
-                                              KernelArg::result(0)}));
+  return singleKernel(
+      out, elementwiseLaunch(src, ctx, n,
+                             {KernelArg::operand(0), KernelArg::result(0)}));
 }
 
 template <typename OpTy>
@@ -191,18 +204,18 @@ LogicalResult emitReduce(OpTy op, const EmitContext &ctx, OpLowering &out,
 } // namespace
 
 void registerReduceEmitters(EmitterTable &t) {
-  addEmitter<ReduceSumOp>(t, [](ReduceSumOp op, const EmitContext &ctx,
-                                OpLowering &out) {
-    return emitReduce(op, ctx, out, Reduction::Sum);
-  });
-  addEmitter<ReduceMeanOp>(t, [](ReduceMeanOp op, const EmitContext &ctx,
-                                 OpLowering &out) {
-    return emitReduce(op, ctx, out, Reduction::Mean);
-  });
-  addEmitter<ReduceMaxOp>(t, [](ReduceMaxOp op, const EmitContext &ctx,
-                                OpLowering &out) {
-    return emitReduce(op, ctx, out, Reduction::Max);
-  });
+  addEmitter<ReduceSumOp>(
+      t, [](ReduceSumOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitReduce(op, ctx, out, Reduction::Sum);
+      });
+  addEmitter<ReduceMeanOp>(
+      t, [](ReduceMeanOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitReduce(op, ctx, out, Reduction::Mean);
+      });
+  addEmitter<ReduceMaxOp>(
+      t, [](ReduceMaxOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitReduce(op, ctx, out, Reduction::Max);
+      });
 }
 
 } // namespace llmc::codegen

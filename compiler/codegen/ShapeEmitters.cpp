@@ -63,9 +63,9 @@ LogicalResult emitStridedCopy(Operation *op, const EmitContext &ctx,
           offsetExpression("i", "i", flat.shape, flat.strides[0]) + "];\n";
   src.kernel(kernelHead(ctx, inParam(t, "in") + ", " + outParam(t, "out")) +
              loopHead() + body + "  }\n}\n");
-  return singleKernel(out, elementwiseLaunch(src, ctx, n,
-                                             {KernelArg::operand(0),
-                                              KernelArg::result(0)}));
+  return singleKernel(
+      out, elementwiseLaunch(src, ctx, n,
+                             {KernelArg::operand(0), KernelArg::result(0)}));
 }
 
 LogicalResult emitTranspose(TransposeOp op, const EmitContext &ctx,
@@ -79,7 +79,8 @@ LogicalResult emitTranspose(TransposeOp op, const EmitContext &ctx,
   for (int64_t p : perm)
     permText += (permText.empty() ? "" : ", ") + std::to_string(p);
   return emitStridedCopy(op, ctx, out, strides, 0,
-                         "transpose [" + permText + "]: out[c] = in[c permuted]");
+                         "transpose [" + permText +
+                             "]: out[c] = in[c permuted]");
 }
 
 LogicalResult emitBroadcastTo(BroadcastToOp op, const EmitContext &ctx,
@@ -121,7 +122,8 @@ LogicalResult emitConcat(ConcatOp op, const EmitContext &ctx, OpLowering &out) {
   int64_t n = numElements(shape);
   src.constant("kN", n, "elements of the result " + dimsString(shape));
   src.constant("kInner", inner, "elements after the axis");
-  src.constant("kAxis", total, "result size along axis " + std::to_string(axis));
+  src.constant("kAxis", total,
+               "result size along axis " + std::to_string(axis));
   Type t = elementTypeOf(op.getResult());
   std::string params, body;
   std::vector<KernelArg> args;
@@ -140,10 +142,11 @@ LogicalResult emitConcat(ConcatOp op, const EmitContext &ctx, OpLowering &out) {
                        std::to_string(start) + ")) * kInner + c]";
     if (k + 1 < count)
       body += std::string(k ? "    else if" : "    if") + " (a < " +
-              std::to_string(start + size) + ")\n      out[i] = " + read + ";\n";
-    else
-      body += std::string(k ? "    else\n  " : "") + "    out[i] = " + read +
+              std::to_string(start + size) + ")\n      out[i] = " + read +
               ";\n";
+    else
+      body +=
+          std::string(k ? "    else\n  " : "") + "    out[i] = " + read + ";\n";
     start += size;
   }
   src.staticAssert("kAxis == " + std::to_string(start),
@@ -164,7 +167,8 @@ LogicalResult emitSplit(SplitOp op, const EmitContext &ctx, OpLowering &out) {
   int64_t n = numElements(shape);
   src.constant("kN", n, "elements of the operand " + dimsString(shape));
   src.constant("kInner", inner, "elements after the axis");
-  src.constant("kAxis", total, "operand size along axis " + std::to_string(axis));
+  src.constant("kAxis", total,
+               "operand size along axis " + std::to_string(axis));
   Type t = elementTypeOf(op.getInput());
   std::string params = inParam(t, "in");
   std::vector<KernelArg> args = {KernelArg::operand(0)};
@@ -227,10 +231,10 @@ LogicalResult emitGather(GatherOp op, const EmitContext &ctx, OpLowering &out) {
                                  inParam(it, "indices") + ", " +
                                  outParam(t, "out")) +
              loopHead() + body + "  }\n}\n");
-  return singleKernel(out, elementwiseLaunch(src, ctx, n,
-                                             {KernelArg::operand(0),
-                                              KernelArg::operand(1),
-                                              KernelArg::result(0)}));
+  return singleKernel(
+      out, elementwiseLaunch(src, ctx, n,
+                             {KernelArg::operand(0), KernelArg::operand(1),
+                              KernelArg::result(0)}));
 }
 
 LogicalResult emitGatherElements(GatherElementsOp op, const EmitContext &ctx,
@@ -263,10 +267,10 @@ LogicalResult emitGatherElements(GatherElementsOp op, const EmitContext &ctx,
                                  inParam(it, "indices") + ", " +
                                  outParam(t, "out")) +
              loopHead() + body + "  }\n}\n");
-  return singleKernel(out, elementwiseLaunch(src, ctx, n,
-                                             {KernelArg::operand(0),
-                                              KernelArg::operand(1),
-                                              KernelArg::result(0)}));
+  return singleKernel(
+      out, elementwiseLaunch(src, ctx, n,
+                             {KernelArg::operand(0), KernelArg::operand(1),
+                              KernelArg::result(0)}));
 }
 
 LogicalResult emitIota(IotaOp op, const EmitContext &ctx, OpLowering &out) {
@@ -274,7 +278,8 @@ LogicalResult emitIota(IotaOp op, const EmitContext &ctx, OpLowering &out) {
   int64_t dim = op.getDimension();
   KernelSource src(op, ctx.name);
   src.scheme("one thread per element; y = start + step * coordinate along "
-             "dim " + std::to_string(dim));
+             "dim " +
+             std::to_string(dim));
   int64_t n = numElements(shape);
   src.constant("kN", n, "elements of the result " + dimsString(shape));
   Type t = elementTypeOf(op.getResult());
@@ -296,8 +301,8 @@ LogicalResult emitIota(IotaOp op, const EmitContext &ctx, OpLowering &out) {
   body += "    out[i] = " + value + ";\n";
   src.kernel(kernelHead(ctx, outParam(t, "out")) + loopHead() + body +
              "  }\n}\n");
-  return singleKernel(
-      out, elementwiseLaunch(src, ctx, n, {KernelArg::result(0)}));
+  return singleKernel(out,
+                      elementwiseLaunch(src, ctx, n, {KernelArg::result(0)}));
 }
 
 } // namespace

@@ -38,7 +38,8 @@ TEST(CodegenIndexMath, CollapseMergesWhatEveryTensorAllows) {
   // A bias add: the same-shape operand would merge everything, the bias
   // keeps the last dim apart.
   IndexSpace s = collapseDims(
-      {{2, 16, 64}, {rowMajorStrides({2, 16, 64}), broadcastStrides({64}, {2, 16, 64})}});
+      {{2, 16, 64},
+       {rowMajorStrides({2, 16, 64}), broadcastStrides({64}, {2, 16, 64})}});
   EXPECT_EQ(s.shape, (Shape{32, 64}));
   EXPECT_EQ(s.strides[0], (Strides{64, 1}));
   EXPECT_EQ(s.strides[1], (Strides{0, 1}));
@@ -103,8 +104,8 @@ int64_t evaluate(const std::string &coords, const std::string &expr,
 
 TEST(CodegenIndexMath, EmittedExpressionsComputeTheOffsets) {
   Shape shape = {3, 4, 5};
-  std::vector<Strides> tensors = {rowMajorStrides(shape), {0, 1, 0},
-                                  {1, 15, 3}, {0, 0, 0}};
+  std::vector<Strides> tensors = {
+      rowMajorStrides(shape), {0, 1, 0}, {1, 15, 3}, {0, 0, 0}};
   std::string coords =
       emitCoordinates("i", "i", shape, neededCoordinates(shape, tensors), "");
   for (const Strides &s : tensors) {

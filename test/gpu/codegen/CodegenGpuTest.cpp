@@ -28,7 +28,8 @@ namespace {
 /// The IR of every case: one function @forward per kernel family.
 const std::vector<GpuCase> &cases() {
   static const std::vector<GpuCase> all = {
-      {"UnaryF32", R"(func.func @forward(%x: tensor<7x129xf32>) -> (tensor<7x129xf32>, tensor<7x129xf32>,
+      {"UnaryF32",
+       R"(func.func @forward(%x: tensor<7x129xf32>) -> (tensor<7x129xf32>, tensor<7x129xf32>,
     tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>,
     tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>,
     tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>,
@@ -55,7 +56,8 @@ const std::vector<GpuCase> &cases() {
       tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>,
       tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>
 })"},
-      {"BinaryBroadcastCompareWhere", R"(func.func @forward(%a: tensor<5x1x33xf32>, %b: tensor<3x33xf32>, %c: tensor<5x3x1xi1>)
+      {"BinaryBroadcastCompareWhere",
+       R"(func.func @forward(%a: tensor<5x1x33xf32>, %b: tensor<3x33xf32>, %c: tensor<5x3x1xi1>)
     -> (tensor<5x3x33xf32>, tensor<5x3x33xf32>, tensor<5x3x33xf32>, tensor<5x3x33xf32>,
         tensor<5x3x33xf32>, tensor<5x3x33xf32>, tensor<5x3x33xf32>, tensor<5x3x33xi1>,
         tensor<5x3x33xi1>, tensor<5x3x33xi1>, tensor<5x3x33xf32>, tensor<5x3x33xi1>) {
@@ -78,7 +80,8 @@ const std::vector<GpuCase> &cases() {
       tensor<5x3x33xf32>, tensor<5x3x33xf32>, tensor<5x3x33xf32>, tensor<5x3x33xi1>,
       tensor<5x3x33xi1>, tensor<5x3x33xi1>, tensor<5x3x33xf32>, tensor<5x3x33xi1>
 })"},
-      {"IntegersAndCasts", R"(func.func @forward(%i: tensor<4x37xi32> {gpu_test.range = array<i64: -1000, 1000>},
+      {"IntegersAndCasts",
+       R"(func.func @forward(%i: tensor<4x37xi32> {gpu_test.range = array<i64: -1000, 1000>},
                    %j: tensor<37xi32> {gpu_test.range = array<i64: 1, 50>},
                    %k: tensor<4x37xi64> {gpu_test.range = array<i64: -100000, 100000>},
                    %x: tensor<4x37xf32>, %h: tensor<4x37xbf16>)
@@ -108,14 +111,16 @@ const std::vector<GpuCase> &cases() {
       tensor<4x37xf32>, tensor<4x37xbf16>, tensor<4x37xf32>, tensor<4x37xf32>,
       tensor<4x37xf16>, tensor<4x37xbf16>
 })"},
-      {"Bf16Elementwise", R"(func.func @forward(%a: tensor<3x300xbf16>, %b: tensor<300xbf16>)
+      {"Bf16Elementwise",
+       R"(func.func @forward(%a: tensor<3x300xbf16>, %b: tensor<300xbf16>)
     -> (tensor<3x300xbf16>, tensor<3x300xbf16>, tensor<3x300xbf16>) {
   %0 = llmc.add %a, %b : (tensor<3x300xbf16>, tensor<300xbf16>) -> tensor<3x300xbf16>
   %1 = llmc.gelu tanh %0 : tensor<3x300xbf16>
   %2 = llmc.silu %a : tensor<3x300xbf16>
   return %0, %1, %2 : tensor<3x300xbf16>, tensor<3x300xbf16>, tensor<3x300xbf16>
 })"},
-      {"DataMovement", R"(func.func @forward(%x: tensor<2x3x4x5xf32>, %a: tensor<2x3xf32>, %b: tensor<2x7xf32>,
+      {"DataMovement",
+       R"(func.func @forward(%x: tensor<2x3x4x5xf32>, %a: tensor<2x3xf32>, %b: tensor<2x7xf32>,
                    %c: tensor<2x1xf32>, %s: tensor<3x1x5xbf16>,
                    %table: tensor<11x6xf32>,
                    %idx: tensor<3x4xi64> {gpu_test.range = array<i64: -11, 11>},
@@ -149,7 +154,8 @@ const std::vector<GpuCase> &cases() {
       tensor<11x3x4xf32>, tensor<2x3x2x5xf32>, tensor<3x7xf32>, tensor<5x9xi64>,
       tensor<2x2x2x2xf32>
 })"},
-      {"Reductions", R"(func.func @forward(%x: tensor<6x5x700xf32>, %y: tensor<4x9x3xbf16>,
+      {"Reductions",
+       R"(func.func @forward(%x: tensor<6x5x700xf32>, %y: tensor<4x9x3xbf16>,
                    %i: tensor<3x50xi32> {gpu_test.range = array<i64: -100, 100>})
     -> (tensor<6x5xf32>, tensor<6x1x700xf32>, tensor<5xf32>, tensor<6xf32>,
         tensor<9xbf16>, tensor<3xi32>, tensor<50xi32>, tensor<6x5x1xf32>) {
@@ -165,7 +171,8 @@ const std::vector<GpuCase> &cases() {
     : tensor<6x5xf32>, tensor<6x1x700xf32>, tensor<5xf32>, tensor<6xf32>,
       tensor<9xbf16>, tensor<3xi32>, tensor<50xi32>, tensor<6x5x1xf32>
 })"},
-      {"RowOps", R"(func.func @forward(%x: tensor<3x7x333xf32>, %w: tensor<333xf32>, %b: tensor<333xf32>,
+      {"RowOps",
+       R"(func.func @forward(%x: tensor<3x7x333xf32>, %w: tensor<333xf32>, %b: tensor<333xf32>,
                    %h: tensor<5x2000xbf16>, %hw: tensor<2000xbf16>, %m: tensor<4x6x5xf32>)
     -> (tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<3x7x333xf32>,
         tensor<3x7x333xf32>, tensor<5x2000xbf16>, tensor<5x2000xbf16>, tensor<4x6x5xf32>,
@@ -200,7 +207,8 @@ const std::vector<GpuCase> &cases() {
   %3 = llmc.cross_entropy mean %lb, %tpos {ignore_index = 0 : i64} : (tensor<70x1000xbf16>, tensor<70xi32>) -> tensor<bf16>
   return %0, %1, %2, %3 : tensor<f32>, tensor<f32>, tensor<3x41xf32>, tensor<bf16>
 })"},
-      {"Attention", R"(func.func @forward(%q: tensor<2x4x45x64xf32>, %k: tensor<2x4x45x64xf32>, %v: tensor<2x4x45x64xf32>,
+      {"Attention",
+       R"(func.func @forward(%q: tensor<2x4x45x64xf32>, %k: tensor<2x4x45x64xf32>, %v: tensor<2x4x45x64xf32>,
                    %kg: tensor<2x2x70x64xf32>, %vg: tensor<2x2x70x48xf32>,
                    %fm: tensor<45x70xf32>, %bm: tensor<2x1x45x70xi1>)
     -> (tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x48xf32>,
@@ -213,12 +221,14 @@ const std::vector<GpuCase> &cases() {
   return %0, %1, %2, %3, %4 : tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x48xf32>,
     tensor<2x4x45x48xf32>, tensor<2x4x45x48xf32>
 })"},
-      {"AttentionBf16", R"(func.func @forward(%q: tensor<1x2x100x128xbf16>, %k: tensor<1x2x100x128xbf16>, %v: tensor<1x2x100x128xbf16>)
+      {"AttentionBf16",
+       R"(func.func @forward(%q: tensor<1x2x100x128xbf16>, %k: tensor<1x2x100x128xbf16>, %v: tensor<1x2x100x128xbf16>)
     -> tensor<1x2x100x128xbf16> {
   %0 = llmc.attention %q, %k, %v {causal} : (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>) -> tensor<1x2x100x128xbf16>
   return %0 : tensor<1x2x100x128xbf16>
 })"},
-      {"Rotary", R"(func.func @forward(%x: tensor<2x3x17x24xf32>, %cos: tensor<17x16xf32>, %sin: tensor<17x16xf32>,
+      {"Rotary",
+       R"(func.func @forward(%x: tensor<2x3x17x24xf32>, %cos: tensor<17x16xf32>, %sin: tensor<17x16xf32>,
                    %c2: tensor<2x1x17x24xf32>, %s2: tensor<2x1x17x24xf32>)
     -> (tensor<2x3x17x24xf32>, tensor<2x3x17x24xf32>) {
   %0 = llmc.rotary %x, %cos, %sin : (tensor<2x3x17x24xf32>, tensor<17x16xf32>, tensor<17x16xf32>) -> tensor<2x3x17x24xf32>
@@ -255,7 +265,8 @@ std::string gpt2Tiny() {
   std::stringstream text;
   text << in.rdbuf();
   std::string mlir = text.str();
-  for (std::string name : {"llmc.input = \"idx\"", "llmc.input = \"targets\""}) {
+  for (std::string name :
+       {"llmc.input = \"idx\"", "llmc.input = \"targets\""}) {
     size_t at = mlir.find(name);
     if (at == std::string::npos)
       return "";

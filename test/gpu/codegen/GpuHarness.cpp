@@ -75,9 +75,9 @@ void compare(const std::string &what, const RefTensor &gpu,
                 what.c_str(), ref.typeString().c_str(),
                 static_cast<long long>(mismatches),
                 static_cast<long long>(ref.numElements()));
-    EXPECT_EQ(mismatches, 0) << what << ": first at element " << first
-                             << ": gpu " << gpu.ints[first] << ", reference "
-                             << ref.ints[first];
+    EXPECT_EQ(mismatches, 0)
+        << what << ": first at element " << first << ": gpu " << gpu.ints[first]
+        << ", reference " << ref.ints[first];
     return;
   }
   double diff = 0, norm = 0;
@@ -160,8 +160,7 @@ void checkAgainstReference(const std::string &mlir, Tolerance tol,
   ASSERT_TRUE(s) << s.message();
   for (unsigned i = 0; i < args.size(); ++i) {
     std::vector<uint8_t> bytes = codegen::toDeviceBytes(args[i]);
-    s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(),
-                          bytes.size());
+    s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(), bytes.size());
     ASSERT_TRUE(s) << s.message();
   }
   s = exec->runPlain();

@@ -1,4 +1,5 @@
-//===- GpuHarness.h - Run a function's kernels and the reference --*- C++ -*-===//
+//===- GpuHarness.h - Run a function's kernels and the reference --*- C++
+//-*-===//
 //
 // Lowers a func.func with the code generator, runs the unplanned plan on the
 // GPU through the runtime's executor and the same function in the CPU
@@ -31,7 +32,6 @@
   } while (0)
 
 namespace llmc::test {
-
 
 struct Tolerance {
   double f32 = 1e-5;
