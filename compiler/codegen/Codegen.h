@@ -1,5 +1,4 @@
-//===- Codegen.h - CUDA C++ kernels for llmc ops ------------------*- C++
-//-*-===//
+//===- Codegen.h - CUDA C++ kernels for llmc ops ----------------*- C++ -*-===//
 //
 // The emitter half of the GPU backend (docs/codegen.md). Every llmc op lowers
 // to one of:

@@ -1,5 +1,4 @@
-//===- Emitters.h - Emitter table and source helpers --------------*- C++
-//-*-===//
+//===- Emitters.h - Emitter table and source helpers ------------*- C++ -*-===//
 //
 // Internal to compiler/codegen. An emitter lowers one op: it receives the op
 // and an EmitContext (options, kernel base name) and fills an OpLowering.

@@ -1,5 +1,4 @@
-//===- FunctionLowering.h - A function's ops lowered, and a plan of them -*- C++
-//-*-===//
+//===- FunctionLowering.h - Lower a function, plan it -----------*- C++ -*-===//
 //
 // lowerFunction lowers every op of a func.func in program order and names
 // the ops `<mnemonic>_<n>`, n counting the function's ops, so that kernel

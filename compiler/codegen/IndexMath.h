@@ -1,5 +1,4 @@
-//===- IndexMath.h - Index arithmetic baked into emitted kernels --*- C++
-//-*-===//
+//===- IndexMath.h - Index arithmetic of kernels ----------------*- C++ -*-===//
 //
 // Static-shape index arithmetic for the generated kernels, free of MLIR so
 // that it is unit-tested on its own. A kernel walks the linear index `i` of

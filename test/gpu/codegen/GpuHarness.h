@@ -1,5 +1,4 @@
-//===- GpuHarness.h - Run a function's kernels and the reference --*- C++
-//-*-===//
+//===- GpuHarness.h - GPU run vs the reference ------------------*- C++ -*-===//
 //
 // Lowers a func.func with the code generator, runs the unplanned plan on the
 // GPU through the runtime's executor and the same function in the CPU
