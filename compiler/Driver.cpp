@@ -21,6 +21,12 @@ const std::vector<Command> &commands() {
       {"codegen", "codegen MODEL.mlir      show the generated CUDA kernels "
                   "(--dump-cuda DIR, --compile)",
        runCodegen},
+      {"import-json", "import-json FILE.json  import a JSON graph and print "
+                      "its llmc IR (temporary name)",
+       runImportJson},
+      {"recipe", "recipe NAME --size S   write a named model's JSON graph "
+                 "(--list shows them)",
+       runRecipe},
   };
   return table;
 }

@@ -59,9 +59,10 @@ Status writeBundle(const std::string &path, const Plan &plan) {
   uint64_t blobBytes = 0;
   for (const std::vector<uint8_t> *blob : blobs) {
     blobBytes = alignUp(blobBytes, kBundleBlobAlignment);
-    table.push_back({{"offset", blobBytes},
-                     {"size", blob->size()},
-                     {"checksum", hex64(checksum64(blob->data(), blob->size()))}});
+    table.push_back(
+        {{"offset", blobBytes},
+         {"size", blob->size()},
+         {"checksum", hex64(checksum64(blob->data(), blob->size()))}});
     blobBytes += blob->size();
   }
   header["blobs"] = table;
@@ -85,8 +86,8 @@ Status writeBundle(const std::string &path, const Plan &plan) {
   };
   out.write(reinterpret_cast<const char *>(prefix), sizeof(prefix));
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  uint64_t blobBase = alignUp(kBundlePrefixBytes + text.size(),
-                              kBundleBlobAlignment);
+  uint64_t blobBase =
+      alignUp(kBundlePrefixBytes + text.size(), kBundleBlobAlignment);
   pad(blobBase);
   for (size_t i = 0; i < blobs.size(); ++i) {
     pad(blobBase + table[i]["offset"].get<uint64_t>());
@@ -124,10 +125,9 @@ Status readBundleImpl(const std::string &path, Plan &plan) {
   if (!in)
     return Status::error(std::string("cannot open: ") + std::strerror(errno));
   if (fileSize < kBundlePrefixBytes)
-    return Status::error("truncated: the file has " + byteCount(fileSize) +
-                         ", less than the " +
-                         std::to_string(kBundlePrefixBytes) +
-                         "-byte bundle prefix");
+    return Status::error(
+        "truncated: the file has " + byteCount(fileSize) + ", less than the " +
+        std::to_string(kBundlePrefixBytes) + "-byte bundle prefix");
   unsigned char prefix[kBundlePrefixBytes];
   in.read(reinterpret_cast<char *>(prefix), sizeof(prefix));
   if (std::memcmp(prefix, kBundleMagic, 8) != 0)

@@ -1,10 +1,11 @@
-//===- Bundle.h - The .llmc bundle file: plan + cubins + weights --*- C++ -*-===//
+//===- Bundle.h - The .llmc bundle file -------------------------*- C++ -*-===//
 //
 // One file holds everything a run needs, so a bundle built on a CPU machine
 // runs on a GPU machine with only the runtime installed:
 //
 //   offset 0   "LLMCBNDL"              8-byte magic
-//          8   u32 version             kBundleVersion; other versions are refused
+//          8   u32 version             kBundleVersion; other versions are
+//          refused
 //         12   u32 flags               0
 //         16   u64 header bytes        H: length of the JSON header
 //         24   u64 blob bytes          B: length of the blob section

@@ -23,9 +23,9 @@ namespace {
 #define LLMC_STRINGIFY(x) #x
 
 struct Library {
-  const char *what;       // "CUDA driver", for messages
-  const char *envVar;     // path override
-  const char *hint;       // what to install when it is missing
+  const char *what;   // "CUDA driver", for messages
+  const char *envVar; // path override
+  const char *hint;   // what to install when it is missing
   std::vector<std::string> names;
 };
 
@@ -67,7 +67,7 @@ using Resolver = Status (*)(void *handle, const std::string &soname, Api &api);
   api.name = reinterpret_cast<decltype(api.name)>(                             \
       dlsym(handle, LLMC_STRINGIFY_EXPANDED(name)));                           \
   if (!api.name)                                                               \
-    return Status::error(soname + " has no function " +                       \
+    return Status::error(soname + " has no function " +                        \
                          LLMC_STRINGIFY_EXPANDED(name) + newerHint);
 
 Status resolveDriver(void *handle, const std::string &soname, DriverApi &api) {
@@ -113,19 +113,22 @@ Status loadOnce(const Library &lib, Resolver<Api> resolve, const char *prefix,
   return outcome;
 }
 
-const Library kDriver = {"CUDA driver", "LLMC_LIBCUDA",
+const Library kDriver = {"CUDA driver",
+                         "LLMC_LIBCUDA",
                          "install the NVIDIA driver, or run on a machine "
                          "with an NVIDIA GPU",
                          {"libcuda.so.1", "libcuda.so"}};
-const Library kNvrtc = {"NVRTC", "LLMC_LIBNVRTC",
+const Library kNvrtc = {"NVRTC",
+                        "LLMC_LIBNVRTC",
                         "install the CUDA toolkit's NVRTC, or set "
                         "LLMC_LIBNVRTC to the path of libnvrtc.so",
                         {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}};
-const Library kCublasLt = {"cuBLASLt", "LLMC_LIBCUBLASLT",
-                           "install the CUDA toolkit's cuBLAS, or set "
-                           "LLMC_LIBCUBLASLT to the path of libcublasLt.so",
-                           {"libcublasLt.so.13", "libcublasLt.so.12",
-                            "libcublasLt.so"}};
+const Library kCublasLt = {
+    "cuBLASLt",
+    "LLMC_LIBCUBLASLT",
+    "install the CUDA toolkit's cuBLAS, or set "
+    "LLMC_LIBCUBLASLT to the path of libcublasLt.so",
+    {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}};
 
 /// Shortens an absolute __FILE__ to the path from the repository root.
 std::string shortFile(const char *file) {
@@ -149,8 +152,8 @@ Status callError(const char *expr, const std::string &name,
 } // namespace
 
 Status loadDriver(const DriverApi *&api) {
-  return loadOnce<DriverApi>(kDriver, resolveDriver, "no CUDA driver found: ",
-                             api);
+  return loadOnce<DriverApi>(kDriver, resolveDriver,
+                             "no CUDA driver found: ", api);
 }
 
 Status loadNvrtc(const NvrtcApi *&api) {

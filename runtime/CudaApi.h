@@ -1,4 +1,4 @@
-//===- CudaApi.h - CUDA driver, NVRTC and cuBLASLt loaded at run time -*- C++ -*-===//
+//===- CudaApi.h - CUDA libraries loaded at run time ------------*- C++ -*-===//
 //
 // The runtime never links libcuda, libnvrtc or libcublasLt. It opens them with
 // dlopen on first use and resolves the functions it calls into tables, so that

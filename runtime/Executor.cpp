@@ -46,8 +46,8 @@ bool gpuAvailable(std::string &why) {
 }
 
 std::string Executor::context() const {
-  std::string text = "bundle '" + (options_.source.empty() ? plan_.name
-                                                           : options_.source) +
+  std::string text = "bundle '" +
+                     (options_.source.empty() ? plan_.name : options_.source) +
                      "'";
   return text;
 }
@@ -62,9 +62,9 @@ Status Executor::create(Plan plan, const ExecutorOptions &options,
   std::unique_ptr<Executor> executor(new Executor());
   executor->plan_ = std::move(plan);
   executor->options_ = options;
-  LLMC_RETURN_IF_ERROR(validatePlan(executor->plan_)
-                           .withContext("invalid plan in " +
-                                        executor->context()));
+  LLMC_RETURN_IF_ERROR(
+      validatePlan(executor->plan_)
+          .withContext("invalid plan in " + executor->context()));
   LLMC_RETURN_IF_ERROR(executor->init());
   LLMC_RETURN_IF_ERROR(executor->allocateArena());
   LLMC_RETURN_IF_ERROR(executor->uploadInitialData());
@@ -162,8 +162,7 @@ Status Executor::allocateArena() {
   LLMC_CU(result, context());
   workspace_ = arena_ + arenaPart;
   // Zero everything once: optimizer state, gradients and padding start at 0.
-  LLMC_CU(cu_->cuMemsetD8Async(arena_, 0, arenaAllocated_, stream_),
-          context());
+  LLMC_CU(cu_->cuMemsetD8Async(arena_, 0, arenaAllocated_, stream_), context());
   LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
   return Status::ok();
 }
@@ -285,9 +284,9 @@ Status Executor::prepareSteps() {
       MatmulPointers pointers{pointer(mm->a), pointer(mm->b), pointer(mm->c),
                               pointer(mm->d), pointer(mm->bias)};
       matmuls_[i] = std::make_unique<PreparedMatmul>();
-      LLMC_RETURN_IF_ERROR(matmuls_[i]->prepare(
-          *lt_, ltHandle_, *mm, pointers, plan_.workspaceBytes,
-          stepContext(i)));
+      LLMC_RETURN_IF_ERROR(matmuls_[i]->prepare(*lt_, ltHandle_, *mm, pointers,
+                                                plan_.workspaceBytes,
+                                                stepContext(i)));
     }
   }
   // Dynamic shared memory above 48 KiB must be opted into per function.
@@ -355,9 +354,9 @@ Status Executor::capture() {
   std::string ctx = "capturing the CUDA graph of " + context();
   // Thread-local mode: another thread's unrelated CUDA calls cannot
   // invalidate (or join) this capture.
-  LLMC_CU(cu_->cuStreamBeginCapture(stream_,
-                                    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-          ctx);
+  LLMC_CU(
+      cu_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+      ctx);
   Status enqueued = enqueueAll();
   // End the capture on every path, or the stream stays unusable.
   CUgraph graph = nullptr;
@@ -369,6 +368,7 @@ Status Executor::capture() {
   }
   LLMC_CU(ended, ctx);
   graph_ = graph;
+  ++captures_;
   size_t nodes = 0;
   LLMC_CU(cu_->cuGraphGetNodes(graph_, nullptr, &nodes), ctx);
   graphNodes_ = nodes;
@@ -407,8 +407,8 @@ Status Executor::lastRunMs(float &ms) {
 Status Executor::setScalar(const std::string &name, double value) {
   const ScalarSlot *slot = plan_.findScalar(name);
   if (!slot)
-    return Status::error("setScalar: " + context() +
-                         " has no scalar slot '" + name + "'");
+    return Status::error("setScalar: " + context() + " has no scalar slot '" +
+                         name + "'");
   // Pageable source: the driver stages the bytes before returning, so the
   // local may go out of scope while the copy is still queued.
   unsigned char bytes[8] = {};
@@ -440,8 +440,7 @@ Status Executor::writeBuffer(const std::string &name, const void *data,
                          " bytes do not fit buffer '" + name + "' (" +
                          std::to_string(buffer->bytes) + " bytes)");
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
-  LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + buffer->offset, data, bytes,
-                                 stream_),
+  LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + buffer->offset, data, bytes, stream_),
           "buffer '" + name + "' in " + context());
   return Status::ok();
 }
@@ -454,22 +453,22 @@ Status Executor::readBuffer(const std::string &name,
                          name + "'");
   LLMC_RETURN_IF_ERROR(synchronize());
   bytes.resize(buffer->bytes);
-  LLMC_CU(cu_->cuMemcpyDtoH(bytes.data(), arena_ + buffer->offset,
-                            buffer->bytes),
-          "buffer '" + name + "' in " + context());
+  LLMC_CU(
+      cu_->cuMemcpyDtoH(bytes.data(), arena_ + buffer->offset, buffer->bytes),
+      "buffer '" + name + "' in " + context());
   return Status::ok();
 }
 
 Status Executor::readScalar(const std::string &name, double &value) {
   const ScalarSlot *slot = plan_.findScalar(name);
   if (!slot)
-    return Status::error("readScalar: " + context() +
-                         " has no scalar slot '" + name + "'");
+    return Status::error("readScalar: " + context() + " has no scalar slot '" +
+                         name + "'");
   LLMC_RETURN_IF_ERROR(synchronize());
   unsigned char bytes[8] = {};
-  LLMC_CU(cu_->cuMemcpyDtoH(bytes, arena_ + slot->offset,
-                            dtypeSize(slot->dtype)),
-          "scalar slot '" + name + "' in " + context());
+  LLMC_CU(
+      cu_->cuMemcpyDtoH(bytes, arena_ + slot->offset, dtypeSize(slot->dtype)),
+      "scalar slot '" + name + "' in " + context());
   if (slot->dtype == DType::F32) {
     float f;
     std::memcpy(&f, bytes, 4);

@@ -1,4 +1,4 @@
-//===- Executor.h - Runs a plan on one GPU ------------------------*- C++ -*-===//
+//===- Executor.h - Runs a plan on one GPU ----------------------*- C++ -*-===//
 //
 // Life cycle (docs/runtime.md):
 //
@@ -37,8 +37,8 @@ class PreparedMatmul;
 
 struct ExecutorOptions {
   int device = 0;
-  std::string source;      // bundle path or test name, for messages
-  std::string cacheDir;    // kernel cache for recompiles; "" = default dir
+  std::string source;        // bundle path or test name, for messages
+  std::string cacheDir;      // kernel cache for recompiles; "" = default dir
   bool syncEachStep = false; // runPlain: synchronize after every step so a
                              // fault is reported at the step that caused it
 };
@@ -74,6 +74,8 @@ public:
   /// Launches the captured graph; captures first when needed.
   Status replay();
   bool captured() const { return graphExec_ != nullptr; }
+  /// How often the sequence was captured: 1 after any number of replays.
+  size_t captureCount() const { return captures_; }
   /// Nodes of the captured graph (0 before capture).
   size_t graphNodeCount() const { return graphNodes_; }
 
@@ -126,6 +128,7 @@ private:
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   size_t graphNodes_ = 0;
+  size_t captures_ = 0;
   size_t recompiled_ = 0;
 };
 

@@ -1,4 +1,4 @@
-//===- Hash.h - Non-cryptographic hashes for caches and checksums -*- C++ -*-===//
+//===- Hash.h - Hashes for cache keys and checksums -------------*- C++ -*-===//
 //
 // The kernel cache key and the bundle's blob checksums need a stable hash that
 // is the same on every machine and build. FNV-1a is enough: it guards against

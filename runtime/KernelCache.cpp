@@ -42,7 +42,8 @@ std::string KernelCache::key(const std::string &source, const std::string &arch,
     add(nvrtcVersion);
     return h;
   };
-  return hex64(hashAll(kFnvOffset)) + hex64(hashAll(kFnvOffset ^ 0x9e3779b97f4a7c15ull));
+  return hex64(hashAll(kFnvOffset)) +
+         hex64(hashAll(kFnvOffset ^ 0x9e3779b97f4a7c15ull));
 }
 
 std::string KernelCache::pathFor(const std::string &key) const {
@@ -72,8 +73,8 @@ Status KernelCache::store(const std::string &key,
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec)
-    return Status::error("cannot create kernel cache directory " + dir_ +
-                         ": " + ec.message() +
+    return Status::error("cannot create kernel cache directory " + dir_ + ": " +
+                         ec.message() +
                          " (set LLMC_CACHE_DIR to a writable directory)");
   static std::atomic<unsigned> counter{0};
   std::string final = pathFor(key);

@@ -1,4 +1,4 @@
-//===- KernelCache.h - On-disk cache of NVRTC-compiled cubins -----*- C++ -*-===//
+//===- KernelCache.h - On-disk cache of NVRTC-compiled cubins ---*- C++ -*-===//
 //
 // NVRTC takes from a tenth of a second to seconds per kernel; a model has
 // hundreds. Compiled cubins are kept on disk, one file per kernel, named by a

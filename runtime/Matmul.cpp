@@ -58,9 +58,9 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
   const uint64_t M = mm.n, N = mm.m, K = mm.k;
   cublasOperation_t opA = mm.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = mm.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  LLMC_CUBLASLT(api.cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F,
-                                             CUDA_R_32F),
-                context);
+  LLMC_CUBLASLT(
+      api.cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+      context);
   LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
                     desc_, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),
                 context);
@@ -70,14 +70,14 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
   if (pointers.bias) {
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     void *bias = reinterpret_cast<void *>(pointers.bias);
-    LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
-                      desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                      sizeof(epilogue)),
-                  context);
-    LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
-                      desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                      sizeof(bias)),
-                  context);
+    LLMC_CUBLASLT(
+        api.cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                           &epilogue, sizeof(epilogue)),
+        context);
+    LLMC_CUBLASLT(
+        api.cublasLtMatmulDescSetAttribute(
+            desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+        context);
   }
 
   // Stored shapes, column-major: our B is [k,n] row-major = [n,k] col-major.
@@ -104,10 +104,11 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
                                   mm.transB ? M : K, mm.effectiveStrideB()));
   LLMC_RETURN_IF_ERROR(makeLayout(layoutB_, mm.typeA, mm.transA ? N : K,
                                   mm.transA ? K : N, mm.effectiveStrideA()));
-  int64_t strideC = mm.c.empty() ? mm.effectiveStrideD() : mm.effectiveStrideC();
+  int64_t strideC =
+      mm.c.empty() ? mm.effectiveStrideD() : mm.effectiveStrideC();
   LLMC_RETURN_IF_ERROR(makeLayout(layoutC_, mm.typeC, M, N, strideC));
-  LLMC_RETURN_IF_ERROR(makeLayout(layoutD_, mm.typeD, M, N,
-                                  mm.effectiveStrideD()));
+  LLMC_RETURN_IF_ERROR(
+      makeLayout(layoutD_, mm.typeD, M, N, mm.effectiveStrideD()));
 
   cublasLtMatmulPreference_t preference = nullptr;
   LLMC_CUBLASLT(api.cublasLtMatmulPreferenceCreate(&preference), context);
@@ -129,7 +130,8 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
        alignmentOf(pointers.a, mm.batch, mm.effectiveStrideA(), mm.typeA)},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-       alignmentOf(pointers.c, mm.batch, strideC, mm.typeC)},
+       alignmentOf(pointers.c ? pointers.c : pointers.d, mm.batch, strideC,
+                   mm.typeC)},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
        alignmentOf(pointers.d, mm.batch, mm.effectiveStrideD(), mm.typeD)},
   };

@@ -1,9 +1,9 @@
-//===- Matmul.h - One plan matmul step prepared for cuBLASLt ------*- C++ -*-===//
+//===- Matmul.h - One plan matmul step prepared for cuBLASLt ----*- C++ -*-===//
 //
 // A MatmulStep is row-major (Plan.h); cuBLASLt is column-major. A row-major
 // [m,n] matrix is the column-major [n,m] matrix of its transpose, so
 //
-//   D = op(A) @ op(B)   (row-major)   <=>   D^T = op(B)^T @ op(A)^T  (col-major)
+//   D = op(A) @ op(B)   (row-major)   <=>   D^T = op(B)^T @ op(A)^T (col-major)
 //
 // and the step runs as a column-major matmul with M = n, N = m, K = k, the
 // operands swapped (cuBLASLt's A is our B) and each keeping its transpose

@@ -64,9 +64,10 @@ Status runNvrtc(const cuda::NvrtcApi &api, const CompileRequest &request,
   size_t size = 0;
   LLMC_NVRTC(api.nvrtcGetCUBINSize(program, &size), context);
   if (size == 0)
-    return Status::error("NVRTC produced no cubin for kernel '" +
-                         request.name + "': arch '" + request.options.arch +
-                         "' must be a real architecture (sm_XY, not compute_XY)");
+    return Status::error(
+        "NVRTC produced no cubin for kernel '" + request.name + "': arch '" +
+        request.options.arch +
+        "' must be a real architecture (sm_XY, not compute_XY)");
   cubin.resize(size);
   LLMC_NVRTC(api.nvrtcGetCUBIN(program, reinterpret_cast<char *>(cubin.data())),
              context);
@@ -105,12 +106,12 @@ std::string detectArch() {
   CUdevice device;
   int major = 0, minor = 0;
   if (cu->cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
-      cu->cuDeviceGetAttribute(
-          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) !=
-          CUDA_SUCCESS ||
-      cu->cuDeviceGetAttribute(
-          &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) !=
-          CUDA_SUCCESS)
+      cu->cuDeviceGetAttribute(&major,
+                               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                               device) != CUDA_SUCCESS ||
+      cu->cuDeviceGetAttribute(&minor,
+                               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                               device) != CUDA_SUCCESS)
     return kDefaultArch;
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
@@ -142,9 +143,9 @@ Status compileToCubin(const CompileRequest &request,
   return Status::ok();
 }
 
-std::vector<CompileResult> compileAll(const std::vector<CompileRequest> &requests,
-                                      const KernelCache *cache,
-                                      unsigned threads) {
+std::vector<CompileResult>
+compileAll(const std::vector<CompileRequest> &requests,
+           const KernelCache *cache, unsigned threads) {
   std::vector<CompileResult> results(requests.size());
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());

@@ -1,4 +1,4 @@
-//===- Nvrtc.h - CUDA C++ to cubin with NVRTC ---------------------*- C++ -*-===//
+//===- Nvrtc.h - CUDA C++ to cubin with NVRTC -------------------*- C++ -*-===//
 //
 // The compiler emits CUDA C++ as strings; this file turns them into cubins for
 // one GPU architecture. NVRTC needs no GPU, so kernels compile (and are
@@ -68,9 +68,9 @@ Status compileToCubin(const CompileRequest &request,
 
 /// Compiles every request on `threads` threads (0: hardware concurrency).
 /// Results are in request order; each carries its own Status.
-std::vector<CompileResult> compileAll(const std::vector<CompileRequest> &requests,
-                                      const KernelCache *cache = nullptr,
-                                      unsigned threads = 0);
+std::vector<CompileResult>
+compileAll(const std::vector<CompileRequest> &requests,
+           const KernelCache *cache = nullptr, unsigned threads = 0);
 
 } // namespace llmc
 

@@ -173,8 +173,7 @@ Status checkBuffers(const Plan &plan, std::set<std::string> &names) {
       return Status::error("two buffers or scalar slots are named '" + b.name +
                            "'");
     if (!isPowerOfTwo(b.alignment))
-      return Status::error(what + ": alignment " +
-                           std::to_string(b.alignment) +
+      return Status::error(what + ": alignment " + std::to_string(b.alignment) +
                            " is not a power of two");
     if (b.offset % b.alignment != 0)
       return Status::error(what + ": offset " + std::to_string(b.offset) +
@@ -269,8 +268,7 @@ Status checkLaunch(const Plan &plan, const LaunchStep &launch) {
       if (arg.offset > buffer->bytes)
         return Status::error(what + ": offset " + std::to_string(arg.offset) +
                              " lies past the end of buffer '" + arg.name +
-                             "' (" + std::to_string(buffer->bytes) +
-                             " bytes)");
+                             "' (" + std::to_string(buffer->bytes) + " bytes)");
     } else if (arg.kind == KernelArg::Kind::Scalar &&
                !plan.findScalar(arg.name)) {
       return Status::error(what + " names unknown scalar slot '" + arg.name +
@@ -294,20 +292,19 @@ Status checkOperand(const Plan &plan, const char *role, const std::string &name,
   uint64_t needed = elements * dtypeSize(type);
   if (needed > buffer->bytes)
     return Status::error(std::string("operand ") + role + " needs " +
-                         std::to_string(needed) + " bytes but buffer '" +
-                         name + "' has " + std::to_string(buffer->bytes));
+                         std::to_string(needed) + " bytes but buffer '" + name +
+                         "' has " + std::to_string(buffer->bytes));
   return Status::ok();
 }
 
 Status checkMatmul(const Plan &plan, const MatmulStep &mm) {
   if (mm.m <= 0 || mm.n <= 0 || mm.k <= 0 || mm.batch <= 0)
-    return Status::error("m, n, k and batch must be positive (got m=" +
-                         std::to_string(mm.m) + " n=" + std::to_string(mm.n) +
-                         " k=" + std::to_string(mm.k) +
-                         " batch=" + std::to_string(mm.batch) + ")");
+    return Status::error(
+        "m, n, k and batch must be positive (got m=" + std::to_string(mm.m) +
+        " n=" + std::to_string(mm.n) + " k=" + std::to_string(mm.k) +
+        " batch=" + std::to_string(mm.batch) + ")");
   for (DType t : {mm.typeA, mm.typeB, mm.typeD})
-    if (t == DType::I32 || t == DType::I64 || t == DType::U8 ||
-        t == DType::U16)
+    if (t == DType::I32 || t == DType::I64 || t == DType::U8 || t == DType::U16)
       return Status::error(std::string("matmul on ") + dtypeName(t) +
                            " is not supported");
   if (mm.typeC != mm.typeD)
@@ -315,8 +312,7 @@ Status checkMatmul(const Plan &plan, const MatmulStep &mm) {
   auto span = [&](int64_t stride, int64_t rows, int64_t cols) {
     return static_cast<uint64_t>((mm.batch - 1) * stride + rows * cols);
   };
-  if (mm.strideA < -1 || mm.strideB < -1 || mm.strideC < -1 ||
-      mm.strideD < -1)
+  if (mm.strideA < -1 || mm.strideB < -1 || mm.strideC < -1 || mm.strideD < -1)
     return Status::error("batch strides must be -1 (packed) or non-negative");
   LLMC_RETURN_IF_ERROR(checkOperand(plan, "A", mm.a, mm.typeA,
                                     span(mm.effectiveStrideA(), mm.m, mm.k)));
@@ -328,8 +324,7 @@ Status checkMatmul(const Plan &plan, const MatmulStep &mm) {
   LLMC_RETURN_IF_ERROR(checkOperand(plan, "D", mm.d, mm.typeD,
                                     span(mm.effectiveStrideD(), mm.m, mm.n)));
   if (!mm.bias.empty())
-    LLMC_RETURN_IF_ERROR(
-        checkOperand(plan, "bias", mm.bias, mm.typeD, mm.n));
+    LLMC_RETURN_IF_ERROR(checkOperand(plan, "bias", mm.bias, mm.typeD, mm.n));
   return Status::ok();
 }
 
@@ -350,8 +345,8 @@ Status validatePlan(const Plan &plan) {
     } else {
       const auto &memset = std::get<MemsetStep>(step.op);
       if (!plan.findBuffer(memset.buffer))
-        status = Status::error("memset names unknown buffer '" +
-                               memset.buffer + "'");
+        status = Status::error("memset names unknown buffer '" + memset.buffer +
+                               "'");
     }
     if (!status)
       return status.withContext(plan.describeStep(i));

@@ -1,4 +1,4 @@
-//===- Plan.h - The execution plan: the compiler/runtime contract -*- C++ -*-===//
+//===- Plan.h - The compiler/runtime contract -------------------*- C++ -*-===//
 //
 // A Plan is everything the runtime needs to run one training step, and the
 // only thing the compiler hands to it (STYLE.md §8): a buffer table laid out
@@ -34,7 +34,17 @@ namespace llmc {
 // Element types and buffer roles
 //===----------------------------------------------------------------------===//
 
-enum class DType : uint8_t { F32, F16, BF16, F8E4M3, F8E5M2, I32, I64, U8, U16 };
+enum class DType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  F8E4M3,
+  F8E5M2,
+  I32,
+  I64,
+  U8,
+  U16
+};
 
 /// Bytes per element.
 size_t dtypeSize(DType type);
@@ -64,8 +74,8 @@ struct BufferInfo {
   BufferRole role = BufferRole::Scratch;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  uint64_t offset = 0;    // bytes from the arena base
-  uint64_t bytes = 0;     // may exceed elements * dtype size (padding)
+  uint64_t offset = 0; // bytes from the arena base
+  uint64_t bytes = 0;  // may exceed elements * dtype size (padding)
   uint64_t alignment = 256;
   std::vector<uint8_t> init; // initial contents; empty means zeros
 
@@ -88,9 +98,9 @@ struct KernelInfo {
   std::string source; // CUDA C++; used when the cubin does not fit the GPU
   std::string arch;   // what `cubin` was compiled for ("sm_90")
   std::vector<uint8_t> cubin;
-  std::string origin; // which source ops this kernel fuses (for humans)
-  bool fastMath = false;             // NVRTC options to recompile with
-  std::vector<std::string> options;  // extra NVRTC options
+  std::string origin;    // which source ops this kernel fuses (for humans)
+  bool fastMath = false; // NVRTC options to recompile with
+  std::vector<std::string> options; // extra NVRTC options
 };
 
 //===----------------------------------------------------------------------===//
@@ -164,8 +174,8 @@ struct Step {
 //===----------------------------------------------------------------------===//
 
 struct Plan {
-  std::string name;           // model name, for messages
-  uint64_t arenaBytes = 0;    // buffers and scalars live below this
+  std::string name;                      // model name, for messages
+  uint64_t arenaBytes = 0;               // buffers and scalars live below this
   uint64_t workspaceBytes = 32ull << 20; // cuBLASLt workspace after the arena
   std::vector<BufferInfo> buffers;
   std::vector<ScalarSlot> scalars;

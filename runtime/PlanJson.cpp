@@ -42,8 +42,10 @@ json argToJson(const KernelArg &arg) {
 json stepToJson(const Step &step) {
   json j;
   if (const auto *launch = std::get_if<LaunchStep>(&step.op)) {
-    j = {{"kind", "launch"},       {"kernel", launch->kernel},
-         {"grid", launch->grid},   {"block", launch->block},
+    j = {{"kind", "launch"},
+         {"kernel", launch->kernel},
+         {"grid", launch->grid},
+         {"block", launch->block},
          {"sharedBytes", launch->sharedBytes}};
     json args = json::array();
     for (const KernelArg &arg : launch->args)
@@ -74,8 +76,8 @@ json stepToJson(const Step &step) {
          {"strideD", mm->strideD}};
   } else {
     const auto &memset = std::get<MemsetStep>(step.op);
-    j = {{"kind", "memset"}, {"buffer", memset.buffer},
-         {"value", memset.value}};
+    j = {
+        {"kind", "memset"}, {"buffer", memset.buffer}, {"value", memset.value}};
   }
   if (!step.label.empty())
     j["label"] = step.label;
@@ -92,9 +94,9 @@ json planToJson(const Plan &plan,
   };
   json kernels = json::array();
   for (const KernelInfo &k : plan.kernels) {
-    json j = {{"name", k.name},         {"entry", k.entry},
-              {"arch", k.arch},         {"origin", k.origin},
-              {"source", k.source},     {"fastMath", k.fastMath},
+    json j = {{"name", k.name},      {"entry", k.entry},
+              {"arch", k.arch},      {"origin", k.origin},
+              {"source", k.source},  {"fastMath", k.fastMath},
               {"options", k.options}};
     if (!k.cubin.empty())
       j["cubin"] = addBlob(k.cubin);
@@ -122,10 +124,13 @@ json planToJson(const Plan &plan,
   json steps = json::array();
   for (const Step &step : plan.steps)
     steps.push_back(stepToJson(step));
-  return {{"name", plan.name},       {"arenaBytes", plan.arenaBytes},
+  return {{"name", plan.name},
+          {"arenaBytes", plan.arenaBytes},
           {"workspaceBytes", plan.workspaceBytes},
-          {"buffers", buffers},      {"scalars", scalars},
-          {"kernels", kernels},      {"steps", steps}};
+          {"buffers", buffers},
+          {"scalars", scalars},
+          {"kernels", kernels},
+          {"steps", steps}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -154,9 +159,11 @@ public:
     out = &j_[key];
     return Status::ok();
   }
-  Status string(const char *key, std::string &out, bool optional = false) const {
+  Status string(const char *key, std::string &out,
+                bool optional = false) const {
     if (!has(key))
-      return optional ? Status::ok() : fail(std::string("missing '") + key + "'");
+      return optional ? Status::ok()
+                      : fail(std::string("missing '") + key + "'");
     if (!j_[key].is_string())
       return fail(std::string("'") + key + "' must be a string");
     out = j_[key].get<std::string>();
@@ -167,7 +174,8 @@ public:
   template <typename T>
   Status integer(const char *key, T &out, bool optional = false) const {
     if (!has(key))
-      return optional ? Status::ok() : fail(std::string("missing '") + key + "'");
+      return optional ? Status::ok()
+                      : fail(std::string("missing '") + key + "'");
     const json &v = j_[key];
     using Limits = std::numeric_limits<T>;
     bool fits = false;
@@ -175,9 +183,8 @@ public:
       fits = v.get<uint64_t>() <= static_cast<uint64_t>(Limits::max());
     else if (v.is_number_integer())
       fits = v.get<int64_t>() >= static_cast<int64_t>(Limits::min()) &&
-             (v.get<int64_t>() < 0 ||
-              static_cast<uint64_t>(v.get<int64_t>()) <=
-                  static_cast<uint64_t>(Limits::max()));
+             (v.get<int64_t>() < 0 || static_cast<uint64_t>(v.get<int64_t>()) <=
+                                          static_cast<uint64_t>(Limits::max()));
     if (!fits)
       return fail(std::string("'") + key + "' must be an integer in [" +
                   std::to_string(Limits::min()) + ", " +
@@ -188,7 +195,8 @@ public:
   template <typename T>
   Status number(const char *key, T &out, bool optional = false) const {
     if (!has(key))
-      return optional ? Status::ok() : fail(std::string("missing '") + key + "'");
+      return optional ? Status::ok()
+                      : fail(std::string("missing '") + key + "'");
     if (!j_[key].is_number())
       return fail(std::string("'") + key + "' must be a number");
     out = j_[key].get<T>();
@@ -196,7 +204,8 @@ public:
   }
   Status boolean(const char *key, bool &out, bool optional = false) const {
     if (!has(key))
-      return optional ? Status::ok() : fail(std::string("missing '") + key + "'");
+      return optional ? Status::ok()
+                      : fail(std::string("missing '") + key + "'");
     if (!j_[key].is_boolean())
       return fail(std::string("'") + key + "' must be true or false");
     out = j_[key].get<bool>();
@@ -215,7 +224,8 @@ public:
     for (int i = 0; i < 3; ++i) {
       const json &v = j_[key][i];
       if (!v.is_number_unsigned() || v.get<uint64_t>() > 0xffffffffull)
-        return fail(std::string("'") + key + "' must be an array of 3 integers");
+        return fail(std::string("'") + key +
+                    "' must be an array of 3 integers");
       out[i] = v.get<uint32_t>();
     }
     return Status::ok();

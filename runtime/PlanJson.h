@@ -1,4 +1,4 @@
-//===- PlanJson.h - The plan as JSON, binary payloads as blobs ----*- C++ -*-===//
+//===- PlanJson.h - The plan as JSON, binary payloads as blobs --*- C++ -*-===//
 //
 // The JSON header of a bundle. Binary payloads (cubins, initial weights) are
 // not inlined: the JSON names them by index into the bundle's blob table

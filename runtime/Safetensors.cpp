@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Safetensors.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -77,7 +80,7 @@ Status readSafetensors(const std::string &path,
   };
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return fail("cannot open the file");
+    return fail(std::string("cannot open the file: ") + std::strerror(errno));
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
   if (bytes.size() < 8)

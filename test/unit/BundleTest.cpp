@@ -63,7 +63,8 @@ Plan fullPlan() {
   y.offset = 1024;
   y.bytes = 128;
   plan.buffers = {w, m, x, y};
-  plan.scalars = {{"lr", DType::F32, 4096, 3e-4}, {"step", DType::I64, 4104, 1}};
+  plan.scalars = {{"lr", DType::F32, 4096, 3e-4},
+                  {"step", DType::I64, 4104, 1}};
   KernelInfo k;
   k.name = "adamw";
   k.entry = "adamw_bf16";
@@ -185,7 +186,11 @@ TEST(Bundle, LayoutIsTheDocumentedOne) {
   EXPECT_EQ(bytes.size(), blobBase + blobBytes);
   EXPECT_EQ(bytes[64], '{'); // the JSON header
   // Blob 0 is the kernel's cubin (kernels come first), at the section start.
-  EXPECT_EQ(std::memcmp(bytes.data() + blobBase, "\x7f" "ELF", 4), 0);
+  EXPECT_EQ(std::memcmp(bytes.data() + blobBase,
+                        "\x7f"
+                        "ELF",
+                        4),
+            0);
   std::remove(path.c_str());
 }
 

@@ -20,9 +20,9 @@ TEST(CudaApi, CalleeNameIsTheFunction) {
 
 TEST(CudaApi, DriverErrorNamesCallPlaceAndContext) {
   int line = __LINE__;
-  Status status = cuda::driverError(CUDA_ERROR_OUT_OF_MEMORY,
-                                    "cu->cuMemAlloc(&p, n)", __FILE__, line,
-                                    "kernel 'add' in bundle 'x.llmc'");
+  Status status =
+      cuda::driverError(CUDA_ERROR_OUT_OF_MEMORY, "cu->cuMemAlloc(&p, n)",
+                        __FILE__, line, "kernel 'add' in bundle 'x.llmc'");
   ASSERT_FALSE(status.isOk());
   const std::string &m = status.message();
   EXPECT_EQ(m.rfind("cuMemAlloc failed: ", 0), 0u) << m;
@@ -37,9 +37,9 @@ TEST(CudaApi, NvrtcErrorUsesNvrtcNames) {
   const cuda::NvrtcApi *api = nullptr;
   if (!cuda::loadNvrtc(api))
     GTEST_SKIP() << "libnvrtc is not installed";
-  Status status = cuda::nvrtcError(NVRTC_ERROR_COMPILATION,
-                                   "api.nvrtcCompileProgram(p)", "runtime/X.cpp",
-                                   7, "");
+  Status status =
+      cuda::nvrtcError(NVRTC_ERROR_COMPILATION, "api.nvrtcCompileProgram(p)",
+                       "runtime/X.cpp", 7, "");
   EXPECT_EQ(status.message(),
             "nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION at "
             "runtime/X.cpp:7");

@@ -4,8 +4,8 @@
 // when libnvrtc itself cannot be loaded.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CudaApi.h"
 #include "runtime/Nvrtc.h"
+#include "runtime/CudaApi.h"
 
 #include <gtest/gtest.h>
 
@@ -48,7 +48,10 @@ protected:
 };
 
 bool isElf(const std::vector<uint8_t> &bytes) {
-  return bytes.size() > 4 && std::memcmp(bytes.data(), "\x7f" "ELF", 4) == 0;
+  return bytes.size() > 4 && std::memcmp(bytes.data(),
+                                         "\x7f"
+                                         "ELF",
+                                         4) == 0;
 }
 
 TEST_F(Nvrtc, CompilesToCubin) {
@@ -63,11 +66,13 @@ TEST_F(Nvrtc, CompilesToCubin) {
 }
 
 TEST_F(Nvrtc, CompilesBf16WithToolkitHeaders) {
-  CompileRequest request{"bf16", R"(
+  CompileRequest request{"bf16",
+                         R"(
 #include <cuda_bf16.h>
 extern "C" __global__ void cast(const float *x, __nv_bfloat16 *y) {
   y[threadIdx.x] = __float2bfloat16(x[threadIdx.x]);
-})", {}};
+})",
+                         {}};
   std::vector<uint8_t> cubin;
   Status status = compileToCubin(request, cubin);
   ASSERT_TRUE(status.isOk()) << status.message();
@@ -75,10 +80,12 @@ extern "C" __global__ void cast(const float *x, __nv_bfloat16 *y) {
 }
 
 TEST_F(Nvrtc, ErrorCarriesTheLog) {
-  CompileRequest request{"broken", R"(
+  CompileRequest request{"broken",
+                         R"(
 extern "C" __global__ void broken(float *x) {
   x[0] = undefined_name;
-})", {}};
+})",
+                         {}};
   std::vector<uint8_t> cubin;
   Status status = compileToCubin(request, cubin);
   ASSERT_FALSE(status.isOk());
@@ -113,10 +120,10 @@ TEST_F(Nvrtc, OptionsFollowTheRequest) {
   options.fastMath = true;
   options.lineInfo = true;
   options.extra = {"-DN=4"};
-  EXPECT_EQ(nvrtcOptions(options),
-            (std::vector<std::string>{"-arch=sm_80", "-std=c++17",
-                                      "-default-device", "--use_fast_math",
-                                      "-lineinfo", "-DN=4"}));
+  EXPECT_EQ(
+      nvrtcOptions(options),
+      (std::vector<std::string>{"-arch=sm_80", "-std=c++17", "-default-device",
+                                "--use_fast_math", "-lineinfo", "-DN=4"}));
 }
 
 TEST_F(Nvrtc, SecondCompileHitsTheCache) {
@@ -202,18 +209,28 @@ TEST(KernelCacheKey, DependsOnEveryInput) {
 }
 
 TEST(KernelCacheDir, FollowsTheEnvironment) {
-  const char *saved = std::getenv("LLMC_CACHE_DIR");
-  std::string keep = saved ? saved : "";
+  // Save and restore the variables so later tests in this process see the
+  // environment they started with.
+  const char *names[] = {"LLMC_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+  std::vector<std::pair<bool, std::string>> saved;
+  for (const char *name : names) {
+    const char *value = std::getenv(name);
+    saved.push_back({value != nullptr, value ? value : ""});
+  }
   ::setenv("LLMC_CACHE_DIR", "/tmp/explicit", 1);
+  ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
   EXPECT_EQ(KernelCache::defaultDir(), "/tmp/explicit");
   ::unsetenv("LLMC_CACHE_DIR");
-  ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
   EXPECT_EQ(KernelCache::defaultDir(), "/tmp/xdg/llmc");
   ::unsetenv("XDG_CACHE_HOME");
   ::setenv("HOME", "/home/someone", 1);
   EXPECT_EQ(KernelCache::defaultDir(), "/home/someone/.cache/llmc");
-  if (saved)
-    ::setenv("LLMC_CACHE_DIR", keep.c_str(), 1);
+  for (size_t i = 0; i < saved.size(); ++i) {
+    if (saved[i].first)
+      ::setenv(names[i], saved[i].second.c_str(), 1);
+    else
+      ::unsetenv(names[i]);
+  }
 }
 
 } // namespace

@@ -69,9 +69,9 @@ TEST(Plan, ValidPlanPasses) {
 }
 
 TEST(Plan, DTypeAndRoleNamesRoundTrip) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3,
-                  DType::F8E5M2, DType::I32, DType::I64, DType::U8,
-                  DType::U16}) {
+  for (DType t :
+       {DType::F32, DType::F16, DType::BF16, DType::F8E4M3, DType::F8E5M2,
+        DType::I32, DType::I64, DType::U8, DType::U16}) {
     DType back;
     ASSERT_TRUE(parseDType(dtypeName(t), back)) << dtypeName(t);
     EXPECT_EQ(back, t);

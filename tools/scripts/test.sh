@@ -29,6 +29,10 @@ ct_pass=$((ct_total - ct_fail - ct_skip))
 echo
 echo "lit: $lit_pass passed, $lit_fail failed, $lit_skip skipped"
 echo "ctest: $ct_pass passed, $ct_fail failed, $ct_skip skipped"
+if [ "$ct_skip" -gt 0 ]; then
+  echo "  ($ct_skip skipped tests need a CUDA GPU: this machine has none; run" \
+       "ctest -L gpu on a GPU machine)"
+fi
 total_fail=$((lit_fail + ct_fail))
 [ "$total_fail" -eq 0 ] || status=1
 if [ $((lit_pass + ct_pass)) -eq 0 ]; then
