@@ -227,6 +227,16 @@ const std::vector<GpuCase> &cases() {
   %0 = llmc.attention %q, %k, %v {causal} : (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>) -> tensor<1x2x100x128xbf16>
   return %0 : tensor<1x2x100x128xbf16>
 })"},
+      {"AttentionGpt2Size", R"(func.func @forward(%q: tensor<2x12x1024x64xf32>, %k: tensor<2x12x1024x64xf32>, %v: tensor<2x12x1024x64xf32>)
+    -> tensor<2x12x1024x64xf32> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>) -> tensor<2x12x1024x64xf32>
+  return %0 : tensor<2x12x1024x64xf32>
+})"},
+      {"CrossEntropyGpt2Vocab", R"(func.func @forward(%logits: tensor<2x64x50257xf32>,
+    %t: tensor<2x64xi64> {gpu_test.range = array<i64: 0, 50257>}) -> tensor<f32> {
+  %0 = llmc.cross_entropy mean %logits, %t : (tensor<2x64x50257xf32>, tensor<2x64xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+})"},
       {"Rotary",
        R"(func.func @forward(%x: tensor<2x3x17x24xf32>, %cos: tensor<17x16xf32>, %sin: tensor<17x16xf32>,
                    %c2: tensor<2x1x17x24xf32>, %s2: tensor<2x1x17x24xf32>)

@@ -172,14 +172,36 @@ void checkAgainstReference(const std::string &mlir, Tolerance tol,
       ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::printf("[ numerics ] %s: seed %llu, %zu kernels\n", test.c_str(),
               static_cast<unsigned long long>(seed), lowered->kernelCount());
+  std::vector<std::vector<uint8_t>> plain(func.getNumResults());
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    s = exec->readBuffer(plan->resultBuffers[i], plain[i]);
+    ASSERT_TRUE(s) << s.message();
+    const RefTensor &r = (*ref)[i];
+    RefTensor gpu = codegen::fromDeviceBytes(plain[i], r.kind, r.shape);
+    compare(test + " result " + resultName(func, i), gpu, r, tol);
+  }
+
+  // The same plan as a CUDA graph, twice: the kernels are deterministic
+  // (fixed reduction orders, no atomics), so every result is bitwise equal
+  // to the plain run's.
+  for (int replay = 0; replay < 2; ++replay) {
+    s = exec->replay();
+    ASSERT_TRUE(s) << s.message();
+  }
+  float ms = 0;
+  s = exec->lastRunMs(ms);
+  ASSERT_TRUE(s) << s.message();
+  size_t differing = 0;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     std::vector<uint8_t> bytes;
     s = exec->readBuffer(plan->resultBuffers[i], bytes);
     ASSERT_TRUE(s) << s.message();
-    const RefTensor &r = (*ref)[i];
-    RefTensor gpu = codegen::fromDeviceBytes(bytes, r.kind, r.shape);
-    compare(test + " result " + resultName(func, i), gpu, r, tol);
+    differing += bytes != plain[i];
   }
+  std::printf("[ numerics ] %s: graph replay %.3f ms, %zu of %u results "
+              "differ bitwise from the plain run\n",
+              test.c_str(), ms, differing, func.getNumResults());
+  EXPECT_EQ(differing, 0u) << "graph replay is not deterministic";
 }
 
 } // namespace llmc::test
