@@ -20,6 +20,9 @@ const std::vector<Command> &commands() {
       {"run", "run MODEL --inputs F   evaluate a model on the CPU reference "
               "evaluator",
        runRun},
+      {"codegen", "codegen MODEL.mlir      show the generated CUDA kernels "
+                  "(--dump-cuda DIR, --compile)",
+       runCodegen},
       {"import-json", "import-json FILE.json  import a JSON graph and print "
                       "its llmc IR (temporary name)",
        runImportJson},

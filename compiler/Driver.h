@@ -39,6 +39,9 @@ int runTokenize(const Args &args);
 /// evaluator (compiler/RunCommand.cpp).
 int runRun(const Args &args);
 
+/// `llmc codegen MODEL.mlir`: lower a model to CUDA C++ and show it
+/// (compiler/CodegenCommand.cpp).
+int runCodegen(const Args &args);
 /// `llmc import-json FILE.json`: import a JSON graph and print its IR.
 /// TEMPORARY: to be folded into `llmc import`, dispatching on the extension.
 int runImportJson(const Args &args);

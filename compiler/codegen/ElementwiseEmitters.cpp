@@ -1,0 +1,245 @@
+//===- ElementwiseEmitters.cpp - Unary, binary, compare, where, cast ------===//
+//
+// One scheme for every elementwise op: one thread per result element in a
+// grid-stride loop; each operand is read at its broadcast offset, with the
+// dims collapsed first (IndexMath.h), converted to its compute type (f32 for
+// every float type), combined by the op's expression and stored converted
+// to the result type.
+//
+// Conventions follow the reference evaluator (docs/reference-evaluator.md):
+// max/min/relu propagate NaN, integer arithmetic wraps (done in unsigned
+// arithmetic, where C++ defines it), integer division truncates toward zero.
+// Where the evaluator reports an error (integer division by zero, a float
+// cast to an integer out of range) the kernel cannot; it yields 0 for the
+// division and whatever the conversion gives for the cast.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/Emitters.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+namespace llmc::codegen {
+
+namespace {
+
+/// Builds the result's compute-typed expression from the operands'
+/// compute-typed values (named a, b, c in operand order).
+using ExprFn = std::function<std::string(Type operandType)>;
+
+LogicalResult emitElementwise(Operation *op, const EmitContext &ctx,
+                              OpLowering &out, const std::string &scheme,
+                              const ExprFn &expr, bool exprIsStorage = false) {
+  Value result = op->getResult(0);
+  Shape shape = shapeOf(result);
+  int64_t n = numElements(shape);
+  IndexSpace space;
+  space.shape = shape;
+  for (Value v : op->getOperands())
+    space.strides.push_back(broadcastStrides(shapeOf(v), shape));
+  IndexSpace flat = collapseDims(space);
+
+  KernelSource src(op, ctx.name);
+  src.scheme("one thread per element, grid-stride loop; " + scheme);
+  src.constant("kN", n, "elements of the result " + dimsString(shape));
+
+  static const char *names[] = {"a", "b", "c"};
+  std::string params, body;
+  std::vector<KernelArg> args;
+  body += emitCoordinates("i", "i", flat.shape,
+                          neededCoordinates(flat.shape, flat.strides), "    ");
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    Type t = elementTypeOf(op->getOperand(i));
+    std::string p = std::string("in_") + names[i];
+    params += inParam(t, p) + ", ";
+    std::string offset =
+        offsetExpression("i", "i", flat.shape, flat.strides[i]);
+    body += "    const " + computeType(t) + " " + names[i] + " = " +
+            loadAs(t, p + "[" + offset + "]") + ";\n";
+    args.push_back(KernelArg::operand(i));
+  }
+  Type rt = elementTypeOf(result);
+  params += outParam(rt, "out");
+  args.push_back(KernelArg::result(0));
+  Type first = elementTypeOf(op->getOperand(op->getNumOperands() == 3 ? 1 : 0));
+  std::string value = expr(first);
+  body +=
+      "    out[i] = " + (exprIsStorage ? value : storeAs(rt, value)) + ";\n";
+
+  src.kernel("extern \"C\" __global__ void __launch_bounds__(" +
+             std::to_string(ctx.options.blockSize) + ")\n" + ctx.name + "(" +
+             params + ") {\n" +
+             "  for (index_t i = (index_t)blockIdx.x * blockDim.x + "
+             "threadIdx.x; i < kN;\n"
+             "       i += (index_t)gridDim.x * blockDim.x) {\n" +
+             body + "  }\n}\n");
+  return singleKernel(out, elementwiseLaunch(src, ctx, n, std::move(args)));
+}
+
+/// The unsigned type of an integer compute type, for wrapping arithmetic.
+std::string unsignedOf(Type t) {
+  return t.isSignlessInteger(64) ? "unsigned long long" : "unsigned";
+}
+
+/// `a <op> b` for integers, wrapped to the width (two's complement).
+std::string wrapped(Type t, const std::string &a, const std::string &op,
+                    const std::string &b) {
+  std::string u = unsignedOf(t);
+  return "(" + computeType(t) + ")((" + u + ")" + a + " " + op + " (" + u +
+         ")" + b + ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+void addUnary(EmitterTable &t, const char *floatExpr,
+              const char *intKind = nullptr) {
+  addEmitter<OpTy>(t, [floatExpr, intKind](OpTy op, const EmitContext &ctx,
+                                           OpLowering &out) {
+    return emitElementwise(op, ctx, out, std::string("y = ") + floatExpr,
+                           [&](Type type) -> std::string {
+                             if (isFloatType(type) || !intKind)
+                               return floatExpr;
+                             if (std::string(intKind) == "neg")
+                               return wrapped(type, "0", "-", "a");
+                             return "(a < 0 ? " + wrapped(type, "0", "-", "a") +
+                                    " : a)";
+                           });
+  });
+}
+
+std::string castExpr(Type from, Type to) {
+  if (to.isSignlessInteger(1))
+    return "a != 0";
+  if (isFloatType(to)) {
+    if (from.isSignlessInteger(1))
+      return "(a ? 1.0f : 0.0f)";
+    return "(float)a";
+  }
+  // To an integer: floats truncate toward zero, integers wrap.
+  return "(" + computeType(to) + ")a";
+}
+
+LogicalResult emitCast(CastOp op, const EmitContext &ctx, OpLowering &out) {
+  Type from = elementTypeOf(op.getInput()), to = elementTypeOf(op.getResult());
+  // An integer converts to bf16/f16 in one rounding, not through f32.
+  if (!isFloatType(from) && !from.isSignlessInteger(1) &&
+      (to.isBF16() || to.isF16())) {
+    std::string fn = std::string("__") +
+                     (from.isSignlessInteger(64) ? "ll" : "int") + "2" +
+                     (to.isBF16() ? "bfloat16" : "half") + "_rn";
+    return emitElementwise(
+        op, ctx, out, "cast: integer to a 16-bit float in one rounding",
+        [&](Type) { return fn + "(a)"; }, /*exprIsStorage=*/true);
+  }
+  return emitElementwise(op, ctx, out, "cast",
+                         [&](Type) { return castExpr(from, to); });
+}
+
+//===----------------------------------------------------------------------===//
+// Binary, compare, where
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+void addBinary(EmitterTable &t, const char *floatExpr,
+               std::function<std::string(Type)> intExpr) {
+  addEmitter<OpTy>(t, [floatExpr, intExpr](OpTy op, const EmitContext &ctx,
+                                           OpLowering &out) {
+    return emitElementwise(
+        op, ctx, out, std::string("numpy broadcasting; y = ") + floatExpr,
+        [&](Type type) -> std::string {
+          return isFloatType(type) ? floatExpr : intExpr(type);
+        });
+  });
+}
+
+const char *comparison(ComparePredicate p) {
+  switch (p) {
+  case ComparePredicate::eq:
+    return "a == b";
+  case ComparePredicate::ne:
+    return "a != b";
+  case ComparePredicate::lt:
+    return "a < b";
+  case ComparePredicate::le:
+    return "a <= b";
+  case ComparePredicate::gt:
+    return "a > b";
+  case ComparePredicate::ge:
+    return "a >= b";
+  }
+  return "false";
+}
+
+} // namespace
+
+void registerElementwiseEmitters(EmitterTable &t) {
+  addUnary<NegOp>(t, "-a", "neg");
+  addUnary<AbsOp>(t, "fabsf(a)", "abs");
+  addUnary<ExpOp>(t, "expf(a)");
+  addUnary<LogOp>(t, "logf(a)");
+  addUnary<SqrtOp>(t, "sqrtf(a)");
+  // 1/sqrtf rather than rsqrtf: rsqrtf is an approximation (2 ulp).
+  addUnary<RsqrtOp>(t, "1.0f / sqrtf(a)");
+  addUnary<ReciprocalOp>(t, "1.0f / a");
+  addUnary<TanhOp>(t, "tanhf(a)");
+  addUnary<ErfOp>(t, "erff(a)");
+  addUnary<SigmoidOp>(t, "1.0f / (1.0f + expf(-a))");
+  addUnary<ReluOp>(t, "(a != a ? a : fmaxf(a, 0.0f))");
+  addUnary<CosOp>(t, "cosf(a)");
+  addUnary<SinOp>(t, "sinf(a)");
+  addUnary<SiluOp>(t, "a / (1.0f + expf(-a))");
+  addEmitter<GeluOp>(t, [](GeluOp op, const EmitContext &ctx, OpLowering &out) {
+    bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
+    const char *e =
+        tanhForm ? "0.5f * a * (1.0f + tanhf(0.7978845608f * (a + 0.044715f * "
+                   "a * a * a)))"
+                 : "0.5f * a * (1.0f + erff(a * 0.7071067812f))";
+    return emitElementwise(op, ctx, out,
+                           std::string("gelu ") + (tanhForm ? "tanh" : "erf") +
+                               ": y = " + e,
+                           [e](Type) { return std::string(e); });
+  });
+  addEmitter<IsNanOp>(
+      t, [](IsNanOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitElementwise(op, ctx, out, "y = isnan(a)",
+                               [](Type) { return std::string("a != a"); });
+      });
+  addEmitter<CastOp>(t, emitCast);
+
+  addBinary<AddOp>(t, "a + b",
+                   [](Type ty) { return wrapped(ty, "a", "+", "b"); });
+  addBinary<SubOp>(t, "a - b",
+                   [](Type ty) { return wrapped(ty, "a", "-", "b"); });
+  addBinary<MulOp>(t, "a * b",
+                   [](Type ty) { return wrapped(ty, "a", "*", "b"); });
+  addBinary<DivOp>(t, "a / b", [](Type ty) {
+    // Truncates toward zero; MIN / -1 wraps; / 0 gives 0 (the reference
+    // reports an error, a kernel cannot).
+    return "(b == 0 ? (" + computeType(ty) + ")0 : b == -1 ? " +
+           wrapped(ty, "0", "-", "a") + " : a / b)";
+  });
+  addBinary<PowOp>(t, "powf(a, b)", [](Type) { return "powf(a, b)"; });
+  addBinary<MaxOp>(t, "((a != a || b != b) ? NAN : fmaxf(a, b))",
+                   [](Type) { return "(a > b ? a : b)"; });
+  addBinary<MinOp>(t, "((a != a || b != b) ? NAN : fminf(a, b))",
+                   [](Type) { return "(a < b ? a : b)"; });
+  addEmitter<CompareOp>(
+      t, [](CompareOp op, const EmitContext &ctx, OpLowering &out) {
+        const char *e = comparison(op.getPredicate());
+        return emitElementwise(op, ctx, out,
+                               std::string("numpy broadcasting; y = ") + e,
+                               [e](Type) { return std::string(e); });
+      });
+  addEmitter<WhereOp>(t, [](WhereOp op, const EmitContext &ctx,
+                            OpLowering &out) {
+    return emitElementwise(op, ctx, out, "numpy broadcasting; y = a ? b : c",
+                           [](Type) { return std::string("a ? b : c"); });
+  });
+}
+
+} // namespace llmc::codegen

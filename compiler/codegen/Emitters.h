@@ -1,0 +1,157 @@
+//===- Emitters.h - Emitter table and source helpers ------------*- C++ -*-===//
+//
+// Internal to compiler/codegen. An emitter lowers one op: it receives the op
+// and an EmitContext (options, kernel base name) and fills an OpLowering.
+// Each family registers its emitters in one function, keyed by op name, so
+// that a new op (autodiff's backward ops) is one emitter and one line.
+//
+// KernelSource assembles a kernel's translation unit in the shape llm.c's
+// kernels have: a header comment naming the source op, its location and
+// shapes, and the scheme; the includes the element types need; constexpr
+// sizes with static_asserts; the `extern "C" __global__` kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_CODEGEN_EMITTERS_H
+#define LLMC_COMPILER_CODEGEN_EMITTERS_H
+
+#include "compiler/codegen/Codegen.h"
+#include "compiler/codegen/IndexMath.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+namespace llmc::codegen {
+
+struct EmitContext {
+  const CodegenOptions &options;
+  std::string name; // kernel base name ("layer_norm_2")
+};
+
+using Emitter = std::function<mlir::LogicalResult(
+    mlir::Operation *op, const EmitContext &ctx, OpLowering &out)>;
+using EmitterTable = llvm::StringMap<Emitter>;
+
+template <typename OpTy, typename Fn>
+void addEmitter(EmitterTable &table, Fn fn) {
+  table[OpTy::getOperationName()] =
+      [fn](mlir::Operation *op, const EmitContext &ctx, OpLowering &out) {
+        return fn(llvm::cast<OpTy>(op), ctx, out);
+      };
+}
+
+void registerElementwiseEmitters(EmitterTable &table);
+void registerShapeEmitters(EmitterTable &table);
+void registerReduceEmitters(EmitterTable &table);
+void registerNormEmitters(EmitterTable &table);
+void registerLossEmitters(EmitterTable &table);
+void registerAttentionEmitters(EmitterTable &table);
+void registerMatmulEmitters(EmitterTable &table);
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+/// Static shape of a ranked tensor value.
+Shape shapeOf(mlir::Value v);
+mlir::Type elementTypeOf(mlir::Value v);
+
+/// How an element is stored: "float", "__nv_bfloat16", "__half", "int",
+/// "long long", "unsigned char" (i1).
+std::string storageType(mlir::Type t);
+/// What kernels compute in: "float" for every float type, the integer type
+/// for integers, "bool" for i1.
+std::string computeType(mlir::Type t);
+bool isFloatType(mlir::Type t);
+/// `expr` (a storage value) converted to the compute type.
+std::string loadAs(mlir::Type t, const std::string &expr);
+/// `expr` (a compute value) converted to the storage type.
+std::string storeAs(mlir::Type t, const std::string &expr);
+/// A float literal that reads back exactly as the f32 nearest to `v`
+/// ("0.044715f", "INFINITY", "-INFINITY", "NAN").
+std::string floatLiteral(double v);
+
+//===----------------------------------------------------------------------===//
+// Kernel sources
+//===----------------------------------------------------------------------===//
+
+class KernelSource {
+public:
+  /// Starts a kernel named `name` for `op`: the header comment names the op,
+  /// its location and its operand and result types.
+  KernelSource(mlir::Operation *op, const std::string &name);
+
+  /// A line of the header comment that describes the scheme.
+  void scheme(const std::string &text);
+  /// Registers an element type (adds cuda_bf16.h / cuda_fp16.h as needed).
+  void use(mlir::Type t);
+  /// Chooses the index type: 64-bit when any extent reaches 2^31.
+  void indexRange(int64_t maxElements);
+  /// `constexpr index_t <name> = <value>;  // <comment>`.
+  void constant(const std::string &name, int64_t value,
+                const std::string &comment = "");
+  /// `constexpr float <name> = <value>;`.
+  void floatConstant(const std::string &name, double value,
+                     const std::string &comment = "");
+  /// `static_assert(<cond>, "<why>");`.
+  void staticAssert(const std::string &cond, const std::string &why);
+  /// Device helpers emitted before the kernel.
+  void helper(const std::string &code);
+  /// The kernel body (signature included).
+  void kernel(const std::string &code);
+
+  const std::string &name() const { return name_; }
+  std::string str() const;
+  /// The op and its location in one line, for EmittedKernel::origin.
+  static std::string origin(mlir::Operation *op);
+
+private:
+  std::string name_;
+  std::string header_;
+  std::string scheme_;
+  bool bf16_ = false, f16_ = false, wideIndex_ = false;
+  std::string constants_;
+  std::string helpers_;
+  std::string kernel_;
+};
+
+/// A kernel with `args` launched over `n` elements, one thread each, as a
+/// grid-stride loop: block = options.blockSize, grid capped at maxBlocks.
+EmittedKernel elementwiseLaunch(const KernelSource &src, const EmitContext &ctx,
+                                int64_t n, std::vector<KernelArg> args);
+
+/// Appends `k` as the only kernel of a Kernels lowering.
+mlir::LogicalResult singleKernel(OpLowering &out, EmittedKernel k);
+
+/// `const T *__restrict__ name` / `T *__restrict__ name` parameters.
+std::string inParam(mlir::Type t, const std::string &name);
+std::string outParam(mlir::Type t, const std::string &name);
+
+/// The row count and row length of an op that works on the trailing dims
+/// `axis ..< rank` of a static shape.
+struct Rows {
+  int64_t rows = 1, cols = 1;
+};
+Rows rowsOf(const Shape &shape, int64_t axis);
+
+/// Threads per block for a one-block-per-row kernel over `cols` columns:
+/// a multiple of 32 between 32 and 1024.
+unsigned rowBlockSize(int64_t cols);
+
+/// Device functions for block-wide reductions: each warp reduces with
+/// shuffles, warp leaders meet in shared memory, every thread gets the
+/// result. The order is fixed by thread indices, so results are
+/// deterministic.
+enum BlockReduce : unsigned {
+  kBlockSum = 1,     // float blockSum(float)
+  kBlockMax = 2,     // float blockMax(float), NaN-propagating
+  kBlockWelford = 4, // void blockWelford(float &n, float &mean, float &m2)
+  kBlockOnline = 8,  // void blockOnline(float &max, float &sumExp), and
+                     // onlineAdd(m, s, x) folding x into a thread's pair
+};
+std::string blockReduceHelpers(unsigned which);
+
+} // namespace llmc::codegen
+
+#endif // LLMC_COMPILER_CODEGEN_EMITTERS_H

@@ -1,0 +1,219 @@
+//===- NormEmitters.cpp - softmax, log_softmax, layer_norm, rms_norm ------===//
+//
+// Row ops: one block per row, in a row-stride loop over the grid. A first
+// sweep gathers the row's statistics in one pass (docs/codegen.md):
+//   softmax, log_softmax   online max and sum of exp(x - max), merged
+//                          across threads by rescaling
+//   layer_norm             Welford's (count, mean, M2), merged exactly
+//   rms_norm               the sum of squares
+// and a second sweep writes the outputs. Statistics are f32 for every input
+// type.
+//
+// softmax over an axis that is not the last views the tensor as
+// [outer, C, inner]: row r reads elements C apart by `inner`.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/Emitters.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+namespace llmc::codegen {
+
+namespace {
+
+std::string rowKernelHead(const std::string &name, const std::string &params) {
+  return "extern \"C\" __global__ void __launch_bounds__(kBlock)\n" + name +
+         "(" + params +
+         ") {\n"
+         "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n";
+}
+
+EmittedKernel rowLaunch(const KernelSource &src, int64_t rows, unsigned block,
+                        std::vector<KernelArg> args) {
+  EmittedKernel k;
+  k.name = src.name();
+  k.source = src.str();
+  k.grid = {static_cast<unsigned>(std::min<int64_t>(rows, 1 << 30)), 1, 1};
+  k.block = {block, 1, 1};
+  k.args = std::move(args);
+  return k;
+}
+
+void rowConstants(KernelSource &src, int64_t rows, int64_t cols,
+                  unsigned block) {
+  src.constant("kRows", rows, "rows");
+  src.constant("kCols", cols, "elements per row");
+  src.constant("kBlock", block, "threads per block, one block per row");
+  src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
+                   "whole warps, one block");
+}
+
+template <typename OpTy>
+LogicalResult emitSoftmax(OpTy op, const EmitContext &ctx, OpLowering &out,
+                          bool log) {
+  Shape shape = shapeOf(op.getInput());
+  int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  int64_t cols = shape[axis], inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= shape[d];
+  int64_t rows = numElements(shape) / std::max<int64_t>(cols, 1);
+  Type t = elementTypeOf(op.getInput());
+  unsigned block = rowBlockSize(cols);
+
+  KernelSource src(op, ctx.name);
+  src.scheme(std::string(log ? "log_softmax" : "softmax") + " along axis " +
+             std::to_string(axis) +
+             ": one block per row; online max/sum (one pass), then the "
+             "outputs");
+  rowConstants(src, rows, cols, block);
+  src.constant("kInner", inner, "stride between a row's elements");
+  src.helper(blockReduceHelpers(kBlockOnline));
+  std::string x = loadAs(t, "in[base + j * kInner]");
+  std::string y = log ? "x - m - logs" : "expf(x - m) * inv";
+  src.kernel(
+      rowKernelHead(ctx.name, inParam(t, "in") + ", " + outParam(t, "out")) +
+      "    const index_t base = (row / kInner) * (kCols * kInner) + row % "
+      "kInner;\n"
+      "    float m = -INFINITY, s = 0.0f;\n"
+      "    for (index_t j = threadIdx.x; j < kCols; j += kBlock)\n"
+      "      onlineAdd(m, s, " +
+      x +
+      ");\n"
+      "    blockOnline(m, s);\n" +
+      (log ? "    const float logs = logf(s);\n"
+           : "    const float inv = 1.0f / s;\n") +
+      "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
+      "      const float x = " +
+      x +
+      ";\n"
+      "      out[base + j * kInner] = " +
+      storeAs(t, y) +
+      ";\n"
+      "    }\n"
+      "  }\n}\n");
+  return singleKernel(out,
+                      rowLaunch(src, rows, block,
+                                {KernelArg::operand(0), KernelArg::result(0)}));
+}
+
+LogicalResult emitLayerNorm(LayerNormOp op, const EmitContext &ctx,
+                            OpLowering &out) {
+  Shape shape = shapeOf(op.getInput());
+  Rows r = rowsOf(shape, op.getAxis());
+  Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
+  unsigned block = rowBlockSize(r.cols);
+  KernelSource src(op, ctx.name);
+  src.scheme("layer_norm: one block per row; Welford mean/variance (one "
+             "pass, merged across threads), then (x - mean) * rstd * w + b");
+  rowConstants(src, r.rows, r.cols, block);
+  src.floatConstant("kEps", op.getEpsilon().convertToDouble(), "epsilon");
+  src.helper(blockReduceHelpers(kBlockWelford));
+  std::string params = inParam(t, "in");
+  std::vector<KernelArg> args = {KernelArg::operand(0)};
+  std::string y = "(x - mean) * rstd";
+  unsigned next = 1;
+  if (Value w = op.getWeight()) {
+    params += ", " + inParam(elementTypeOf(w), "weight");
+    args.push_back(KernelArg::operand(next++));
+    y = "(" + y + ") * " + loadAs(elementTypeOf(w), "weight[j]");
+  }
+  if (Value b = op.getBias()) {
+    params += ", " + inParam(elementTypeOf(b), "bias");
+    args.push_back(KernelArg::operand(next++));
+    y += " + " + loadAs(elementTypeOf(b), "bias[j]");
+  }
+  params += ", " + outParam(rt, "out");
+  args.push_back(KernelArg::result(0));
+  src.kernel(rowKernelHead(ctx.name, params) + "    const " + storageType(t) +
+             " *x_row = in + row * kCols;\n"
+             "    float n = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
+             "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
+             "      const float x = " +
+             loadAs(t, "x_row[j]") +
+             ";\n"
+             "      n += 1.0f;\n"
+             "      const float delta = x - mean;\n"
+             "      mean += delta / n;\n"
+             "      m2 += delta * (x - mean);\n"
+             "    }\n"
+             "    blockWelford(n, mean, m2);\n"
+             "    const float rstd = 1.0f / sqrtf(m2 / (float)kCols + kEps);\n"
+             "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
+             "      const float x = " +
+             loadAs(t, "x_row[j]") +
+             ";\n"
+             "      out[row * kCols + j] = " +
+             storeAs(rt, y) +
+             ";\n"
+             "    }\n"
+             "  }\n}\n");
+  return singleKernel(out, rowLaunch(src, r.rows, block, std::move(args)));
+}
+
+LogicalResult emitRmsNorm(RmsNormOp op, const EmitContext &ctx,
+                          OpLowering &out) {
+  Shape shape = shapeOf(op.getInput());
+  Rows r = rowsOf(shape, op.getAxis());
+  Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
+  unsigned block = rowBlockSize(r.cols);
+  KernelSource src(op, ctx.name);
+  src.scheme("rms_norm: one block per row; sum of squares (block "
+             "reduction), then x * rstd * w");
+  rowConstants(src, r.rows, r.cols, block);
+  src.floatConstant("kEps", op.getEpsilon().convertToDouble(), "epsilon");
+  src.helper(blockReduceHelpers(kBlockSum));
+  std::string params = inParam(t, "in");
+  std::vector<KernelArg> args = {KernelArg::operand(0)};
+  std::string y = "x * rstd";
+  if (Value w = op.getWeight()) {
+    params += ", " + inParam(elementTypeOf(w), "weight");
+    args.push_back(KernelArg::operand(1));
+    y += " * " + loadAs(elementTypeOf(w), "weight[j]");
+  }
+  params += ", " + outParam(rt, "out");
+  args.push_back(KernelArg::result(0));
+  src.kernel(rowKernelHead(ctx.name, params) + "    const " + storageType(t) +
+             " *x_row = in + row * kCols;\n"
+             "    float sq = 0.0f;\n"
+             "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
+             "      const float x = " +
+             loadAs(t, "x_row[j]") +
+             ";\n"
+             "      sq += x * x;\n"
+             "    }\n"
+             "    const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols "
+             "+ kEps);\n"
+             "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
+             "      const float x = " +
+             loadAs(t, "x_row[j]") +
+             ";\n"
+             "      out[row * kCols + j] = " +
+             storeAs(rt, y) +
+             ";\n"
+             "    }\n"
+             "  }\n}\n");
+  return singleKernel(out, rowLaunch(src, r.rows, block, std::move(args)));
+}
+
+} // namespace
+
+void registerNormEmitters(EmitterTable &t) {
+  addEmitter<SoftmaxOp>(
+      t, [](SoftmaxOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitSoftmax(op, ctx, out, /*log=*/false);
+      });
+  addEmitter<LogSoftmaxOp>(
+      t, [](LogSoftmaxOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitSoftmax(op, ctx, out, /*log=*/true);
+      });
+  addEmitter<LayerNormOp>(t, emitLayerNorm);
+  addEmitter<RmsNormOp>(t, emitRmsNorm);
+}
+
+} // namespace llmc::codegen

@@ -1,0 +1,221 @@
+//===- ReduceEmitters.cpp - reduce_sum, reduce_mean, reduce_max -----------===//
+//
+// Two schemes (docs/codegen.md):
+//   rows     float reductions over trailing axes: one block per row, each
+//            thread strides over the row, then a block reduction (warp
+//            shuffles, shared memory across warps); coalesced reads.
+//   general  any axes, any type: one thread per result element, a loop over
+//            the reduced index space with baked-in strides. Adjacent threads
+//            own adjacent kept elements, so a reduction over leading axes
+//            (the unbroadcast of a bias gradient) reads coalesced.
+// Sums accumulate in f32 for floats and in 64-bit two's complement for
+// integers (wrapped to the result's width); max propagates NaN.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/Emitters.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+namespace llmc::codegen {
+
+namespace {
+
+enum class Reduction { Sum, Mean, Max };
+
+const char *reductionName(Reduction r) {
+  return r == Reduction::Sum ? "sum" : r == Reduction::Mean ? "mean" : "max";
+}
+
+std::string kernelHead(const std::string &name, unsigned block,
+                       const std::string &params) {
+  return "extern \"C\" __global__ void __launch_bounds__(" +
+         std::to_string(block) + ")\n" + name + "(" + params + ") {\n";
+}
+
+/// Float reduction of the trailing `cols` elements of each row.
+LogicalResult emitRows(Operation *op, const EmitContext &ctx, OpLowering &out,
+                       Reduction kind, int64_t rows, int64_t cols) {
+  Type it = elementTypeOf(op->getOperand(0)),
+       rt = elementTypeOf(op->getResult(0));
+  KernelSource src(op, ctx.name);
+  src.scheme(std::string("reduce_") + reductionName(kind) +
+             " over trailing axes: one block per row, strided loads, block "
+             "reduction (warp shuffles, then shared memory)");
+  unsigned block = rowBlockSize(cols);
+  src.constant("kRows", rows, "result elements");
+  src.constant("kCols", cols, "reduced elements per row");
+  src.constant("kBlock", block, "threads per block");
+  src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
+                   "whole warps, one block");
+  bool isMax = kind == Reduction::Max;
+  src.helper(blockReduceHelpers(isMax ? kBlockMax : kBlockSum));
+  std::string acc = isMax ? "acc = nanMax(acc, x);" : "acc += x;";
+  std::string finish = isMax ? "blockMax(acc)" : "blockSum(acc)";
+  std::string result =
+      kind == Reduction::Mean ? "total / (float)kCols" : "total";
+  src.kernel(
+      kernelHead(ctx.name, block,
+                 inParam(it, "in") + ", " + outParam(rt, "out")) +
+      "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n"
+      "    const " +
+      storageType(it) +
+      " *x_row = in + row * kCols;\n"
+      "    float acc = " +
+      (isMax ? "-INFINITY" : "0.0f") +
+      ";\n"
+      "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
+      "      const float x = " +
+      loadAs(it, "x_row[j]") +
+      ";\n"
+      "      " +
+      acc +
+      "\n"
+      "    }\n"
+      "    const float total = " +
+      finish +
+      ";\n"
+      "    if (threadIdx.x == 0)\n"
+      "      out[row] = " +
+      storeAs(rt, result) +
+      ";\n"
+      "  }\n}\n");
+  EmittedKernel k;
+  k.name = ctx.name;
+  k.source = src.str();
+  k.grid = {static_cast<unsigned>(std::min<int64_t>(rows, 1 << 30)), 1, 1};
+  k.block = {block, 1, 1};
+  k.args = {KernelArg::operand(0), KernelArg::result(0)};
+  return singleKernel(out, std::move(k));
+}
+
+/// One thread per result element, looping over the reduced space.
+LogicalResult emitGeneral(Operation *op, const EmitContext &ctx,
+                          OpLowering &out, Reduction kind,
+                          const std::vector<bool> &reduced) {
+  Shape in = shapeOf(op->getOperand(0));
+  Strides strides = rowMajorStrides(in);
+  IndexSpace kept, red;
+  kept.strides.resize(1);
+  red.strides.resize(1);
+  for (size_t d = 0; d < in.size(); ++d) {
+    IndexSpace &s = reduced[d] ? red : kept;
+    s.shape.push_back(in[d]);
+    s.strides[0].push_back(strides[d]);
+  }
+  kept = collapseDims(kept);
+  red = collapseDims(red);
+  Type it = elementTypeOf(op->getOperand(0)),
+       rt = elementTypeOf(op->getResult(0));
+  bool isFloat = isFloatType(it);
+  int64_t n = numElements(kept.shape), count = numElements(red.shape);
+
+  KernelSource src(op, ctx.name);
+  src.scheme(std::string("reduce_") + reductionName(kind) +
+             ": one thread per result element, loop over the " +
+             std::to_string(count) + " reduced elements");
+  src.constant("kN", n, "result elements");
+  src.constant("kR", count, "reduced elements per result");
+  std::string accType, init, step, result;
+  if (isFloat) {
+    accType = "float";
+    init = kind == Reduction::Max ? "-INFINITY" : "0.0f";
+    step = kind == Reduction::Max
+               ? "acc = (acc != acc || x != x) ? NAN : fmaxf(acc, x);"
+               : "acc += x;";
+    result = kind == Reduction::Mean ? "acc / (float)kR" : "acc";
+    result = storeAs(rt, result);
+  } else {
+    std::string ct = computeType(it);
+    if (kind == Reduction::Max) {
+      accType = ct;
+      init = it.isSignlessInteger(64) ? "(-9223372036854775807LL - 1)"
+                                      : "(-2147483647 - 1)";
+      step = "acc = x > acc ? x : acc;";
+      result = "acc";
+    } else {
+      // Two's complement: sum in unsigned 64-bit, wrap to the width, then
+      // divide (truncating toward zero) for the mean.
+      accType = "unsigned long long";
+      init = "0ull";
+      step = "acc += (unsigned long long)(long long)x;";
+      result = "(" + ct + ")(long long)acc";
+      if (kind == Reduction::Mean)
+        result = "(" + ct + ")(" + result + " / (" + ct + ")kR)";
+    }
+  }
+  std::string body =
+      emitCoordinates("i", "i", kept.shape,
+                      neededCoordinates(kept.shape, kept.strides), "    ");
+  body += "    const index_t base = " +
+          offsetExpression("i", "i", kept.shape, kept.strides[0]) + ";\n";
+  body += "    " + accType + " acc = " + init + ";\n";
+  body += "    for (index_t r = 0; r < kR; ++r) {\n";
+  body += emitCoordinates("r", "r", red.shape,
+                          neededCoordinates(red.shape, red.strides), "      ");
+  body += "      const " + computeType(it) + " x = " +
+          loadAs(it, "in[base + " +
+                         offsetExpression("r", "r", red.shape, red.strides[0]) +
+                         "]") +
+          ";\n      " + step + "\n    }\n";
+  body += "    out[i] = " + result + ";\n";
+  src.kernel(kernelHead(ctx.name, ctx.options.blockSize,
+                        inParam(it, "in") + ", " + outParam(rt, "out")) +
+             "  for (index_t i = (index_t)blockIdx.x * blockDim.x + "
+             "threadIdx.x; i < kN;\n"
+             "       i += (index_t)gridDim.x * blockDim.x) {\n" +
+             body + "  }\n}\n");
+  return singleKernel(
+      out, elementwiseLaunch(src, ctx, n,
+                             {KernelArg::operand(0), KernelArg::result(0)}));
+}
+
+template <typename OpTy>
+LogicalResult emitReduce(OpTy op, const EmitContext &ctx, OpLowering &out,
+                         Reduction kind) {
+  Shape in = shapeOf(op.getInput());
+  std::vector<bool> reduced(in.size(), false);
+  for (int64_t a : op.getAxes())
+    reduced[a] = true;
+  // Trailing axes (after dropping size-1 dims, which change nothing) make
+  // rows.
+  int64_t rows = 1, cols = 1;
+  bool trailing = true, seenReduced = false;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1)
+      continue;
+    if (reduced[d]) {
+      seenReduced = true;
+      cols *= in[d];
+    } else {
+      trailing &= !seenReduced;
+      rows *= in[d];
+    }
+  }
+  if (trailing && isFloatType(elementTypeOf(op.getInput())) && cols > 1)
+    return emitRows(op, ctx, out, kind, rows, cols);
+  return emitGeneral(op, ctx, out, kind, reduced);
+}
+
+} // namespace
+
+void registerReduceEmitters(EmitterTable &t) {
+  addEmitter<ReduceSumOp>(
+      t, [](ReduceSumOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitReduce(op, ctx, out, Reduction::Sum);
+      });
+  addEmitter<ReduceMeanOp>(
+      t, [](ReduceMeanOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitReduce(op, ctx, out, Reduction::Mean);
+      });
+  addEmitter<ReduceMaxOp>(
+      t, [](ReduceMaxOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitReduce(op, ctx, out, Reduction::Max);
+      });
+}
+
+} // namespace llmc::codegen

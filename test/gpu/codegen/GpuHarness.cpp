@@ -1,0 +1,207 @@
+//===- GpuHarness.cpp - Run a function's kernels and the reference --------===//
+#include "test/gpu/codegen/GpuHarness.h"
+
+#include "compiler/codegen/FunctionLowering.h"
+#include "compiler/eval/Evaluator.h"
+#include "dialects/llmc/LlmcDialect.h"
+#include "runtime/Executor.h"
+#include "runtime/Nvrtc.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+using namespace mlir;
+
+namespace llmc::test {
+
+namespace {
+
+uint64_t runSeed() {
+  static const uint64_t seed = [] {
+    if (const char *s = std::getenv("LLMC_TEST_SEED"))
+      return static_cast<uint64_t>(std::strtoull(s, nullptr, 10));
+    return static_cast<uint64_t>(std::random_device{}());
+  }();
+  return seed;
+}
+
+RefTensor randomArgument(func::FuncOp func, unsigned i, std::mt19937_64 &rng,
+                         double floatScale) {
+  auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+  ElementKind kind = *kindOf(type.getElementType());
+  RefTensor t(kind, {type.getShape().begin(), type.getShape().end()});
+  int64_t lo = 0, hi = 8;
+  if (auto range =
+          func.getArgAttrOfType<DenseI64ArrayAttr>(i, "gpu_test.range")) {
+    lo = range[0];
+    hi = range[1];
+  }
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int64_t> uniform(lo, hi - 1);
+  for (int64_t e = 0, n = t.numElements(); e < n; ++e) {
+    if (t.isFloat())
+      t.floats[e] = roundToKind(normal(rng) * floatScale, kind);
+    else if (kind == ElementKind::I1)
+      t.ints[e] = rng() & 1;
+    else
+      t.ints[e] = uniform(rng);
+  }
+  return t;
+}
+
+std::string resultName(func::FuncOp func, unsigned i) {
+  if (auto n = func.getResultAttrOfType<StringAttr>(i, "llmc.output"))
+    return n.getValue().str();
+  return "#" + std::to_string(i);
+}
+
+void compare(const std::string &what, const RefTensor &gpu,
+             const RefTensor &ref, Tolerance tol) {
+  ASSERT_EQ(gpu.numElements(), ref.numElements()) << what;
+  if (!ref.isFloat()) {
+    int64_t mismatches = 0, first = -1;
+    for (int64_t e = 0; e < ref.numElements(); ++e)
+      if (gpu.ints[e] != ref.ints[e] && mismatches++ == 0)
+        first = e;
+    std::printf("[ numerics ] %s %s: %lld of %lld elements differ\n",
+                what.c_str(), ref.typeString().c_str(),
+                static_cast<long long>(mismatches),
+                static_cast<long long>(ref.numElements()));
+    EXPECT_EQ(mismatches, 0)
+        << what << ": first at element " << first << ": gpu " << gpu.ints[first]
+        << ", reference " << ref.ints[first];
+    return;
+  }
+  double diff = 0, norm = 0;
+  int64_t nanMismatch = 0;
+  for (int64_t e = 0; e < ref.numElements(); ++e) {
+    double r = ref.floats[e], g = gpu.floats[e];
+    if (std::isnan(r) || std::isnan(g)) {
+      nanMismatch += std::isnan(r) != std::isnan(g);
+      continue;
+    }
+    if (std::isinf(r) || std::isinf(g)) {
+      nanMismatch += r != g;
+      continue;
+    }
+    diff += (g - r) * (g - r);
+    norm += r * r;
+  }
+  double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  double limit = ref.kind == ElementKind::F32 ? tol.f32 : tol.low;
+  std::printf("[ numerics ] %s %s: relative L2 error %.3g (tolerance %.0e)\n",
+              what.c_str(), ref.typeString().c_str(), rel, limit);
+  EXPECT_EQ(nanMismatch, 0) << what << ": NaN/inf positions differ";
+  EXPECT_LT(rel, limit) << what;
+}
+
+} // namespace
+
+void checkCompiles(const std::string &mlir) {
+  MLIRContext context;
+  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(mlir, &context);
+  ASSERT_TRUE(module) << "test IR does not parse";
+  auto func = module->lookupSymbol<func::FuncOp>("forward");
+  ASSERT_TRUE(func) << "test IR has no @forward";
+  auto lowered = codegen::lowerFunction(func, codegen::CodegenOptions());
+  ASSERT_TRUE(succeeded(lowered)) << "code generation failed";
+  auto plan = codegen::buildUnplannedPlan(func, *lowered);
+  ASSERT_TRUE(succeeded(plan)) << "plan building failed";
+  std::vector<CompileRequest> requests;
+  for (const KernelInfo &k : plan->plan.kernels)
+    requests.push_back({k.name, k.source, CompileOptions()});
+  std::vector<CompileResult> results = compileAll(requests);
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_TRUE(results[i].status) << results[i].status.message();
+    EXPECT_FALSE(results[i].cubin.empty()) << requests[i].name;
+  }
+  std::mt19937_64 rng(runSeed());
+  std::vector<RefTensor> args;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    args.push_back(randomArgument(func, i, rng, 1.0));
+  EXPECT_TRUE(succeeded(evaluate(func, args))) << "the reference failed";
+}
+
+void checkAgainstReference(const std::string &mlir, Tolerance tol,
+                           double floatScale) {
+  MLIRContext context;
+  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(mlir, &context);
+  ASSERT_TRUE(module) << "test IR does not parse";
+  auto func = module->lookupSymbol<func::FuncOp>("forward");
+  ASSERT_TRUE(func) << "test IR has no @forward";
+
+  codegen::CodegenOptions options;
+  auto lowered = codegen::lowerFunction(func, options);
+  ASSERT_TRUE(succeeded(lowered)) << "code generation failed";
+  auto plan = codegen::buildUnplannedPlan(func, *lowered);
+  ASSERT_TRUE(succeeded(plan)) << "plan building failed";
+
+  uint64_t seed = runSeed();
+  std::mt19937_64 rng(seed);
+  std::vector<RefTensor> args;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    args.push_back(randomArgument(func, i, rng, floatScale));
+
+  std::unique_ptr<Executor> exec;
+  ExecutorOptions eo;
+  eo.source = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  eo.syncEachStep = true;
+  Status s = Executor::create(plan->plan, eo, exec);
+  ASSERT_TRUE(s) << s.message();
+  for (unsigned i = 0; i < args.size(); ++i) {
+    std::vector<uint8_t> bytes = codegen::toDeviceBytes(args[i]);
+    s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(), bytes.size());
+    ASSERT_TRUE(s) << s.message();
+  }
+  s = exec->runPlain();
+  ASSERT_TRUE(s) << s.message();
+
+  auto ref = evaluate(func, args);
+  ASSERT_TRUE(succeeded(ref)) << "the reference evaluator failed";
+  std::string test =
+      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::printf("[ numerics ] %s: seed %llu, %zu kernels\n", test.c_str(),
+              static_cast<unsigned long long>(seed), lowered->kernelCount());
+  std::vector<std::vector<uint8_t>> plain(func.getNumResults());
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    s = exec->readBuffer(plan->resultBuffers[i], plain[i]);
+    ASSERT_TRUE(s) << s.message();
+    const RefTensor &r = (*ref)[i];
+    RefTensor gpu = codegen::fromDeviceBytes(plain[i], r.kind, r.shape);
+    compare(test + " result " + resultName(func, i), gpu, r, tol);
+  }
+
+  // The same plan as a CUDA graph, twice: the kernels are deterministic
+  // (fixed reduction orders, no atomics), so every result is bitwise equal
+  // to the plain run's.
+  for (int replay = 0; replay < 2; ++replay) {
+    s = exec->replay();
+    ASSERT_TRUE(s) << s.message();
+  }
+  float ms = 0;
+  s = exec->lastRunMs(ms);
+  ASSERT_TRUE(s) << s.message();
+  size_t differing = 0;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    std::vector<uint8_t> bytes;
+    s = exec->readBuffer(plan->resultBuffers[i], bytes);
+    ASSERT_TRUE(s) << s.message();
+    differing += bytes != plain[i];
+  }
+  std::printf("[ numerics ] %s: graph replay %.3f ms, %zu of %u results "
+              "differ bitwise from the plain run\n",
+              test.c_str(), ms, differing, func.getNumResults());
+  EXPECT_EQ(differing, 0u) << "graph replay is not deterministic";
+}
+
+} // namespace llmc::test

@@ -1,0 +1,52 @@
+//===- GpuHarness.h - GPU run vs the reference ------------------*- C++ -*-===//
+//
+// Lowers a func.func with the code generator, runs the unplanned plan on the
+// GPU through the runtime's executor and the same function in the CPU
+// reference evaluator, on the same random arguments, and compares every
+// result: relative L2 error for floats (NaNs must coincide), exact equality
+// for integers and i1.
+//
+// Arguments are random and fresh each run (never zeros): floats N(0, 1)
+// times `floatScale`, integers uniform in [lo, hi) from the argument's
+// `gpu_test.range = array<i64: lo, hi>` attribute (default [0, 8)), i1
+// fair coins. The seed is printed; LLMC_TEST_SEED=N repeats a run.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H
+#define LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "runtime/Executor.h"
+
+#include <string>
+
+/// Skips the current test with "no CUDA GPU: <why>" when there is none.
+#define LLMC_REQUIRE_GPU()                                                     \
+  do {                                                                         \
+    std::string llmcWhy_;                                                      \
+    if (!::llmc::gpuAvailable(llmcWhy_))                                       \
+      GTEST_SKIP() << "no CUDA GPU: " << llmcWhy_;                             \
+  } while (0)
+
+namespace llmc::test {
+
+struct Tolerance {
+  double f32 = 1e-5;
+  double low = 1e-2; // bf16 and f16 results
+};
+
+/// Parses `mlir`, runs its @forward on the GPU and in the reference and
+/// checks every result (gtest EXPECTs). `floatScale` scales float inputs.
+void checkAgainstReference(const std::string &mlir, Tolerance tol = {},
+                           double floatScale = 1.0);
+
+/// Needs no GPU: lowers @forward and compiles every kernel with NVRTC for
+/// sm_90; also runs the reference on random arguments, so that the IR is
+/// checked to be valid for both.
+void checkCompiles(const std::string &mlir);
+
+} // namespace llmc::test
+
+#endif // LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H

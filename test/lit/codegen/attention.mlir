@@ -1,0 +1,69 @@
+// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
+// RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
+
+// Flash-style forward: key tiles through shared memory, online softmax,
+// the row log-sum-exp written to scratch; never a [T, S] buffer.
+
+// CHECK-LABEL: // ===== attention_0.cu =====
+// CHECK:       // attention_0: llmc.attention "/h.0/attn/sdpa"
+// CHECK-NEXT:  //   (bf16[8, 32, 1024, 64], bf16[8, 8, 1024, 64], bf16[8, 8, 1024, 64]) -> bf16[8, 32, 1024, 64]
+// CHECK:       //   writes the row log-sum-exp (f32 [B, Hq, T]) for the backward
+// CHECK:       constexpr index_t kHq = 32;  // query heads
+// CHECK-NEXT:  constexpr index_t kHkv = 8;  // key/value heads
+// CHECK:       constexpr index_t kGroup = 4;  // query heads per kv head (GQA)
+// CHECK:       constexpr float kScale = 0.125f;  // applied to q.k
+// CHECK-NEXT:  static_assert(kHq % kHkv == 0, "GQA groups are whole");
+// CHECK:       extern "C" __global__ void __launch_bounds__(kWarps * 32)
+// CHECK-NEXT:  attention_0(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+// CHECK:       extern __shared__ float smem[];
+// CHECK:       // Causal: key s is visible to row t when s <= t + S - T.
+// CHECK:       if (s < kS && s <= t + kS - kT) {
+// CHECK:       lse[row] = l > 0.0f ? m + logf(l) : -INFINITY;
+// NVRTC:       buffer attention_0.lse scratch f32[8, 32, 1024]
+// NVRTC:       step 0 launch attention_0 grid [128, 32, 8] block [256, 1, 1] smem 18560 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
+// NVRTC:       compiled 1 kernels for sm_90
+func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, %v: tensor<8x8x1024x64xbf16>)
+    -> tensor<8x32x1024x64xbf16> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<8x32x1024x64xbf16>, tensor<8x8x1024x64xbf16>, tensor<8x8x1024x64xbf16>) -> tensor<8x32x1024x64xbf16> loc("/h.0/attn/sdpa")
+  return %0 : tensor<8x32x1024x64xbf16>
+}
+
+// -----
+
+// A float mask is added; an i1 mask keeps where true; strides are 0 along
+// its broadcast dims.
+// CHECK-LABEL: // ===== attention_0.cu =====
+// CHECK:       constexpr index_t kMaskB = 0;  // mask strides in [B, Hq, T, S]
+// CHECK-NEXT:  constexpr index_t kMaskH = 0;
+// CHECK-NEXT:  constexpr index_t kMaskT = 70;
+// CHECK-NEXT:  constexpr index_t kMaskS = 1;
+// CHECK:       score += mask[b * kMaskB + h * kMaskH + t * kMaskT + s * kMaskS];
+// CHECK-LABEL: // ===== attention_1.cu =====
+// CHECK:       constexpr index_t kMaskB = 3150;
+// CHECK:       if (mask[b * kMaskB + h * kMaskH + t * kMaskT + s * kMaskS] == 0)
+// CHECK-NEXT:    score = -INFINITY;
+// NVRTC: compiled 2 kernels for sm_90
+func.func @forward(%q: tensor<2x4x45x64xf32>, %k: tensor<2x2x70x64xf32>, %v: tensor<2x2x70x48xf32>,
+                   %fm: tensor<45x70xf32>, %bm: tensor<2x1x45x70xi1>) -> (tensor<2x4x45x48xf32>, tensor<2x4x45x48xf32>) {
+  %0 = llmc.attention %q, %k, %v mask %fm : (tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<45x70xf32>) -> tensor<2x4x45x48xf32>
+  %1 = llmc.attention %q, %k, %v mask %bm {scale = 0.2 : f64} : (tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<2x1x45x70xi1>) -> tensor<2x4x45x48xf32>
+  return %0, %1 : tensor<2x4x45x48xf32>, tensor<2x4x45x48xf32>
+}
+
+// -----
+
+// Rotary: the first R features rotate with their pair partner.
+// CHECK-LABEL: // ===== rotary_0.cu =====
+// CHECK:       //   rotary (rotate-half): one thread per element; y = x * cos + rotate(x) * sin on the first R features, copy after
+// CHECK:       constexpr index_t kR = 16;  // rotated features
+// CHECK-NEXT:  static_assert(kR % 2 == 0 && kR <= kD, "pairs within the features");
+// CHECK:       out[i] = x * c + (d < kR / 2 ? -in[i + kR / 2] : in[i - kR / 2]) * s;
+// CHECK-LABEL: // ===== rotary_1.cu =====
+// CHECK:       out[i] = x * c + (d % 2 == 0 ? -in[i + 1] : in[i - 1]) * s;
+// NVRTC: compiled 2 kernels for sm_90
+func.func @forward(%x: tensor<2x3x17x24xf32>, %cos: tensor<17x16xf32>, %sin: tensor<17x16xf32>)
+    -> (tensor<2x3x17x24xf32>, tensor<2x3x17x24xf32>) {
+  %0 = llmc.rotary %x, %cos, %sin : (tensor<2x3x17x24xf32>, tensor<17x16xf32>, tensor<17x16xf32>) -> tensor<2x3x17x24xf32>
+  %1 = llmc.rotary %x, %cos, %sin {interleaved} : (tensor<2x3x17x24xf32>, tensor<17x16xf32>, tensor<17x16xf32>) -> tensor<2x3x17x24xf32>
+  return %0, %1 : tensor<2x3x17x24xf32>, tensor<2x3x17x24xf32>
+}

@@ -1,0 +1,58 @@
+// RUN: not llmc codegen %s --split-input-file 2>&1 | FileCheck %s
+// RUN: not llmc codegen 2>&1 | FileCheck %s --check-prefix=NOFILE
+// RUN: not llmc codegen %s --frobnicate 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not llmc codegen %s --dump-cuda 2>&1 | FileCheck %s --check-prefix=VALUE
+// RUN: not llmc codegen %t.missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not llmc codegen %s --split-input-file --function nope 2>&1 | FileCheck %s --check-prefix=FUNC
+// RUN: not llmc codegen %s a.mlir 2>&1 | FileCheck %s --check-prefix=TWO
+// RUN: llmc codegen --help | FileCheck %s --check-prefix=HELP
+
+// NOFILE:  llmc codegen: error: expected a model file; usage: llmc codegen MODEL.mlir
+// OPTION:  llmc codegen: error: unknown option '--frobnicate'; usage: llmc codegen
+// VALUE:   llmc codegen: error: --dump-cuda needs a value; usage: llmc codegen
+// MISSING: llmc codegen: error: cannot read '{{.*}}missing.mlir': No such file or directory
+// FUNC:    llmc codegen: error: '{{.*}}errors.mlir' has no func.func @nope
+// TWO:     llmc codegen: error: expected one model file, got '{{.*}}errors.mlir' and 'a.mlir'
+// HELP:    usage: llmc codegen MODEL.mlir [--function NAME] [--dump-cuda DIR] [--compile] [--arch sm_XY] [--split-input-file]
+
+// CHECK: error: codegen: operand #0 has the element type 'f8E4M3FN', which the CUDA backend does not support yet (f32, bf16, f16, i32, i64, i1)
+// CHECK: llmc codegen: error: code generation failed (see the diagnostics above)
+func.func @forward(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  %0 = llmc.neg %x : tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+// CHECK: error: codegen: operand #0 has the dynamic shape [?, 4]; specialize shapes first (--shape NAME=VALUE)
+func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = llmc.neg %x : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK: error: codegen: no CUDA emitter for 'func.call'
+func.func private @helper(tensor<4xf32>) -> tensor<4xf32>
+func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: llmc codegen: error: '{{.*}}errors.mlir' has no func.func @train_step or @forward
+func.func @a() {
+  return
+}
+func.func @b() {
+  return
+}
+
+// -----
+
+// CHECK: error: codegen: attention head dims 2048/2048 need 589952 bytes of shared memory; at most 232448 are available
+func.func @forward(%q: tensor<1x1x4x2048xf32>) -> tensor<1x1x4x2048xf32> {
+  %0 = llmc.attention %q, %q, %q : (tensor<1x1x4x2048xf32>, tensor<1x1x4x2048xf32>, tensor<1x1x4x2048xf32>) -> tensor<1x1x4x2048xf32>
+  return %0 : tensor<1x1x4x2048xf32>
+}

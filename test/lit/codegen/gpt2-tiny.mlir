@@ -1,0 +1,33 @@
+// RUN: rm -rf %t && llmc codegen %models/gpt2-tiny.mlir --dump-cuda %t --compile | FileCheck %s
+// RUN: ls %t | FileCheck %s --check-prefix=FILES
+// RUN: FileCheck %s --check-prefix=TABLE < %t/launch-table.txt
+// RUN: FileCheck %s --check-prefix=ATTN < %t/attention_12.cu
+
+// The whole GPT-2 fixture: 20 kernels and 5 cuBLASLt calls, every kernel
+// compiled by NVRTC for sm_90 (no GPU needed), one .cu per kernel.
+
+// CHECK: # forward: {{[0-9]+}} buffers, {{[0-9]+}} bytes unplanned; 25 steps
+// CHECK: step 0 launch gather_0
+// CHECK: step 3 matmul matmul_3 m 32 n 192 k 64 batch 1
+// CHECK: step 24 launch cross_entropy_27_reduce
+// CHECK: compiled 20 kernels for sm_90 with NVRTC
+
+// FILES: add_1.cu
+// FILES: attention_12.cu
+// FILES: cross_entropy_27_reduce.cu
+// FILES: cross_entropy_27_rows.cu
+// FILES: gather_0.cu
+// FILES: gelu_21.cu
+// FILES: launch-table.txt
+// FILES: layer_norm_2.cu
+// FILES: split_5.cu
+// FILES: transpose_9.cu
+
+// TABLE: buffer arg0:wte param f32[512, 64] offset 0
+// TABLE: buffer arg16:idx input i64[2, 16]
+// TABLE: step 1 launch add_1 grid [8, 1, 1] block [256, 1, 1] smem 0 args (gather_0.out0, arg1:wpe, add_1.out0)
+
+// ATTN:      // attention_12: llmc.attention at gpt2-tiny.mlir:{{[0-9]+}}:{{[0-9]+}}
+// ATTN-NEXT: //   (f32[2, 4, 16, 16], f32[2, 4, 16, 16], f32[2, 4, 16, 16]) -> f32[2, 4, 16, 16]
+// ATTN:      constexpr float kScale = 0.25f;
+// ATTN:      extern "C" __global__ void __launch_bounds__(kWarps * 32)

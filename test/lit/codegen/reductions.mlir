@@ -1,0 +1,45 @@
+// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
+// RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
+
+// Trailing axes of a float tensor: one block per row with a block
+// reduction. Any other axes (or integers): one thread per result element.
+
+// CHECK-LABEL: // ===== reduce_sum_0.cu =====
+// CHECK:       //   reduce_sum over trailing axes: one block per row, strided loads, block reduction (warp shuffles, then shared memory)
+// CHECK:       constexpr index_t kRows = 6;  // result elements
+// CHECK-NEXT:  constexpr index_t kCols = 3500;  // reduced elements per row
+// CHECK-NEXT:  constexpr index_t kBlock = 896;  // threads per block
+// CHECK-NEXT:  static_assert(kBlock % 32 == 0 && kBlock <= 1024, "whole warps, one block");
+// CHECK:       __device__ float blockSum(float v) {
+// CHECK:       const float total = blockSum(acc);
+// CHECK-LABEL: // ===== reduce_mean_1.cu =====
+// CHECK:       //   reduce_mean: one thread per result element, loop over the 5 reduced elements
+// CHECK:       const index_t base = i_c0 * 3500 + i_c1;
+// CHECK:       const float x = in[base + r_c0 * 700];
+// CHECK:       out[i] = acc / (float)kR;
+// CHECK-LABEL: // ===== reduce_max_2.cu =====
+// CHECK:       acc = (acc != acc || x != x) ? NAN : fmaxf(acc, x);
+// NVRTC: step 0 launch reduce_sum_0 grid [6, 1, 1] block [896, 1, 1]
+// NVRTC: compiled 3 kernels for sm_90
+func.func @forward(%x: tensor<6x5x700xf32>) -> (tensor<6xf32>, tensor<6x1x700xf32>, tensor<5xf32>) {
+  %0 = llmc.reduce_sum %x axes [1, 2] : (tensor<6x5x700xf32>) -> tensor<6xf32>
+  %1 = llmc.reduce_mean %x axes [1] keepdims : (tensor<6x5x700xf32>) -> tensor<6x1x700xf32>
+  %2 = llmc.reduce_max %x axes [0, 2] : (tensor<6x5x700xf32>) -> tensor<5xf32>
+  return %0, %1, %2 : tensor<6xf32>, tensor<6x1x700xf32>, tensor<5xf32>
+}
+
+// -----
+
+// Integer sums wrap in 64-bit unsigned arithmetic, then to the width.
+// CHECK-LABEL: // ===== reduce_sum_0.cu =====
+// CHECK:       unsigned long long acc = 0ull;
+// CHECK:       acc += (unsigned long long)(long long)x;
+// CHECK:       out[i] = (int)(long long)acc;
+// CHECK-LABEL: // ===== reduce_mean_1.cu =====
+// CHECK:       out[i] = (int)((int)(long long)acc / (int)kR);
+// NVRTC: compiled 2 kernels for sm_90
+func.func @forward(%x: tensor<3x50xi32>) -> (tensor<3xi32>, tensor<50xi32>) {
+  %0 = llmc.reduce_sum %x axes [1] : (tensor<3x50xi32>) -> tensor<3xi32>
+  %1 = llmc.reduce_mean %x axes [0] : (tensor<3x50xi32>) -> tensor<50xi32>
+  return %0, %1 : tensor<3xi32>, tensor<50xi32>
+}

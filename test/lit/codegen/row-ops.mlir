@@ -1,0 +1,48 @@
+// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
+// RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
+
+// Row ops: one block per row; statistics in one pass (online softmax,
+// Welford), f32 for every input type.
+
+// CHECK-LABEL: // ===== layer_norm_0.cu =====
+// CHECK:       // layer_norm_0: llmc.layer_norm "/transformer/h.0/ln_1/LayerNormalization"
+// CHECK-NEXT:  //   (bf16[8, 1024, 768], bf16[768], bf16[768]) -> bf16[8, 1024, 768]
+// CHECK:       constexpr index_t kRows = 8192;  // rows
+// CHECK-NEXT:  constexpr index_t kCols = 768;  // elements per row
+// CHECK-NEXT:  constexpr index_t kBlock = 192;  // threads per block, one block per row
+// CHECK:       constexpr float kEps = 9.99999975e-06f;  // epsilon
+// CHECK:       __device__ void blockWelford(float &n, float &mean, float &m2)
+// CHECK:       extern "C" __global__ void __launch_bounds__(kBlock)
+// CHECK-NEXT:  layer_norm_0(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ weight, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ out)
+// CHECK:       blockWelford(n, mean, m2);
+// CHECK:       out[row * kCols + j] = __float2bfloat16(((x - mean) * rstd) * __bfloat162float(weight[j]) + __bfloat162float(bias[j]));
+// CHECK-LABEL: // ===== rms_norm_1.cu =====
+// CHECK:       const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols + kEps);
+// NVRTC: step 0 launch layer_norm_0 grid [8192, 1, 1] block [192, 1, 1]
+// NVRTC: compiled 2 kernels for sm_90
+func.func @forward(%x: tensor<8x1024x768xbf16>, %w: tensor<768xbf16>, %b: tensor<768xbf16>)
+    -> (tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>) {
+  %0 = llmc.layer_norm %x weight %w bias %b {epsilon = 1.0e-05 : f64} : (tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>) -> tensor<8x1024x768xbf16> loc("/transformer/h.0/ln_1/LayerNormalization")
+  %1 = llmc.rms_norm %x weight %w : (tensor<8x1024x768xbf16>, tensor<768xbf16>) -> tensor<8x1024x768xbf16>
+  return %0, %1 : tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>
+}
+
+// -----
+
+// softmax along a middle axis reads a row's elements kInner apart.
+// CHECK-LABEL: // ===== softmax_0.cu =====
+// CHECK:       //   softmax along axis 1: one block per row; online max/sum (one pass), then the outputs
+// CHECK:       constexpr index_t kInner = 5;  // stride between a row's elements
+// CHECK:       __device__ __forceinline__ void onlineAdd(float &m, float &s, float x)
+// CHECK:       onlineAdd(m, s, in[base + j * kInner]);
+// CHECK:       blockOnline(m, s);
+// CHECK:       out[base + j * kInner] = expf(x - m) * inv;
+// CHECK-LABEL: // ===== log_softmax_1.cu =====
+// CHECK:       constexpr index_t kInner = 1;
+// CHECK:       out[base + j * kInner] = x - m - logs;
+// NVRTC: compiled 2 kernels for sm_90
+func.func @forward(%x: tensor<4x6x5xf32>) -> (tensor<4x6x5xf32>, tensor<4x6x5xf32>) {
+  %0 = llmc.softmax %x {axis = 1 : i64} : tensor<4x6x5xf32>
+  %1 = llmc.log_softmax %x : tensor<4x6x5xf32>
+  return %0, %1 : tensor<4x6x5xf32>, tensor<4x6x5xf32>
+}
