@@ -12,7 +12,7 @@ const std::vector<Command> &commands() {
       {"check", "check FILE.mlir        parse and verify llmc IR; print its "
                 "op counts",
        runCheck},
-      {"import", "import MODEL.onnx      import an ONNX model as llmc IR",
+      {"import", "import MODEL           import an ONNX model or JSON graph as llmc IR",
        runImport},
       {"tokenize", "tokenize TEXT -o X.bin  byte-level token shards (llm.c "
                    ".bin format) from a text file",
@@ -23,9 +23,6 @@ const std::vector<Command> &commands() {
       {"codegen", "codegen MODEL.mlir      show the generated CUDA kernels "
                   "(--dump-cuda DIR, --compile)",
        runCodegen},
-      {"import-json", "import-json FILE.json  import a JSON graph and print "
-                      "its llmc IR (temporary name)",
-       runImportJson},
       {"recipe", "recipe NAME --size S   write a named model's JSON graph "
                  "(--list shows them)",
        runRecipe},

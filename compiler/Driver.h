@@ -30,7 +30,8 @@ int runDriver(int argc, char **argv);
 /// `llmc check FILE.mlir`: parse, verify and summarize llmc IR.
 int runCheck(const Args &args);
 
-/// `llmc import MODEL.onnx`: import an ONNX model and print its llmc IR.
+/// `llmc import MODEL`: import an ONNX model or a JSON graph, raise it and
+/// print its llmc IR.
 int runImport(const Args &args);
 
 /// `llmc tokenize TEXT -o TRAIN.bin [--val VAL.bin]`: byte-level shards.
@@ -42,9 +43,6 @@ int runRun(const Args &args);
 /// `llmc codegen MODEL.mlir`: lower a model to CUDA C++ and show it
 /// (compiler/CodegenCommand.cpp).
 int runCodegen(const Args &args);
-/// `llmc import-json FILE.json`: import a JSON graph and print its IR.
-/// TEMPORARY: to be folded into `llmc import`, dispatching on the extension.
-int runImportJson(const Args &args);
 
 /// `llmc recipe NAME --size SIZE`: write a named model's JSON graph.
 int runRecipe(const Args &args);

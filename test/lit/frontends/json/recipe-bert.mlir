@@ -1,5 +1,5 @@
-// RUN: llmc recipe bert --size tiny | llmc import-json - | FileCheck %s
-// RUN: llmc recipe bert --size tiny | llmc import-json - -o %t.mlir
+// RUN: llmc recipe bert --size tiny | llmc import --no-raise - | FileCheck %s
+// RUN: llmc recipe bert --size tiny | llmc import --no-raise - -o %t.mlir
 // RUN: llmc check %t.mlir | FileCheck %s --check-prefix=COUNTS
 // RUN: llmc recipe bert --size base --summary | FileCheck %s --check-prefix=BASE
 // RUN: llmc recipe bert --size large --summary | FileCheck %s --check-prefix=LARGE

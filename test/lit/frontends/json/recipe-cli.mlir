@@ -6,8 +6,8 @@
 // RUN: not llmc recipe gpt2 --size 2>&1 | FileCheck %s --check-prefix=NOVALUE
 // RUN: not llmc recipe gpt2 --size tiny --frobnicate 2>&1 | FileCheck %s --check-prefix=OPTION
 // RUN: llmc recipe gpt2 --size tiny | FileCheck %s --check-prefix=JSON
-// RUN: not llmc import-json 2>&1 | FileCheck %s --check-prefix=NOINPUT
-// RUN: not llmc import-json %t.missing.json 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not llmc import --no-raise 2>&1 | FileCheck %s --check-prefix=NOINPUT
+// RUN: not llmc import --no-raise %t.missing.json 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: llmc --help | FileCheck %s --check-prefix=DRIVER
 
 // LIST: gpt2 {{.*}}
@@ -25,7 +25,7 @@
 // The graph is the documented format, with its provenance in "//".
 // JSON: "//": "GPT-2 tiny: 2 layers, d_model 64, 4 heads, vocab 512, n_ctx 64; written by `llmc recipe gpt2 --size tiny`"
 // JSON: "format": "llmc-graph"
-// NOINPUT: llmc import-json: error: expected an input file
-// MISSING: llmc import-json: error: {{.*}}missing.json: cannot read the graph: No such file or directory
-// DRIVER: import-json FILE.json
+// NOINPUT: llmc import: error: expected an ONNX file or a JSON graph
+// MISSING: llmc import: error: {{.*}}missing.json: cannot read the graph: No such file or directory
+// DRIVER: import MODEL           import an ONNX model or JSON graph as llmc IR
 // DRIVER: recipe NAME --size S

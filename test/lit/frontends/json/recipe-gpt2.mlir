@@ -1,11 +1,11 @@
-// RUN: llmc recipe gpt2 --size tiny | llmc import-json - | FileCheck %s
+// RUN: llmc recipe gpt2 --size tiny | llmc import --no-raise - | FileCheck %s
 // RUN: llmc recipe gpt2 --size tiny -o %t.json
-// RUN: llmc import-json %t.json -o %t.mlir
+// RUN: llmc import --no-raise %t.json -o %t.mlir
 // RUN: llmc check %t.mlir | FileCheck %s --check-prefix=COUNTS
-// RUN: llmc import-json %t.json --shape batch=2 --shape seq=16 | FileCheck %s --check-prefix=SHAPE
+// RUN: llmc import --no-raise %t.json --shape batch=2 --shape seq=16 | FileCheck %s --check-prefix=SHAPE
 // RUN: llmc recipe gpt2 --size tiny --summary | FileCheck %s --check-prefix=TINY
 // RUN: llmc recipe gpt2 --size 124M --summary | FileCheck %s --check-prefix=S124M
-// RUN: llmc recipe gpt2 --size 124M | llmc import-json - -o %t.124m.mlir
+// RUN: llmc recipe gpt2 --size 124M | llmc import --no-raise - -o %t.124m.mlir
 // RUN: llmc check %t.124m.mlir | FileCheck %s --check-prefix=C124M
 // RUN: llmc recipe gpt2 --size 350M --summary | FileCheck %s --check-prefix=S350M
 // RUN: llmc recipe gpt2 --size 774M --summary | FileCheck %s --check-prefix=S774M

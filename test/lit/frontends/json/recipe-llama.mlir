@@ -1,8 +1,8 @@
-// RUN: llmc recipe llama --size tiny | llmc import-json - | FileCheck %s
-// RUN: llmc recipe llama --size tiny | llmc import-json - -o %t.mlir
+// RUN: llmc recipe llama --size tiny | llmc import --no-raise - | FileCheck %s
+// RUN: llmc recipe llama --size tiny | llmc import --no-raise - -o %t.mlir
 // RUN: llmc check %t.mlir | FileCheck %s --check-prefix=COUNTS
 // RUN: llmc recipe llama --size 1B --summary | FileCheck %s --check-prefix=S1B
-// RUN: llmc recipe llama --size 1B | llmc import-json - --shape batch=1 --shape seq=8 | FileCheck %s --check-prefix=ROPE1B
+// RUN: llmc recipe llama --size 1B | llmc import --no-raise - --shape batch=1 --shape seq=8 | FileCheck %s --check-prefix=ROPE1B
 // RUN: llmc recipe llama --size 8B --summary | FileCheck %s --check-prefix=S8B
 
 // Tiny Llama: 4 query heads over 2 kv heads (GQA), RMSNorm eps 1e-5, RoPE

@@ -1,0 +1,187 @@
+//===- ModelLoader.cpp - One way to read a model for every command --------===//
+#include "compiler/ModelLoader.h"
+#include "dialects/llmc/LlmcDialect.h"
+#include "frontends/json/JsonImporter.h"
+#include "frontends/onnx/OnnxImporter.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace llmc {
+
+const char *const kModelOptionsHelp =
+    "  --shape NAME=VALUE     bind the symbolic dim NAME (repeatable)\n"
+    "  --batch B              ONNX: the first symbolic dim of every integer\n"
+    "                         input (token ids, targets); JSON: dim \"batch\"\n"
+    "  --seq T                ONNX: their second symbolic dim; JSON: \"seq\"\n"
+    "  --no-raise             keep the graph as imported (no raising to\n"
+    "                         the composite ops)\n"
+    "  --fold-limit N         ONNX: evaluate ops on constants with at most\n"
+    "                         N result elements at import (default 65536)\n";
+
+static bool parsePositive(const std::string &text, int64_t &out) {
+  return !llvm::StringRef(text).getAsInteger(10, out) && out >= 1;
+}
+
+bool parseModelOption(const Args &args, size_t &i, ModelOptions &options,
+                      std::string &error) {
+  const std::string &a = args[i];
+  auto value = [&](std::string &out) {
+    if (i + 1 >= args.size())
+      return false;
+    out = args[++i];
+    return true;
+  };
+  std::string v;
+  int64_t n = 0;
+  if (a == "--shape" || a.rfind("--shape=", 0) == 0) {
+    if (a == "--shape" ? !value(v) : (v = a.substr(8), false)) {
+      error = "--shape needs NAME=VALUE";
+      return true;
+    }
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || !parsePositive(v.substr(eq + 1), n))
+      error = "--shape '" + v + "' is not NAME=VALUE with VALUE >= 1";
+    else
+      options.dims[v.substr(0, eq)] = n;
+    return true;
+  }
+  if (a == "--batch" || a == "--seq" || a == "--fold-limit") {
+    if (!value(v) || !parsePositive(v, n)) {
+      error = a + " needs a number >= 1";
+      return true;
+    }
+    if (a == "--fold-limit")
+      options.foldLimit = n;
+    else
+      (a == "--batch" ? options.batch : options.seq) = n;
+    return true;
+  }
+  if (a == "--no-raise") {
+    options.raise = false;
+    return true;
+  }
+  return false;
+}
+
+std::optional<ModelFormat> modelFormatOf(const std::string &path) {
+  llvm::StringRef p(path);
+  if (p.ends_with(".onnx"))
+    return ModelFormat::Onnx;
+  if (p.ends_with(".json") || p == "-")
+    return ModelFormat::Json;
+  if (p.ends_with(".mlir"))
+    return ModelFormat::Mlir;
+  return std::nullopt;
+}
+
+mlir::LogicalResult raiseModel(mlir::ModuleOp module) {
+  mlir::PassManager pm(module->getContext());
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createRaisePass());
+  return pm.run(module);
+}
+
+static mlir::OwningOpRef<mlir::ModuleOp>
+parseMlir(const std::string &path, mlir::MLIRContext &context) {
+  llvm::SourceMgr sourceMgr;
+  std::string error;
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    mlir::emitError(mlir::UnknownLoc::get(&context))
+        << "cannot read '" << path << "': " << buffer.getError().message();
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
+                                            const ModelOptions &options,
+                                            mlir::MLIRContext &context) {
+  context.loadDialect<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();
+  auto format = modelFormatOf(path);
+  if (!format) {
+    mlir::emitError(mlir::UnknownLoc::get(&context))
+        << "'" << path << "' is not a model llmc reads: use an ONNX file "
+        << "(.onnx), a JSON graph (.json, docs/json-format.md) or llmc IR "
+        << "(.mlir)";
+    return nullptr;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  switch (*format) {
+  case ModelFormat::Onnx: {
+    OnnxImportOptions onnx;
+    onnx.dims = options.dims;
+    onnx.batch = options.batch;
+    onnx.seq = options.seq;
+    onnx.foldLimit = options.foldLimit;
+    module = importOnnxFile(path, onnx, context);
+    break;
+  }
+  case ModelFormat::Json: {
+    JsonImportOptions json;
+    for (const auto &[name, value] : options.dims)
+      json.shapes.push_back({name, value});
+    if (options.batch)
+      json.shapes.push_back({"batch", *options.batch});
+    if (options.seq)
+      json.shapes.push_back({"seq", *options.seq});
+    module = importJsonFile(path, json, context);
+    break;
+  }
+  case ModelFormat::Mlir:
+    if (!options.dims.empty() || options.batch || options.seq) {
+      mlir::emitError(mlir::UnknownLoc::get(&context))
+          << "'" << path << "' is llmc IR, whose shapes are fixed: "
+          << "--shape/--batch/--seq apply to ONNX and JSON models";
+      return nullptr;
+    }
+    return parseMlir(path, context);
+  }
+  if (module && options.raise && failed(raiseModel(*module)))
+    return nullptr;
+  return module;
+}
+
+static std::string describeLocation(mlir::Location loc) {
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    std::string inner = describeLocation(name.getChildLoc());
+    return (inner.empty() ? "" : inner + ": ") + name.getName().str();
+  }
+  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    std::string s = file.getFilename().str();
+    if (file.getLine() > 0)
+      s += ":" + std::to_string(file.getLine()) + ":" +
+           std::to_string(file.getColumn());
+    return s;
+  }
+  return "";
+}
+
+void installCliDiagnostics(mlir::MLIRContext &context, const char *command,
+                           const std::string &modelPath) {
+  bool withLocations = modelFormatOf(modelPath) != ModelFormat::Onnx;
+  context.printOpOnDiagnostic(false);
+  context.getDiagEngine().registerHandler([command, withLocations](
+                                              mlir::Diagnostic &diag) {
+    const char *kind =
+        diag.getSeverity() == mlir::DiagnosticSeverity::Error     ? "error"
+        : diag.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                                                                  : "note";
+    std::string where =
+        withLocations ? describeLocation(diag.getLocation()) : "";
+    llvm::errs() << "llmc " << command << ": " << kind << ": "
+                 << (where.empty() ? "" : where + ": ") << diag.str() << "\n";
+    for (const mlir::Diagnostic &note : diag.getNotes())
+      llvm::errs() << "llmc " << command << ": note: " << note.str() << "\n";
+    return mlir::success();
+  });
+}
+
+} // namespace llmc
