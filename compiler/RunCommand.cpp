@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
+#include "compiler/ModelLoader.h"
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
 #include "dialects/llmc/LlmcDialect.h"
@@ -28,26 +29,8 @@ namespace llmc {
 namespace {
 
 constexpr const char *kUsage =
-    "usage: llmc run MODEL.mlir --inputs BATCH.{json,safetensors} "
-    "[-o OUT.json] [--seed N]\n";
-
-/// Loads a model file as an llmc module. This is the one place that knows
-/// model file formats: .onnx goes here once the ONNX importer is in.
-mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
-                                            llvm::SourceMgr &sourceMgr,
-                                            mlir::MLIRContext &context,
-                                            std::string &error) {
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
-  if (!buffer) {
-    error = "cannot read '" + path + "': " + buffer.getError().message();
-    return nullptr;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
-    error = "'" + path + "' is not valid llmc IR (see the diagnostics above)";
-  return module;
-}
+    "usage: llmc run MODEL --inputs BATCH.{json,safetensors} "
+    "[-o OUT.json] [--seed N] [model options]\n";
 
 /// @forward, or the module's only function.
 mlir::func::FuncOp findModelFunction(mlir::ModuleOp module) {
@@ -132,13 +115,22 @@ int fail(const std::string &message, int code = 1) {
 int runRun(const Args &args) {
   std::string model, inputsPath, outPath;
   uint64_t seed = 0;
+  ModelOptions modelOptions;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
+    std::string optionError;
+    if (parseModelOption(args, i, modelOptions, optionError)) {
+      if (!optionError.empty())
+        return fail(optionError, 2);
+      continue;
+    }
     if (a == "--help" || a == "-h") {
       llvm::outs() << kUsage
-                   << "\nEvaluates the model's @forward in the CPU reference "
-                      "evaluator (float64)\non the batch in the inputs file "
-                      "and prints every output.\n";
+                   << "\nEvaluates the model's @forward (an ONNX file, a JSON "
+                      "graph or llmc IR) in the\nCPU reference evaluator "
+                      "(float64) on the batch in the inputs file and prints\n"
+                      "every output.\n\nmodel options:\n"
+                   << kModelOptionsHelp;
       return 0;
     }
     bool hasValue = i + 1 < args.size();
@@ -166,13 +158,11 @@ int runRun(const Args &args) {
     return fail(std::string("expected a model and --inputs; ") + kUsage, 2);
 
   mlir::MLIRContext context;
-  context.loadDialect<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  installCliDiagnostics(context, "run", model);
   std::string error;
-  auto module = loadModel(model, sourceMgr, context, error);
+  auto module = loadModel(model, modelOptions, context);
   if (!module)
-    return fail(error);
+    return 1;
   mlir::func::FuncOp func = findModelFunction(*module);
   if (!func)
     return fail("'" + model + "' has no func.func @forward");

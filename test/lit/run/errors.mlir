@@ -14,12 +14,12 @@
 // SHAPE: llmc run: error: input 'idx' has shape [2, 2] but the model expects [2, 3]
 // EXTRA: llmc run: error: the inputs file has 'foo', which is not an input of the model
 // NOTINT: llmc run: error: input 'tgt': expected an integer for i64, got 2.5
-// INDEX: error: loc("embed_tokens"): reference evaluator: index 7 (indices element 1) is out of range for size 3
+// INDEX: llmc run: error: embed_tokens: reference evaluator: index 7 (indices element 1) is out of range for size 3
 // INDEX: llmc run: error: evaluation failed
 // NOFILE: llmc run: error: cannot open '{{.*}}missing-file.json'
-// USAGE: llmc run: error: expected a model and --inputs; usage: llmc run MODEL.mlir
+// USAGE: llmc run: error: expected a model and --inputs; usage: llmc run MODEL --inputs
 // OPTION: llmc run: error: unknown option '--bogus'
-// UNKNOWN: error: loc("call_node"): reference evaluator: no kernel for op 'func.call'
+// UNKNOWN: llmc run: error: call_node: reference evaluator: no kernel for op 'func.call'
 // DYNAMIC: llmc run: error: argument 'x' has type tensor<?x2xf32>; the reference evaluator needs a static tensor
 
 func.func @forward(
