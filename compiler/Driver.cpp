@@ -26,6 +26,12 @@ const std::vector<Command> &commands() {
       {"recipe", "recipe NAME --size S   write a named model's JSON graph "
                  "(--list shows them)",
        runRecipe},
+      {"verify", "verify MODEL --ref R     check loss, gradients and AdamW "
+                 "steps against PyTorch",
+       runVerify},
+      {"train", "train MODEL --data F     train a model on token shards "
+                "(--device cpu|cuda)",
+       runTrain},
   };
   return table;
 }

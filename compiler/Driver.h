@@ -47,6 +47,12 @@ int runCodegen(const Args &args);
 /// `llmc recipe NAME --size SIZE`: write a named model's JSON graph.
 int runRecipe(const Args &args);
 
+/// `llmc verify MODEL --ref R`: compare with a PyTorch reference.
+int runVerify(const Args &args);
+
+/// `llmc train MODEL --data F`: train on the CPU or the GPU (Train.h).
+int runTrain(const Args &args);
+
 } // namespace llmc
 
 #endif // LLMC_COMPILER_DRIVER_H

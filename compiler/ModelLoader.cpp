@@ -120,6 +120,7 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
     onnx.dims = options.dims;
     onnx.batch = options.batch;
     onnx.seq = options.seq;
+    onnx.batchSeqAreDefaults = options.batchSeqAreDefaults;
     onnx.foldLimit = options.foldLimit;
     module = importOnnxFile(path, onnx, context);
     break;

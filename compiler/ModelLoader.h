@@ -32,6 +32,9 @@ struct ModelOptions {
   /// `--batch B`, `--seq T`: ONNX binds the first/second symbolic dim of every
   /// integer input; JSON binds the dims named "batch"/"seq".
   std::optional<int64_t> batch, seq;
+  /// batch/seq came from elsewhere (a reference file), not the user: a model
+  /// with static shapes ignores them quietly.
+  bool batchSeqAreDefaults = false;
   /// ONNX: ops on import-time constants up to this many elements fold.
   int64_t foldLimit = int64_t(1) << 16;
   /// Raise decomposed exporter output to the composite ops (`--no-raise`

@@ -122,6 +122,8 @@ std::optional<RefTensor> initialParameter(func::FuncOp func, unsigned index,
             "\" (expected \"normal(STD)\", \"zeros\" or \"ones\")";
     return std::nullopt;
   }
+  if (!t.isFloat() && rule.getValue() == "zeros")
+    return t; // integer state such as the optimizer's step count
   if (!t.isFloat()) {
     error = "parameter '" + name +
             "': llmc.init_rule needs a float type, got " + t.typeString();
@@ -154,9 +156,11 @@ std::optional<std::vector<RefTensor>> buildArguments(func::FuncOp func,
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto inputName = func.getArgAttrOfType<StringAttr>(i, "llmc.input");
     if (!inputName) {
-      if (!func.getArgAttr(i, "llmc.param")) {
+      if (!func.getArgAttr(i, "llmc.param") &&
+          !func.getArgAttr(i, "llmc.state")) {
         error = "argument #" + std::to_string(i) +
-                " has neither llmc.param nor llmc.input (docs/model-ir.md)";
+                " has none of llmc.param, llmc.state and llmc.input "
+                "(docs/model-ir.md)";
         return std::nullopt;
       }
       auto t = initialParameter(func, i, seed, error);

@@ -278,7 +278,8 @@ LogicalResult GraphImporter::bindDims(llvm::StringMap<int64_t> &bound) {
                                                      ")");
     }
   }
-  if ((options.batch || options.seq) && symbols.empty())
+  if ((options.batch || options.seq) && symbols.empty() &&
+      !options.batchSeqAreDefaults)
     emitWarning(fileLoc()) << "--batch/--seq have no effect: the model's "
                               "inputs have static shapes";
   return success();

@@ -35,6 +35,9 @@ struct OnnxImportOptions {
   /// symbolic dim of every integer-typed graph input (token ids, targets).
   /// An explicit entry in `dims` for the same symbol must agree.
   std::optional<int64_t> batch, seq;
+  /// Set by tools that take batch/seq from elsewhere (a reference file's B
+  /// and T): a static model then ignores them without a warning.
+  bool batchSeqAreDefaults = false;
   /// Results of ops on import-time constants with at most this many elements
   /// are evaluated by the importer; larger ones become llmc ops (a causal
   /// mask for a long sequence stays an op instead of a huge constant).

@@ -1,0 +1,174 @@
+//===- CpuTrainer.cpp - Training steps on the reference evaluator ---------===//
+#include "compiler/CpuTrainer.h"
+#include "compiler/eval/Evaluator.h"
+#include "compiler/eval/ModelArguments.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace llmc {
+
+using namespace mlir;
+
+/// True when @forward has a rank-0 float result to differentiate.
+static bool hasScalarLoss(func::FuncOp forward) {
+  for (Type t : forward.getResultTypes()) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    if (ranked && ranked.getRank() == 0 &&
+        isa<FloatType>(ranked.getElementType()))
+      return true;
+  }
+  return false;
+}
+
+FailureOr<std::unique_ptr<CpuTrainer>>
+CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
+                   uint64_t seed) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return emitError(module.getLoc())
+           << "the model has no func.func @forward (docs/model-ir.md)";
+  PassManager pm(module.getContext());
+  // A graph that ends in logits is trained with cross-entropy on a targets
+  // input (llmc-append-loss), like a logits-only ONNX export.
+  if (!hasScalarLoss(forward))
+    pm.addPass(mlir::llmc::createAppendLossPass());
+  pm.addPass(mlir::llmc::createAutodiffPass());
+  if (optimizer) {
+    mlir::llmc::AppendOptimizerPassOptions o;
+    o.optimizer = optimizer->kind;
+    o.beta1 = optimizer->beta1;
+    o.beta2 = optimizer->beta2;
+    o.epsilon = optimizer->epsilon;
+    o.weightDecay = optimizer->weightDecay;
+    o.decayMinRank = optimizer->decayMinRank;
+    o.momentum = optimizer->momentum;
+    o.clipNorm = optimizer->clipNorm;
+    pm.addPass(mlir::llmc::createAppendOptimizerPass(o));
+  }
+  if (failed(pm.run(module)))
+    return failure();
+
+  auto trainer = std::make_unique<CpuTrainer>();
+  trainer->func_ = module.lookupSymbol<func::FuncOp>("train_step");
+  trainer->forward_ = module.lookupSymbol<func::FuncOp>("forward");
+  trainer->withOptimizer_ = optimizer != nullptr;
+  func::FuncOp f = trainer->func_;
+  std::string error;
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    auto type = cast<RankedTensorType>(f.getArgument(i).getType());
+    auto kind = kindOf(type.getElementType());
+    if (!kind)
+      return emitError(f.getArgument(i).getLoc())
+             << "argument #" << i << " has type " << type
+             << ", which the reference evaluator does not support";
+    RefTensor zero(*kind, std::vector<int64_t>(type.getShape().begin(),
+                                               type.getShape().end()));
+    if (auto name = f.getArgAttrOfType<StringAttr>(i, "llmc.input")) {
+      if (name.getValue() == "lr") {
+        trainer->lrArg_ = static_cast<int>(i);
+      } else {
+        trainer->inputArg_[name.getValue().str()] = i;
+        trainer->inputs_.push_back({name.getValue().str(), zero});
+      }
+      trainer->args_.push_back(std::move(zero));
+      continue;
+    }
+    auto init = initialParameter(f, i, seed, error);
+    if (!init)
+      return emitError(f.getArgument(i).getLoc()) << error;
+    trainer->args_.push_back(std::move(*init));
+  }
+  return trainer;
+}
+
+FailureOr<double>
+CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr) {
+  for (const StepInput &in : inputs_) {
+    auto it = batch.find(in.name);
+    if (it == batch.end())
+      return emitError(func_.getLoc()) << "missing input '" << in.name << "'";
+    if (it->second.shape != in.type.shape || it->second.kind != in.type.kind)
+      return emitError(func_.getLoc())
+             << "input '" << in.name << "' is " << it->second.typeString()
+             << " but the model expects " << in.type.typeString();
+    args_[inputArg_[in.name]] = it->second;
+  }
+  if (lrArg_ >= 0)
+    args_[lrArg_] = RefTensor::fromFloats(ElementKind::F32, {}, {lr});
+  auto results = evaluate(func_, args_);
+  if (failed(results))
+    return failure();
+  double loss = 0;
+  bool sawLoss = false;
+  grads_.clear();
+  for (unsigned i = 0; i < func_.getNumResults(); ++i) {
+    RefTensor &r = (*results)[i];
+    if (auto out = func_.getResultAttrOfType<StringAttr>(i, "llmc.output");
+        out && out.getValue() == "loss") {
+      loss = r.getDouble(0);
+      sawLoss = true;
+    }
+    if (auto of = func_.getResultAttrOfType<StringAttr>(i, "llmc.grad_of"))
+      grads_[of.getValue().str()] = r;
+    if (auto next = func_.getResultAttrOfType<IntegerAttr>(i, "llmc.next"))
+      args_[next.getInt()] = std::move(r);
+  }
+  if (!sawLoss)
+    return emitError(func_.getLoc()) << "@train_step has no loss result";
+  return loss;
+}
+
+FailureOr<double>
+CpuTrainer::evalLoss(const std::map<std::string, RefTensor> &batch) {
+  if (!forward_)
+    return emitError(func_.getLoc()) << "the module lost its @forward";
+  std::map<std::string, RefTensor> params = parameters();
+  std::vector<RefTensor> args;
+  for (unsigned i = 0; i < forward_.getNumArguments(); ++i) {
+    if (auto p = forward_.getArgAttrOfType<StringAttr>(i, "llmc.param")) {
+      args.push_back(params.at(p.getValue().str()));
+    } else if (auto in = forward_.getArgAttrOfType<StringAttr>(i, "llmc.input")) {
+      auto it = batch.find(in.getValue().str());
+      if (it == batch.end())
+        return emitError(forward_.getLoc())
+               << "missing input '" << in.getValue() << "'";
+      args.push_back(it->second);
+    } else {
+      return emitError(forward_.getLoc())
+             << "@forward argument #" << i << " is neither a parameter nor an "
+             << "input";
+    }
+  }
+  auto results = evaluate(forward_, args);
+  if (failed(results))
+    return failure();
+  for (unsigned i = 0; i < forward_.getNumResults(); ++i) {
+    auto out = forward_.getResultAttrOfType<StringAttr>(i, "llmc.output");
+    const RefTensor &r = (*results)[i];
+    if ((out && out.getValue() == "loss") ||
+        (r.rank() == 0 && r.isFloat()))
+      return r.getDouble(0);
+  }
+  return emitError(forward_.getLoc()) << "@forward has no loss result";
+}
+
+std::map<std::string, RefTensor> CpuTrainer::parameters() const {
+  std::map<std::string, RefTensor> params;
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i)
+    if (auto name = func_.getArgAttrOfType<StringAttr>(i, "llmc.param"))
+      params[name.getValue().str()] = args_[i];
+  return params;
+}
+
+int64_t CpuTrainer::parameterCount() const {
+  int64_t n = 0;
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i)
+    if (func_.getArgAttr(i, "llmc.param") && !func_.getArgAttr(i, "llmc.frozen"))
+      n += args_[i].numElements();
+  return n;
+}
+
+} // namespace llmc

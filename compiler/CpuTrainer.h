@@ -1,0 +1,77 @@
+//===- CpuTrainer.h - Training steps on the reference evaluator ---*- C++ -*-===//
+//
+// Builds the training step of a model (docs/training-ir.md: append-loss when
+// the graph ends in logits, autodiff, and optionally the optimizer) and runs
+// it in the CPU reference evaluator, threading parameters and optimizer
+// state from one step to the next through the `llmc.next` results. It is the
+// oracle the GPU trainer is checked against, the engine of `llmc verify`,
+// and `llmc train --device cpu`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_CPUTRAINER_H
+#define LLMC_COMPILER_CPUTRAINER_H
+
+#include "compiler/Train.h"
+#include "compiler/eval/RefTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+/// One data input of the step function: its name and type.
+struct StepInput {
+  std::string name;
+  RefTensor type; // zero-filled, with the argument's kind and shape
+};
+
+class CpuTrainer {
+public:
+  /// Turns `module` (with @forward) into a step function in place.
+  /// `optimizer` null: the step returns the loss and one gradient per
+  /// trainable parameter; otherwise the step also updates parameters and
+  /// state. Errors are emitted as diagnostics.
+  static mlir::FailureOr<std::unique_ptr<CpuTrainer>>
+  create(mlir::ModuleOp module, const OptimizerConfig *optimizer,
+         uint64_t seed);
+
+  /// The data inputs (not lr) in argument order.
+  const std::vector<StepInput> &inputs() const { return inputs_; }
+
+  /// Runs one step on `batch` (keyed by input name). Returns the loss; with
+  /// an optimizer, parameters and state move to their next values.
+  mlir::FailureOr<double> step(const std::map<std::string, RefTensor> &batch,
+                               double lr = 0.0);
+
+  /// The loss of @forward on `batch` with the current parameters, without
+  /// updating anything (validation).
+  mlir::FailureOr<double>
+  evalLoss(const std::map<std::string, RefTensor> &batch);
+
+  /// After a step without optimizer: the gradients by parameter name.
+  const std::map<std::string, RefTensor> &gradients() const { return grads_; }
+
+  /// Current parameter values by name.
+  std::map<std::string, RefTensor> parameters() const;
+
+  int64_t parameterCount() const;
+
+private:
+  // mutable: MLIR op handles are value types whose accessors are not const.
+  mutable mlir::func::FuncOp func_, forward_;
+  bool withOptimizer_ = false;
+  std::vector<RefTensor> args_;
+  std::vector<StepInput> inputs_;
+  std::map<std::string, unsigned> inputArg_;
+  int lrArg_ = -1;
+  std::map<std::string, RefTensor> grads_;
+};
+
+} // namespace llmc
+
+#endif // LLMC_COMPILER_CPUTRAINER_H

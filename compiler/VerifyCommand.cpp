@@ -1,0 +1,376 @@
+//===- VerifyCommand.cpp - `llmc verify`: llmc against PyTorch ------------===//
+//
+// Reads a reference file (the format of test/models/README.md: the batch,
+// PyTorch's loss, every parameter's gradient norm and the losses of ten
+// AdamW steps) and checks llmc's training step against it, one row per
+// check. This is how anyone confirms that llmc trains their model the way
+// PyTorch does: docs/verify.md shows how to make a reference file.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/CpuTrainer.h"
+#include "compiler/Driver.h"
+#include "compiler/ModelLoader.h"
+#include "compiler/eval/Evaluator.h"
+#include "compiler/eval/ModelArguments.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+namespace llmc {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// The acceptance tolerances: loss to 1e-5, gradient norms and the
+// AdamW trajectory to 1e-4 (relative).
+constexpr double kLossTol = 1e-5, kGradTol = 1e-4, kAdamTol = 1e-4;
+
+struct Row {
+  std::string check;
+  double value = 0, reference = 0, relError = 0;
+  bool pass = false;
+  std::string note;
+};
+
+Row compare(std::string check, double value, double reference, double tol,
+            double floor = 0) {
+  // `floor`: below it a value is rounding noise (a gradient that is zero in
+  // exact arithmetic, such as attention's key bias), so errors are measured
+  // against the floor instead of the noise.
+  double scale = std::max({std::fabs(reference), floor, 1e-12});
+  Row r{std::move(check), value, reference,
+        std::fabs(value - reference) / scale};
+  r.pass = std::isfinite(value) && r.relError <= tol;
+  if (floor > 0 && std::fabs(reference) < floor)
+    r.note = "numerically zero";
+  return r;
+}
+
+int fail(const std::string &msg, int code = 1) {
+  llvm::errs() << "llmc verify: error: " << msg << "\n";
+  return code;
+}
+
+const char *kUsage =
+    "usage: llmc verify MODEL --ref MODEL.ref.json [--device cpu] [--json] "
+    "[model options]\n";
+
+/// The batch of the reference file, typed like the step's inputs.
+bool readBatch(const Json &ref, const std::vector<StepInput> &inputs,
+               std::map<std::string, RefTensor> &batch, std::string &error) {
+  const Json *given = ref.contains("inputs") ? &ref["inputs"] : nullptr;
+  for (const StepInput &in : inputs) {
+    if (!given || !given->contains(in.name)) {
+      error = "the reference has no input '" + in.name + "'";
+      return false;
+    }
+    std::vector<int64_t> ints;
+    std::vector<double> floats;
+    std::vector<int64_t> shape;
+    // Flatten the nested lists and record the shape from the nesting.
+    std::function<bool(const Json &, size_t)> walk = [&](const Json &j,
+                                                         size_t dim) {
+      if (j.is_array()) {
+        if (shape.size() == dim)
+          shape.push_back(static_cast<int64_t>(j.size()));
+        else if (shape[dim] != static_cast<int64_t>(j.size()))
+          return false;
+        for (const Json &e : j)
+          if (!walk(e, dim + 1))
+            return false;
+        return true;
+      }
+      if (!j.is_number())
+        return false;
+      if (in.type.isFloat())
+        floats.push_back(j.get<double>());
+      else
+        ints.push_back(j.get<int64_t>());
+      return true;
+    };
+    if (!walk((*given)[in.name], 0)) {
+      error = "the reference's input '" + in.name +
+              "' is not a rectangular list of numbers";
+      return false;
+    }
+    if (shape != in.type.shape) {
+      error = "the reference's input '" + in.name + "' has shape " +
+              shapeString(shape) + " but the model expects " +
+              shapeString(in.type.shape) +
+              " (pass --batch/--seq or --shape to specialize the model)";
+      return false;
+    }
+    batch[in.name] = in.type.isFloat()
+                         ? RefTensor::fromFloats(in.type.kind, shape, floats)
+                         : RefTensor::fromInts(in.type.kind, shape, ints);
+  }
+  return true;
+}
+
+double l2Norm(const RefTensor &t) {
+  double sum = 0;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    sum += t.getDouble(i) * t.getDouble(i);
+  return std::sqrt(sum);
+}
+
+/// PyTorch names parameters without the exported module's "m." prefix.
+std::string torchName(const std::string &onnxName) {
+  return onnxName.rfind("m.", 0) == 0 ? onnxName.substr(2) : onnxName;
+}
+
+void printRows(const std::vector<Row> &rows, bool json) {
+  if (json) {
+    Json out = Json::array();
+    for (const Row &r : rows)
+      out.push_back({{"check", r.check},
+                     {"value", r.value},
+                     {"reference", r.reference},
+                     {"rel_error", r.relError},
+                     {"pass", r.pass},
+                     {"note", r.note}});
+    llvm::outs() << out.dump(1) << "\n";
+    return;
+  }
+  std::printf("%-58s %14s %14s %10s  %s\n", "check", "llmc", "pytorch",
+              "rel.err", "result");
+  for (const Row &r : rows) {
+    if (r.note.rfind("skipped", 0) == 0) {
+      std::printf("%-58s %14s %14s %10s  %s\n", r.check.c_str(), "-", "-", "-",
+                  r.note.c_str());
+      continue;
+    }
+    std::printf("%-58s %14.8g %14.8g %10.2e  %s%s%s\n", r.check.c_str(),
+                r.value, r.reference, r.relError, r.pass ? "pass" : "FAIL",
+                r.note.empty() ? "" : "  ", r.note.c_str());
+  }
+  std::fflush(stdout);
+}
+
+} // namespace
+
+int runVerify(const Args &args) {
+  std::string model, refPath, device = "cpu";
+  bool json = false;
+  ModelOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    std::string error;
+    if (parseModelOption(args, i, options, error)) {
+      if (!error.empty())
+        return fail(error, 2);
+    } else if (a == "--help" || a == "-h") {
+      llvm::outs() << kUsage
+                   << "\nChecks llmc's training step against a PyTorch "
+                      "reference (docs/verify.md): the\nloss (1e-5 "
+                      "relative), every parameter's gradient norm (1e-4) and "
+                      "the losses\nof 10 AdamW steps on the same batch "
+                      "(1e-4). Exits 0 only when every check\npasses.\n\n"
+                      "  --ref FILE        the reference file\n"
+                      "  --device cpu      where llmc runs (the reference "
+                      "evaluator)\n  --json            print the rows as "
+                      "JSON\nmodel options:\n"
+                   << kModelOptionsHelp;
+      return 0;
+    } else if ((a == "--ref" || a == "--device") && i + 1 < args.size()) {
+      (a == "--ref" ? refPath : device) = args[++i];
+    } else if (a == "--json") {
+      json = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return fail("unknown option or missing value '" + a + "'; " + kUsage, 2);
+    } else if (model.empty()) {
+      model = a;
+    } else {
+      return fail("expected one model, got '" + model + "' and '" + a + "'",
+                  2);
+    }
+  }
+  if (model.empty() || refPath.empty())
+    return fail(std::string("expected a model and --ref; ") + kUsage, 2);
+  if (device != "cpu")
+    return fail("--device '" + device + "': verify runs on the cpu "
+                "reference evaluator in this build", 2);
+
+  std::ifstream in(refPath);
+  if (!in)
+    return fail("cannot open the reference file '" + refPath + "'");
+  Json ref = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (ref.is_discarded() || !ref.is_object() || !ref.contains("loss") ||
+      !ref["loss"].is_number())
+    return fail("'" + refPath + "' is not a reference file: it needs at "
+                "least \"inputs\" and \"loss\" (docs/verify.md)");
+  // A model with symbolic dims takes the reference's batch shape.
+  options.batchSeqAreDefaults = !options.batch && !options.seq;
+  if (!options.batch && ref.contains("B") && ref["B"].is_number_integer())
+    options.batch = ref["B"].get<int64_t>();
+  if (!options.seq && ref.contains("T") && ref["T"].is_number_integer())
+    options.seq = ref["T"].get<int64_t>();
+
+  std::vector<Row> rows;
+  std::string error;
+  bool optimized = ref.value("exporter_optimized", false);
+
+  // An exporter-optimized graph (merged equal-valued initializers, masks and
+  // constants folded into initializers) computes PyTorch's loss but cannot
+  // train like it: only the loss is checked, from @forward alone.
+  if (optimized) {
+    mlir::MLIRContext context;
+    installCliDiagnostics(context, "verify", model);
+    auto module = loadModel(model, options, context);
+    if (!module)
+      return 1;
+    auto forward = module->lookupSymbol<mlir::func::FuncOp>("forward");
+    auto expected = expectedInputs(forward, error);
+    if (!expected)
+      return fail(error);
+    std::vector<StepInput> inputs;
+    for (auto &[name, type] : *expected)
+      inputs.push_back({name, type});
+    std::map<std::string, RefTensor> batch;
+    if (!readBatch(ref, inputs, batch, error))
+      return fail(error);
+    auto args = buildArguments(forward, batch, 0, error);
+    if (!args)
+      return fail(error);
+    auto results = evaluate(forward, *args);
+    if (mlir::failed(results))
+      return 1;
+    double loss = NAN;
+    for (const RefTensor &r : *results)
+      if (r.rank() == 0 && r.isFloat())
+        loss = r.getDouble(0);
+    rows.push_back(compare("loss", loss, ref["loss"].get<double>(), kLossTol));
+    rows.push_back({"gradient norms, adamw losses", 0, 0, 0, true,
+                    "skipped: the exporter optimized the graph (equal-valued "
+                    "initializers merged, parameters folded), so it does not "
+                    "train like the PyTorch model; export with optimize=False "
+                    "(docs/onnx.md)"});
+  }
+
+  // 1. Loss and gradients of one step.
+  if (!optimized) {
+    mlir::MLIRContext context;
+    installCliDiagnostics(context, "verify", model);
+    auto module = loadModel(model, options, context);
+    if (!module)
+      return 1;
+    auto trainer = CpuTrainer::create(*module, nullptr, 0);
+    if (mlir::failed(trainer))
+      return 1;
+    std::map<std::string, RefTensor> batch;
+    if (!readBatch(ref, (*trainer)->inputs(), batch, error))
+      return fail(error);
+    auto loss = (*trainer)->step(batch);
+    if (mlir::failed(loss))
+      return 1;
+    rows.push_back(compare("loss", *loss, ref["loss"].get<double>(), kLossTol));
+
+    const Json &norms = ref.value("grad_norms", Json::object());
+    {
+      std::map<std::string, double> ours, theirs;
+      for (auto &[name, g] : (*trainer)->gradients())
+        ours[torchName(name)] = l2Norm(g);
+      double largest = 0;
+      for (auto &[name, value] : norms.items()) {
+        theirs[name] = value.get<double>();
+        largest = std::max(largest, theirs[name]);
+      }
+      // A norm under 1e-6 of the largest one is zero up to rounding.
+      double floor = 1e-6 * largest;
+      auto close = [&](double a, double b) {
+        return std::fabs(a - b) <= kGradTol * std::max({std::fabs(b), floor,
+                                                        1e-12});
+      };
+      std::set<std::string> matched;
+      for (auto &[name, norm] : ours)
+        if (theirs.count(name)) {
+          rows.push_back(compare("grad norm " + name, norm, theirs[name],
+                                 kGradTol, floor));
+          matched.insert(name);
+        }
+      // A tied weight is one initializer named after one of its PyTorch
+      // names, and PyTorch may list it under another: pair the rest by value.
+      for (auto &[name, norm] : ours) {
+        if (theirs.count(name))
+          continue;
+        std::string twin;
+        for (auto &[other, value] : theirs)
+          if (!matched.count(other) && close(norm, value))
+            twin = other;
+        if (twin.empty()) {
+          rows.push_back({"grad norm " + name, norm, 0, 0, false,
+                          "not a parameter of the PyTorch model"});
+          continue;
+        }
+        Row r = compare("grad norm " + name, norm, theirs[twin], kGradTol,
+                        floor);
+        r.note = "tied: PyTorch's " + twin;
+        rows.push_back(r);
+        matched.insert(twin);
+      }
+      // PyTorch lists a tied weight under each of its names; the graph has
+      // it once. A name left over must be such a twin.
+      for (auto &[name, value] : theirs) {
+        if (matched.count(name))
+          continue;
+        bool twin = false;
+        for (auto &[mine, norm] : ours)
+          twin |= close(norm, value);
+        if (!twin)
+          rows.push_back({"grad norm " + name, 0, value, 1, false,
+                          "missing: no parameter of the graph has it"});
+      }
+    }
+  }
+
+  // 2. Ten AdamW steps on the same batch (the reference's optimizer).
+  const Json &adamw = ref.value("adamw_losses", Json::array());
+  if (!optimized && !adamw.empty()) {
+    mlir::MLIRContext context;
+    installCliDiagnostics(context, "verify", model);
+    auto module = loadModel(model, options, context);
+    if (!module)
+      return 1;
+    // torch.optim.AdamW(lr=1e-3, betas=(0.9, 0.95), eps=1e-8,
+    // weight_decay=0.1) on every parameter, no clipping.
+    OptimizerConfig opt;
+    opt.kind = "adamw";
+    opt.beta1 = 0.9;
+    opt.beta2 = 0.95;
+    opt.epsilon = 1e-8;
+    opt.weightDecay = 0.1;
+    opt.decayMinRank = 0;
+    opt.clipNorm = 0;
+    auto trainer = CpuTrainer::create(*module, &opt, 0);
+    if (mlir::failed(trainer))
+      return 1;
+    std::map<std::string, RefTensor> batch;
+    if (!readBatch(ref, (*trainer)->inputs(), batch, error))
+      return fail(error);
+    for (size_t s = 0; s < adamw.size(); ++s) {
+      auto loss = (*trainer)->step(batch, 1e-3);
+      if (mlir::failed(loss))
+        return 1;
+      rows.push_back(compare("adamw loss before step " + std::to_string(s + 1),
+                             *loss, adamw[s].get<double>(), kAdamTol));
+    }
+  }
+
+  printRows(rows, json);
+  int failed = 0;
+  for (const Row &r : rows)
+    failed += !r.pass;
+  if (!json)
+    std::printf("%zu checks, %d failed\n", rows.size(), failed);
+  return failed ? 1 : 0;
+}
+
+} // namespace llmc
