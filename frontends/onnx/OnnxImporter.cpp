@@ -69,24 +69,19 @@ static unsigned requiredInputs(llvm::StringRef op) {
   return it == counts.end() ? 1 : it->second;
 }
 
-/// Parses `path` into `model`; emits an error on failure.
-static LogicalResult loadModel(const std::string &path, MLIRContext &ctx,
-                               onnx::ModelProto &model) {
+/// Parses the bytes of a model named `path` into `model`; emits an error on
+/// failure.
+static LogicalResult parseModel(llvm::StringRef bytes, const std::string &path,
+                                MLIRContext &ctx, onnx::ModelProto &model) {
   Location loc = FileLineColLoc::get(&ctx, path, 0, 0);
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return emitError(loc) << "cannot read '" << path
-                          << "': " << buffer.getError().message();
   google::protobuf::io::ArrayInputStream stream(
-      (*buffer)->getBufferStart(),
-      static_cast<int>(std::min<size_t>((*buffer)->getBufferSize(), INT_MAX)));
+      bytes.data(), static_cast<int>(std::min<size_t>(bytes.size(), INT_MAX)));
   google::protobuf::io::CodedInputStream coded(&stream);
   // Models with weights inline reach protobuf's 2 GB message limit; accept
   // everything up to it instead of the smaller default.
   coded.SetTotalBytesLimit(INT_MAX);
   if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
-      (*buffer)->getBufferSize() > static_cast<size_t>(INT_MAX))
+      bytes.size() > static_cast<size_t>(INT_MAX))
     return emitError(loc) << "'" << path
                           << "' is not a valid ONNX model: protobuf parsing "
                              "failed (the file is truncated, or not ONNX)";
@@ -95,6 +90,17 @@ static LogicalResult loadModel(const std::string &path, MLIRContext &ctx,
                           << "' is not an ONNX model: it has no "
                           << (model.has_graph() ? "ir_version" : "graph");
   return success();
+}
+
+/// Reads and parses the file `path` into `model`; emits an error on failure.
+static LogicalResult loadModel(const std::string &path, MLIRContext &ctx,
+                               onnx::ModelProto &model) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(FileLineColLoc::get(&ctx, path, 0, 0))
+           << "cannot read '" << path << "': " << buffer.getError().message();
+  return parseModel((*buffer)->getBuffer(), path, ctx, model);
 }
 
 /// The version of the default domain the model imports; an error when it
@@ -184,6 +190,18 @@ static void loadDialects(MLIRContext &context) {
   context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
 }
 
+static OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model,
+                                         const std::string &path,
+                                         const OnnxImportOptions &options,
+                                         MLIRContext &context) {
+  auto version = checkOpset(model, path, context);
+  if (failed(version))
+    return nullptr;
+  GraphImporter importer(model, path, options, context);
+  importer.opsetVersion = *version;
+  return importer.run();
+}
+
 OwningOpRef<ModuleOp> importOnnxFile(const std::string &path,
                                      const OnnxImportOptions &options,
                                      MLIRContext &context) {
@@ -191,12 +209,18 @@ OwningOpRef<ModuleOp> importOnnxFile(const std::string &path,
   onnx::ModelProto model;
   if (failed(loadModel(path, context, model)))
     return nullptr;
-  auto version = checkOpset(model, path, context);
-  if (failed(version))
+  return importModel(model, path, options, context);
+}
+
+OwningOpRef<ModuleOp> importOnnxBuffer(llvm::StringRef bytes,
+                                       const std::string &path,
+                                       const OnnxImportOptions &options,
+                                       MLIRContext &context) {
+  loadDialects(context);
+  onnx::ModelProto model;
+  if (failed(parseModel(bytes, path, context, model)))
     return nullptr;
-  GraphImporter importer(model, path, options, context);
-  importer.opsetVersion = *version;
-  return importer.run();
+  return importModel(model, path, options, context);
 }
 
 FailureOr<std::vector<UnsupportedOnnxOp>>

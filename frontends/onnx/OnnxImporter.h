@@ -19,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <map>
@@ -50,6 +51,12 @@ struct OnnxImportOptions {
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxFile(const std::string &path, const OnnxImportOptions &options,
                mlir::MLIRContext &context);
+
+/// Imports a model held in memory; `path` names it in messages and anchors
+/// relative external-data locations (the fuzzer and embedders use this).
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxBuffer(llvm::StringRef bytes, const std::string &path,
+                 const OnnxImportOptions &options, mlir::MLIRContext &context);
 
 /// An op type of a model that the importer cannot handle.
 struct UnsupportedOnnxOp {

@@ -15,6 +15,7 @@ LLMC_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   nlohmann-json3-dev libfmt-dev libgtest-dev
   jargon-text
+  clang-19 libclang-rt-19-dev
 )
 
 llmc_install_deps() {
@@ -33,6 +34,19 @@ llmc_install_deps() {
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The importer's libFuzzer build: clang, coverage and AddressSanitizer on
+# llmc's own code, in its own tree (docs/fuzzing.md).
+llmc_build_fuzz() {
+  echo "== configuring $LLMC_BUILD-fuzz (clang, libFuzzer, ASan)"
+  CC=clang-19 CXX=clang++-19 cmake -G Ninja -S "$LLMC_ROOT" -B "$LLMC_BUILD-fuzz" \
+    -DCMAKE_BUILD_TYPE=Release -DLLMC_FUZZ=ON \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py >/dev/null
+  local start=$SECONDS
+  ninja -C "$LLMC_BUILD-fuzz" -j "$LLMC_JOBS" llmc-onnx-fuzz
+  echo "== fuzz build took $((SECONDS - start)) s"
 }
 
 llmc_build() {
