@@ -78,8 +78,11 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
              "), then dx = rstd * (g - " + (p.center ? "mean(g) - " : "") +
              "xhat * mean(g * xhat)), g = dy * w");
   if (params)
-    src.scheme("each block adds up dy * xhat / dy of its rows per column into "
-               "its row of the f32 scratch `partials`; " +
+    src.scheme(std::string("each block adds up ") +
+               (p.dweight ? "dy * xhat" : "") +
+               (p.dweight && p.dbias ? " and " : "") + (p.dbias ? "dy" : "") +
+               " over its rows per column into its row of the f32 scratch "
+               "`partials`; " +
                ctx.name + "_params sums the blocks in a fixed order");
   src.constant("kRows", r.rows, "rows");
   src.constant("kCols", r.cols, "elements per row");
@@ -111,7 +114,8 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
 
   std::string stats =
       p.center ? "    float n = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
-                 "    for (int u = 0; u < kPerThread; ++u)\n"
+                 "    #pragma unroll\n"
+      "    for (int u = 0; u < kPerThread; ++u)\n"
                  "      if (threadIdx.x + u * kBlock < kCols) {\n"
                  "        n += 1.0f;\n"
                  "        const float delta = x[u] - mean;\n"
@@ -122,7 +126,8 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
                  "    const float rstd = 1.0f / sqrtf(m2 / (float)kCols + "
                  "kEps);\n"
                : "    float sq = 0.0f;\n"
-                 "    for (int u = 0; u < kPerThread; ++u)\n"
+                 "    #pragma unroll\n"
+      "    for (int u = 0; u < kPerThread; ++u)\n"
                  "      sq += x[u] * x[u];\n"
                  "    const float mean = 0.0f;\n"
                  "    const float rstd = 1.0f / sqrtf(blockSum(sq) / "
@@ -142,7 +147,8 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
   for (unsigned slot = 0; slot < grads.size(); ++slot) {
     std::string acc = grads[slot].name + "Acc";
     accDecl += "  float " + acc + "[kPerThread];\n" +
-               "  for (int u = 0; u < kPerThread; ++u)\n    " + acc +
+               "  #pragma unroll\n"
+      "  for (int u = 0; u < kPerThread; ++u)\n    " + acc +
                "[u] = 0.0f;\n";
     accAdd += "        " + acc + "[u] += " + grads[slot].add + ";\n";
     accStore += "      partials[(" + std::to_string(slot) +
@@ -152,6 +158,7 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
       "extern \"C\" __global__ void __launch_bounds__(kBlock)\n" + rowsName +
       "(" + sig + ") {\n" + accDecl + rowLoop() +
       "    float x[kPerThread], dy[kPerThread];\n"
+      "    #pragma unroll\n"
       "    for (int u = 0; u < kPerThread; ++u) {\n"
       "      const index_t j = threadIdx.x + u * kBlock;\n"
       "      x[u] = j < kCols ? " +
@@ -163,6 +170,7 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
       "    }\n" +
       stats +
       "    float sumG = 0.0f, sumGX = 0.0f;\n"
+      "    #pragma unroll\n"
       "    for (int u = 0; u < kPerThread; ++u) {\n"
       "      const index_t j = threadIdx.x + u * kBlock;\n"
       "      if (j < kCols) {\n"
@@ -176,6 +184,7 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
       (p.center ? "    const float meanG = blockSum(sumG) / (float)kCols;\n"
                 : "    (void)sumG;\n    const float meanG = 0.0f;\n") +
       "    const float meanGX = blockSum(sumGX) / (float)kCols;\n"
+      "    #pragma unroll\n"
       "    for (int u = 0; u < kPerThread; ++u) {\n"
       "      const index_t j = threadIdx.x + u * kBlock;\n"
       "      if (j < kCols) {\n"
@@ -188,7 +197,8 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
       "      }\n"
       "    }\n"
       "  }\n" +
-      (params ? "  for (int u = 0; u < kPerThread; ++u) {\n"
+      (params ? "  #pragma unroll\n"
+      "  for (int u = 0; u < kPerThread; ++u) {\n"
                 "    const index_t j = threadIdx.x + u * kBlock;\n"
                 "    if (j < kCols) {\n" +
                     accStore + "    }\n  }\n"
