@@ -309,8 +309,8 @@ void registerAttentionEmitters(EmitterTable &t) {
   // The training forward: the same kernel, lse as result #1.
   addEmitter<AttentionLseOp>(
       t, [](AttentionLseOp op, const EmitContext &ctx, OpLowering &out) {
-        AttentionParts a{op.getQuery(),  op.getKey(),    op.getValue(),
-                         op.getMask(),   op.getResult(), op.getLse(),
+        AttentionParts a{op.getQuery(),  op.getKey(),           op.getValue(),
+                         op.getMask(),   op.getResult(),        op.getLse(),
                          op.getCausal(), op.getScaleOrDefault()};
         return emitAttentionKernel(op, ctx, out, a);
       });

@@ -119,7 +119,8 @@ std::string stepA(bool causal, const std::string &maskCode, bool withP) {
           const int c = tx + 16 * j;
           const index_t s = s0 + c;
           float p = 0.0f;
-          if ()" + visible +
+          if ()" +
+         visible +
          R"( && rowLse != -INFINITY) {
             float score = sc[i][j] * kScale;
 )" + maskCode +
@@ -292,83 +293,82 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
                "  const index_t tFirst = max((index_t)0, s0 - (kS - kT));\n"
                "  const index_t tileStart = tFirst / kBr * kBr;\n"
              : "  const index_t tileStart = 0;\n";
-  kv.kernel(
-      "extern \"C\" __global__ void __launch_bounds__(256)\n" + kvName + "(" +
-      common + ", " + outParam(kt, "dk") + ", " + outParam(vt, "dv") +
-      ") {\n" + kSharedLayout +
-      "  const index_t b = blockIdx.z, kvh = blockIdx.y;\n"
-      "  const index_t s0 = (index_t)blockIdx.x * kBc;\n"
-      "  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n" +
-      loadKeys(kt, vt) +
-      "  const int ky = threadIdx.x / 16, fx = threadIdx.x % 16;\n"
-      "  float dkAcc[kKeysPT][kDPT], dvAcc[kKeysPT][kDvPT];\n"
-      "  #pragma unroll\n"
-      "  for (int i = 0; i < kKeysPT; ++i) {\n"
-      "    #pragma unroll\n"
-      "    for (int j = 0; j < kDPT; ++j)\n"
-      "      dkAcc[i][j] = 0.0f;\n"
-      "    #pragma unroll\n"
-      "    for (int j = 0; j < kDvPT; ++j)\n"
-      "      dvAcc[i][j] = 0.0f;\n"
-      "  }\n" +
-      firstTile +
-      "  for (index_t h = kvh * kGroup; h < (kvh + 1) * kGroup; ++h) {\n"
-      "  // One head of the group at a time, each query tile in turn.\n"
-      "  for (index_t t0 = tileStart; t0 < kT; t0 += kBr) {\n"
-      "    const index_t qRow0 = (b * kHq + h) * kT + t0;\n"
-      "    __syncthreads(); // the previous tile is consumed\n" +
-      loadRows(qt, gt) + "    __syncthreads();\n" +
-      stepA(causal, maskCode, /*withP=*/true) +
-      "    __syncthreads();\n"
-      "    for (int r = 0; r < kBr; ++r) {\n"
-      "      float p[kKeysPT], ds[kKeysPT];\n"
-      "      #pragma unroll\n"
-      "      for (int i = 0; i < kKeysPT; ++i) {\n"
-      "        p[i] = ps[r * (kBc + 1) + ky + 16 * i];\n"
-      "        ds[i] = dss[r * (kBc + 1) + ky + 16 * i];\n"
-      "      }\n"
-      "      #pragma unroll\n"
-      "      for (int j = 0; j < kDvPT; ++j) {\n"
-      "        const int e = fx + 16 * j;\n"
-      "        const float g = e < kDv ? dos[r * (kDv + 1) + e] : 0.0f;\n"
-      "        #pragma unroll\n"
-      "        for (int i = 0; i < kKeysPT; ++i)\n"
-      "          dvAcc[i][j] += p[i] * g;\n"
-      "      }\n"
-      "      #pragma unroll\n"
-      "      for (int j = 0; j < kDPT; ++j) {\n"
-      "        const int d = fx + 16 * j;\n"
-      "        const float x = d < kD ? qs[r * (kD + 1) + d] : 0.0f;\n"
-      "        #pragma unroll\n"
-      "        for (int i = 0; i < kKeysPT; ++i)\n"
-      "          dkAcc[i][j] += ds[i] * x;\n"
-      "      }\n"
-      "    }\n"
-      "  }\n"
-      "  }\n"
-      "  #pragma unroll\n"
-      "  for (int i = 0; i < kKeysPT; ++i) {\n"
-      "    const index_t s = s0 + ky + 16 * i;\n"
-      "    if (s >= kS)\n"
-      "      continue;\n"
-      "    #pragma unroll\n"
-      "    for (int j = 0; j < kDPT; ++j) {\n"
-      "      const int d = fx + 16 * j;\n"
-      "      if (d < kD)\n"
-      "        dk[((b * kHkv + kvh) * kS + s) * kD + d] = " +
-      storeAs(kt, "dkAcc[i][j] * kScale") +
-      ";\n"
-      "    }\n"
-      "    #pragma unroll\n"
-      "    for (int j = 0; j < kDvPT; ++j) {\n"
-      "      const int e = fx + 16 * j;\n"
-      "      if (e < kDv)\n"
-      "        dv[((b * kHkv + kvh) * kS + s) * kDv + e] = " +
-      storeAs(vt, "dvAcc[i][j]") +
-      ";\n"
-      "    }\n"
-      "  }\n"
-      "}\n");
+  kv.kernel("extern \"C\" __global__ void __launch_bounds__(256)\n" + kvName +
+            "(" + common + ", " + outParam(kt, "dk") + ", " +
+            outParam(vt, "dv") + ") {\n" + kSharedLayout +
+            "  const index_t b = blockIdx.z, kvh = blockIdx.y;\n"
+            "  const index_t s0 = (index_t)blockIdx.x * kBc;\n"
+            "  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n" +
+            loadKeys(kt, vt) +
+            "  const int ky = threadIdx.x / 16, fx = threadIdx.x % 16;\n"
+            "  float dkAcc[kKeysPT][kDPT], dvAcc[kKeysPT][kDvPT];\n"
+            "  #pragma unroll\n"
+            "  for (int i = 0; i < kKeysPT; ++i) {\n"
+            "    #pragma unroll\n"
+            "    for (int j = 0; j < kDPT; ++j)\n"
+            "      dkAcc[i][j] = 0.0f;\n"
+            "    #pragma unroll\n"
+            "    for (int j = 0; j < kDvPT; ++j)\n"
+            "      dvAcc[i][j] = 0.0f;\n"
+            "  }\n" +
+            firstTile +
+            "  for (index_t h = kvh * kGroup; h < (kvh + 1) * kGroup; ++h) {\n"
+            "  // One head of the group at a time, each query tile in turn.\n"
+            "  for (index_t t0 = tileStart; t0 < kT; t0 += kBr) {\n"
+            "    const index_t qRow0 = (b * kHq + h) * kT + t0;\n"
+            "    __syncthreads(); // the previous tile is consumed\n" +
+            loadRows(qt, gt) + "    __syncthreads();\n" +
+            stepA(causal, maskCode, /*withP=*/true) +
+            "    __syncthreads();\n"
+            "    for (int r = 0; r < kBr; ++r) {\n"
+            "      float p[kKeysPT], ds[kKeysPT];\n"
+            "      #pragma unroll\n"
+            "      for (int i = 0; i < kKeysPT; ++i) {\n"
+            "        p[i] = ps[r * (kBc + 1) + ky + 16 * i];\n"
+            "        ds[i] = dss[r * (kBc + 1) + ky + 16 * i];\n"
+            "      }\n"
+            "      #pragma unroll\n"
+            "      for (int j = 0; j < kDvPT; ++j) {\n"
+            "        const int e = fx + 16 * j;\n"
+            "        const float g = e < kDv ? dos[r * (kDv + 1) + e] : 0.0f;\n"
+            "        #pragma unroll\n"
+            "        for (int i = 0; i < kKeysPT; ++i)\n"
+            "          dvAcc[i][j] += p[i] * g;\n"
+            "      }\n"
+            "      #pragma unroll\n"
+            "      for (int j = 0; j < kDPT; ++j) {\n"
+            "        const int d = fx + 16 * j;\n"
+            "        const float x = d < kD ? qs[r * (kD + 1) + d] : 0.0f;\n"
+            "        #pragma unroll\n"
+            "        for (int i = 0; i < kKeysPT; ++i)\n"
+            "          dkAcc[i][j] += ds[i] * x;\n"
+            "      }\n"
+            "    }\n"
+            "  }\n"
+            "  }\n"
+            "  #pragma unroll\n"
+            "  for (int i = 0; i < kKeysPT; ++i) {\n"
+            "    const index_t s = s0 + ky + 16 * i;\n"
+            "    if (s >= kS)\n"
+            "      continue;\n"
+            "    #pragma unroll\n"
+            "    for (int j = 0; j < kDPT; ++j) {\n"
+            "      const int d = fx + 16 * j;\n"
+            "      if (d < kD)\n"
+            "        dk[((b * kHkv + kvh) * kS + s) * kD + d] = " +
+            storeAs(kt, "dkAcc[i][j] * kScale") +
+            ";\n"
+            "    }\n"
+            "    #pragma unroll\n"
+            "    for (int j = 0; j < kDvPT; ++j) {\n"
+            "      const int e = fx + 16 * j;\n"
+            "      if (e < kDv)\n"
+            "        dv[((b * kHkv + kvh) * kS + s) * kDv + e] = " +
+            storeAs(vt, "dvAcc[i][j]") +
+            ";\n"
+            "    }\n"
+            "  }\n"
+            "}\n");
   EmittedKernel k2;
   k2.name = kvName;
   k2.source = kv.str();

@@ -4,7 +4,9 @@
 // grid-stride loop; each operand is read at its broadcast offset, with the
 // dims collapsed first (IndexMath.h), converted to its compute type (f32 for
 // every float type), combined by the op's expression and stored converted
-// to the result type.
+// to the result type. gelu_grad and silu_grad (a = the forward input, b =
+// the cotangent) use the same scheme with a device helper for the
+// derivative.
 //
 // Conventions follow the reference evaluator (docs/reference-evaluator.md):
 // max/min/relu propagate NaN, integer arithmetic wraps (done in unsigned
@@ -234,26 +236,25 @@ void registerElementwiseEmitters(EmitterTable &t) {
                            [e](Type) { return std::string(e); });
   });
   // Backward activations: a = the forward input, b = the cotangent.
-  addEmitter<GeluGradOp>(t, [](GeluGradOp op, const EmitContext &ctx,
-                               OpLowering &out) {
-    bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
-    return emitElementwise(
-        op, ctx, out,
-        std::string("gelu_grad ") + (tanhForm ? "tanh" : "erf") +
-            ": y = dy * gelu'(x)",
-        [tanhForm](Type) {
-          return std::string(tanhForm ? "b * geluTanhGrad(a)"
-                                      : "b * geluErfGrad(a)");
-        },
-        /*exprIsStorage=*/false, tanhForm ? kGeluTanhGrad : kGeluErfGrad);
-  });
+  addEmitter<GeluGradOp>(
+      t, [](GeluGradOp op, const EmitContext &ctx, OpLowering &out) {
+        bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
+        return emitElementwise(
+            op, ctx, out,
+            std::string("gelu_grad ") + (tanhForm ? "tanh" : "erf") +
+                ": y = dy * gelu'(x)",
+            [tanhForm](Type) {
+              return std::string(tanhForm ? "b * geluTanhGrad(a)"
+                                          : "b * geluErfGrad(a)");
+            },
+            /*exprIsStorage=*/false, tanhForm ? kGeluTanhGrad : kGeluErfGrad);
+      });
   addEmitter<SiluGradOp>(
       t, [](SiluGradOp op, const EmitContext &ctx, OpLowering &out) {
         return emitElementwise(
-            op, ctx, out, "silu_grad: y = dy * s * (1 + x * (1 - s)), s = sigmoid(x)",
-            [](Type) {
-              return std::string("b * siluGrad(a)");
-            },
+            op, ctx, out,
+            "silu_grad: y = dy * s * (1 + x * (1 - s)), s = sigmoid(x)",
+            [](Type) { return std::string("b * siluGrad(a)"); },
             /*exprIsStorage=*/false, kSiluGrad);
       });
   addEmitter<IsNanOp>(

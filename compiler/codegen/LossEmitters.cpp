@@ -260,8 +260,7 @@ LogicalResult emitCrossEntropyGrad(CrossEntropyGradOp op,
   EmittedKernel k;
   k.name = ctx.name;
   k.source = src.str();
-  k.grid = {static_cast<unsigned>(std::min<int64_t>(positions, 1 << 30)), 1,
-            1};
+  k.grid = {static_cast<unsigned>(std::min<int64_t>(positions, 1 << 30)), 1, 1};
   k.block = {block, 1, 1};
   k.args = std::move(args);
   out.kernels.push_back(std::move(k));

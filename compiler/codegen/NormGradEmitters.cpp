@@ -93,8 +93,8 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
   src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
                    "whole warps, one block");
   src.staticAssert("kPerThread * kBlock >= kCols", "every column has a thread");
-  src.helper(blockReduceHelpers(p.center ? (kBlockSum | kBlockWelford)
-                                         : kBlockSum));
+  src.helper(
+      blockReduceHelpers(p.center ? (kBlockSum | kBlockWelford) : kBlockSum));
 
   std::string sig = inParam(t, "in") + ", " + inParam(gt, "grad");
   std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1)};
@@ -115,7 +115,7 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
   std::string stats =
       p.center ? "    float n = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
                  "    #pragma unroll\n"
-      "    for (int u = 0; u < kPerThread; ++u)\n"
+                 "    for (int u = 0; u < kPerThread; ++u)\n"
                  "      if (threadIdx.x + u * kBlock < kCols) {\n"
                  "        n += 1.0f;\n"
                  "        const float delta = x[u] - mean;\n"
@@ -127,7 +127,7 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
                  "kEps);\n"
                : "    float sq = 0.0f;\n"
                  "    #pragma unroll\n"
-      "    for (int u = 0; u < kPerThread; ++u)\n"
+                 "    for (int u = 0; u < kPerThread; ++u)\n"
                  "      sq += x[u] * x[u];\n"
                  "    const float mean = 0.0f;\n"
                  "    const float rstd = 1.0f / sqrtf(blockSum(sq) / "
@@ -148,8 +148,8 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
     std::string acc = grads[slot].name + "Acc";
     accDecl += "  float " + acc + "[kPerThread];\n" +
                "  #pragma unroll\n"
-      "  for (int u = 0; u < kPerThread; ++u)\n    " + acc +
-               "[u] = 0.0f;\n";
+               "  for (int u = 0; u < kPerThread; ++u)\n    " +
+               acc + "[u] = 0.0f;\n";
     accAdd += "        " + acc + "[u] += " + grads[slot].add + ";\n";
     accStore += "      partials[(" + std::to_string(slot) +
                 " * kPartials + blockIdx.x) * kCols + j] = " + acc + "[u];\n";
@@ -198,7 +198,7 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
       "    }\n"
       "  }\n" +
       (params ? "  #pragma unroll\n"
-      "  for (int u = 0; u < kPerThread; ++u) {\n"
+                "  for (int u = 0; u < kPerThread; ++u) {\n"
                 "    const index_t j = threadIdx.x + u * kBlock;\n"
                 "    if (j < kCols) {\n" +
                     accStore + "    }\n  }\n"
@@ -214,8 +214,9 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
   out.kernels.push_back(std::move(k1));
   if (!params)
     return success();
-  out.scratch.push_back(
-      {"partials", DType::F32, {static_cast<int64_t>(params), partials, r.cols}});
+  out.scratch.push_back({"partials",
+                         DType::F32,
+                         {static_cast<int64_t>(params), partials, r.cols}});
 
   // Kernel 2: per column, the kPartials partial sums in a fixed order.
   std::string sumName = ctx.name + "_params";
@@ -286,8 +287,8 @@ LogicalResult emitSoftmaxGrad(OpTy op, const EmitContext &ctx, OpLowering &out,
 
   KernelSource src(op, ctx.name);
   src.scheme(std::string(log ? "log_softmax_grad" : "softmax_grad") +
-             " along axis " + std::to_string(axis) +
-             ": one block per row; " + (log ? "sum(dy)" : "sum(dy * y)") +
+             " along axis " + std::to_string(axis) + ": one block per row; " +
+             (log ? "sum(dy)" : "sum(dy * y)") +
              " by a block reduction, then " +
              (log ? "dy - exp(y) * sum" : "y * (dy - sum)"));
   src.constant("kRows", rows, "rows");
@@ -336,10 +337,10 @@ LogicalResult emitSoftmaxGrad(OpTy op, const EmitContext &ctx, OpLowering &out,
 void registerNormGradEmitters(EmitterTable &t) {
   addEmitter<LayerNormGradOp>(
       t, [](LayerNormGradOp op, const EmitContext &ctx, OpLowering &out) {
-        NormGradParts p{op.getInput(),    op.getGrad(),
-                        op.getWeight(),   op.getDx(),
-                        op.getDweight(),  op.getDbias(),
-                        op.getAxis(),     op.getEpsilon().convertToDouble(),
+        NormGradParts p{op.getInput(),   op.getGrad(),
+                        op.getWeight(),  op.getDx(),
+                        op.getDweight(), op.getDbias(),
+                        op.getAxis(),    op.getEpsilon().convertToDouble(),
                         /*center=*/true};
         return emitNormGrad(op, ctx, out, p);
       });

@@ -6,7 +6,8 @@
 // with the incremented step t):
 //
 //   m' = b1 m + (1 - b1) g          v' = b2 v + (1 - b2) g^2
-//   p' = p (1 - lr wd) - lr / (1 - b1^t) * m' / (sqrt(v') / sqrt(1 - b2^t) + eps)
+//   p' = p (1 - lr wd) - lr / (1 - b1^t) * m' / (sqrt(v') / sqrt(1 - b2^t) +
+//   eps)
 //
 // lr (f32) and t (i64) are rank-0 tensors read from device memory, so a
 // learning-rate schedule changes them between graph replays without a new
@@ -92,13 +93,12 @@ LogicalResult emitAdamW(AdamWUpdateOp op, const EmitContext &ctx,
       ";\n"
       "  }\n}\n");
   return singleKernel(
-      out, elementwiseLaunch(
-               src, ctx, n,
-               {KernelArg::operand(0), KernelArg::operand(1),
-                KernelArg::operand(2), KernelArg::operand(3),
-                KernelArg::operand(4), KernelArg::operand(5),
-                KernelArg::result(0), KernelArg::result(1),
-                KernelArg::result(2)}));
+      out,
+      elementwiseLaunch(
+          src, ctx, n,
+          {KernelArg::operand(0), KernelArg::operand(1), KernelArg::operand(2),
+           KernelArg::operand(3), KernelArg::operand(4), KernelArg::operand(5),
+           KernelArg::result(0), KernelArg::result(1), KernelArg::result(2)}));
 }
 
 } // namespace

@@ -101,8 +101,8 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
     KernelSource src(op, ctx.name + "_" + suffix);
     src.scheme("gather_grad (deterministic scatter-add, docs/codegen.md), " +
                scheme);
-    src.constant("kDim", dim, "rows of the result along axis " +
-                                  std::to_string(axis));
+    src.constant("kDim", dim,
+                 "rows of the result along axis " + std::to_string(axis));
     src.constant("kIndices", count, "indices");
     return src;
   };
@@ -112,9 +112,9 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
     k.name = src.name();
     k.source = src.str();
     int64_t blocks = std::max<int64_t>(1, (n + threads - 1) / threads);
-    k.grid = {static_cast<unsigned>(
-                  std::min<int64_t>(blocks, ctx.options.maxBlocks)),
-              1, 1};
+    k.grid = {
+        static_cast<unsigned>(std::min<int64_t>(blocks, ctx.options.maxBlocks)),
+        1, 1};
     k.block = {threads, 1, 1};
     k.args = std::move(args);
     out.kernels.push_back(std::move(k));
@@ -129,10 +129,10 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
   launch(zero, dim, block, {KernelArg::scratch(0)});
 
   KernelSource cnt = start("count", "2/6: bucket sizes (integer atomics)");
-  cnt.kernel(kernelHead(cnt.name(), block,
-                        idxParam + ", int *__restrict__ counts") +
-             loopHead("kIndices") + validIndex +
-             "    atomicAdd(&counts[k], 1);\n  }\n}\n");
+  cnt.kernel(
+      kernelHead(cnt.name(), block, idxParam + ", int *__restrict__ counts") +
+      loopHead("kIndices") + validIndex +
+      "    atomicAdd(&counts[k], 1);\n  }\n}\n");
   launch(cnt, count, block, {KernelArg::operand(1), KernelArg::scratch(0)});
 
   KernelSource scan =
@@ -152,9 +152,12 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
                          "offsets, int *__restrict__ cursor") +
               R"(  __shared__ int warpTotals[32];
   const index_t first = threadIdx.x * kChunk;
+  // Unrolled so that a thread's loads are in flight together.
   int local = 0;
-  for (index_t v = first; v < first + kChunk && v < kDim; ++v)
-    local += counts[v];
+#pragma unroll 16
+  for (index_t u = 0; u < kChunk; ++u)
+    if (first + u < kDim)
+      local += counts[first + u];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int inclusive = warpInclusiveScan(local);
   if (lane == 31)
@@ -164,11 +167,13 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
     warpTotals[lane] = warpInclusiveScan(warpTotals[lane]) - warpTotals[lane];
   __syncthreads();
   int running = warpTotals[warp] + inclusive - local;
-  for (index_t v = first; v < first + kChunk && v < kDim; ++v) {
-    offsets[v] = running;
-    cursor[v] = running;
-    running += counts[v];
-  }
+#pragma unroll 16
+  for (index_t u = 0; u < kChunk; ++u)
+    if (first + u < kDim) {
+      offsets[first + u] = running;
+      cursor[first + u] = running;
+      running += counts[first + u];
+    }
 }
 )");
   launch(scan, 1024, 1024,
@@ -257,17 +262,16 @@ LogicalResult emitGatherElementsGrad(GatherElementsGradOp op,
   src.constant("kDim", data[axis], "result size along the axis");
   src.constant("kScan", g[axis], "grad/indices size along the axis");
   src.constant("kAxisStride", gs[axis], "grad/indices stride of the axis");
-  std::string body =
-      emitCoordinates("i", "i", data, std::vector<bool>(data.size(), true),
-                      "    ");
+  std::string body = emitCoordinates(
+      "i", "i", data, std::vector<bool>(data.size(), true), "    ");
   std::string base, inside;
   for (int64_t d = 0; d < static_cast<int64_t>(data.size()); ++d) {
     if (d == axis)
       continue;
     std::string c = "i_c" + std::to_string(d);
     if (g[d] < data[d])
-      inside += (inside.empty() ? "" : " || ") + c +
-                " >= " + std::to_string(g[d]);
+      inside +=
+          (inside.empty() ? "" : " || ") + c + " >= " + std::to_string(g[d]);
     if (gs[d] != 0 && g[d] != 1)
       base += (base.empty() ? "" : " + ") + c + " * " + std::to_string(gs[d]);
   }
@@ -324,12 +328,11 @@ LogicalResult emitSliceGrad(SliceGradOp op, const EmitContext &ctx,
       continue; // coordinate 0, start 0
     needed[d] = true;
     std::string c = "i_c" + std::to_string(d), r = "r" + std::to_string(d);
-    std::string rel = starts[d] ? "(" + c + " - " +
-                                      std::to_string(starts[d]) + ")"
-                                : c;
-    std::string pos = steps[d] == 1 ? rel
-                                    : "(" + rel + " / " +
-                                          std::to_string(steps[d]) + ")";
+    std::string rel =
+        starts[d] ? "(" + c + " - " + std::to_string(starts[d]) + ")" : c;
+    std::string pos = steps[d] == 1
+                          ? rel
+                          : "(" + rel + " / " + std::to_string(steps[d]) + ")";
     checks += "    const index_t " + r + " = " + pos + ";\n";
     std::string cond;
     if (starts[d])
@@ -353,9 +356,9 @@ LogicalResult emitSliceGrad(SliceGradOp op, const EmitContext &ctx,
   src.kernel(kernelHead(ctx.name, ctx.options.blockSize,
                         inParam(gt, "grad") + ", " + outParam(t, "out")) +
              loopHead("kN") + body + "  }\n}\n");
-  return singleKernel(out, elementwiseLaunch(src, ctx, n,
-                                             {KernelArg::operand(0),
-                                              KernelArg::result(0)}));
+  return singleKernel(
+      out, elementwiseLaunch(src, ctx, n,
+                             {KernelArg::operand(0), KernelArg::result(0)}));
 }
 
 } // namespace

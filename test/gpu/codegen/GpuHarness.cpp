@@ -54,8 +54,7 @@ RefTensor randomArgument(func::FuncOp func, unsigned i, std::mt19937_64 &rng,
     if (t.isFloat()) {
       double x = zeros ? 0.0 : normal(rng) * floatScale;
       t.floats[e] = roundToKind(absolute ? std::fabs(x) : x, kind);
-    }
-    else if (kind == ElementKind::I1)
+    } else if (kind == ElementKind::I1)
       t.ints[e] = rng() & 1;
     else
       t.ints[e] = uniform(rng);
@@ -152,24 +151,15 @@ void checkAgainstReference(const std::string &mlir, Tolerance tol,
   checkFunctionAgainstReference(func, tol, floatScale);
 }
 
-double bestReplayMs(const std::string &mlir, int replays) {
-  MLIRContext context;
-  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(mlir, &context);
-  auto func = module ? module->lookupSymbol<func::FuncOp>("forward") : nullptr;
-  EXPECT_TRUE(func) << "test IR does not parse or has no @forward";
-  if (!func)
-    return -1;
-  auto lowered = codegen::lowerFunction(func, codegen::CodegenOptions());
-  auto plan = succeeded(lowered) ? codegen::buildUnplannedPlan(func, *lowered)
-                                 : FailureOr<codegen::UnplannedPlan>();
-  EXPECT_TRUE(succeeded(plan)) << "code generation failed";
-  if (failed(plan))
-    return -1;
+namespace {
+
+/// The best of `replays` graph replays of `plan` with random arguments.
+double bestOf(const Plan &plan, func::FuncOp func,
+              const std::vector<std::string> &argumentBuffers, int replays) {
   std::unique_ptr<Executor> exec;
   ExecutorOptions eo;
   eo.source = "timing";
-  Status s = Executor::create(plan->plan, eo, exec);
+  Status s = Executor::create(plan, eo, exec);
   EXPECT_TRUE(s) << s.message();
   if (!s)
     return -1;
@@ -177,7 +167,7 @@ double bestReplayMs(const std::string &mlir, int replays) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     std::vector<uint8_t> bytes =
         codegen::toDeviceBytes(randomArgument(func, i, rng, 1.0));
-    s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(), bytes.size());
+    s = exec->writeBuffer(argumentBuffers[i], bytes.data(), bytes.size());
     EXPECT_TRUE(s) << s.message();
     if (!s)
       return -1;
@@ -195,6 +185,62 @@ double bestReplayMs(const std::string &mlir, int replays) {
       best = ms;
   }
   return best;
+}
+
+/// Parses `mlir` and plans its @forward; false (and a gtest failure) when
+/// that fails.
+bool planForward(const std::string &mlir, MLIRContext &context,
+                 OwningOpRef<ModuleOp> &module, func::FuncOp &func,
+                 codegen::UnplannedPlan &plan) {
+  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
+  module = parseSourceString<ModuleOp>(mlir, &context);
+  func = module ? module->lookupSymbol<func::FuncOp>("forward") : nullptr;
+  EXPECT_TRUE(func) << "test IR does not parse or has no @forward";
+  if (!func)
+    return false;
+  auto lowered = codegen::lowerFunction(func, codegen::CodegenOptions());
+  auto planned = succeeded(lowered)
+                     ? codegen::buildUnplannedPlan(func, *lowered)
+                     : FailureOr<codegen::UnplannedPlan>();
+  EXPECT_TRUE(succeeded(planned)) << "code generation failed";
+  if (failed(planned))
+    return false;
+  plan = std::move(*planned);
+  return true;
+}
+
+} // namespace
+
+double bestReplayMs(const std::string &mlir, int replays) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  codegen::UnplannedPlan plan;
+  if (!planForward(mlir, context, module, func, plan))
+    return -1;
+  return bestOf(plan.plan, func, plan.argumentBuffers, replays);
+}
+
+std::vector<std::pair<std::string, double>>
+stepReplayMs(const std::string &mlir, int replays) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  codegen::UnplannedPlan plan;
+  std::vector<std::pair<std::string, double>> out;
+  if (!planForward(mlir, context, module, func, plan))
+    return out;
+  double before = 0;
+  for (size_t k = 1; k <= plan.plan.steps.size(); ++k) {
+    Plan prefix = plan.plan;
+    prefix.steps.resize(k);
+    double ms = bestOf(prefix, func, plan.argumentBuffers, replays);
+    if (ms < 0)
+      return {};
+    out.push_back({plan.plan.steps[k - 1].label, ms - before});
+    before = ms;
+  }
+  return out;
 }
 
 void checkFunctionAgainstReference(func::FuncOp func, Tolerance tol,

@@ -56,6 +56,12 @@ void checkFunctionAgainstReference(mlir::func::FuncOp func, Tolerance tol = {},
 /// gtest failure when something fails.
 double bestReplayMs(const std::string &mlir, int replays = 10);
 
+/// Per launch step of @forward's plan: its label and its time in ms, as the
+/// differences of the best replays of the plan cut after each step (the
+/// runtime times whole runs only). Empty and a gtest failure on errors.
+std::vector<std::pair<std::string, double>>
+stepReplayMs(const std::string &mlir, int replays = 10);
+
 /// Needs no GPU: lowers @forward and compiles every kernel with NVRTC for
 /// sm_90; also runs the reference on random arguments, so that the IR is
 /// checked to be valid for both.

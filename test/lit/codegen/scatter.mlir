@@ -17,8 +17,8 @@
 // CHECK:       atomicAdd(&counts[k], 1);
 // CHECK-LABEL: // ===== gather_grad_0_scan.cu =====
 // CHECK:       constexpr index_t kChunk = 50;  // counts per thread
-// CHECK:       offsets[v] = running;
-// CHECK-NEXT:  cursor[v] = running;
+// CHECK:       offsets[first + u] = running;
+// CHECK-NEXT:  cursor[first + u] = running;
 // CHECK-LABEL: // ===== gather_grad_0_place.cu =====
 // CHECK:       list[atomicAdd(&cursor[k], 1)] = (int)i;
 // CHECK-LABEL: // ===== gather_grad_0_rank.cu =====
