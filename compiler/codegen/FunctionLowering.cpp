@@ -165,7 +165,11 @@ public:
     place(b);
   }
 
-  void alias(Value result, Value operand) { names_[result] = names_[operand]; }
+  void alias(Value result, Value operand) {
+    // Copy first: inserting `result` may rehash and move `operand`'s entry.
+    std::string name = names_[operand];
+    names_[result] = std::move(name);
+  }
   const std::string &nameOf(Value v) { return names_[v]; }
   BufferInfo *find(const std::string &name) {
     for (BufferInfo &b : plan_.buffers)

@@ -56,3 +56,35 @@ func.func @forward(%q: tensor<1x1x4x2048xf32>) -> tensor<1x1x4x2048xf32> {
   %0 = llmc.attention %q, %q, %q : (tensor<1x1x4x2048xf32>, tensor<1x1x4x2048xf32>, tensor<1x1x4x2048xf32>) -> tensor<1x1x4x2048xf32>
   return %0 : tensor<1x1x4x2048xf32>
 }
+
+// -----
+
+// CHECK: error: codegen: normalizing 20000 elements per row is not supported (at most 16384)
+func.func @forward(%x: tensor<2x20000xf32>) -> tensor<2x20000xf32> {
+  %0:2 = llmc.layer_norm_grad %x, %x {bias_grad} : (tensor<2x20000xf32>, tensor<2x20000xf32>) -> (tensor<2x20000xf32>, tensor<20000xf32>)
+  return %0#0 : tensor<2x20000xf32>
+}
+
+// -----
+
+// CHECK: error: codegen: attention_grad head dims 512/512 need 410880 bytes of shared memory; at most 232448 are available
+func.func @forward(%q: tensor<1x1x4x512xf32>, %l: tensor<1x1x4xf32>) -> tensor<1x1x4x512xf32> {
+  %0:3 = llmc.attention_grad %q, %q, %q, %q, %l, %q : (tensor<1x1x4x512xf32>, tensor<1x1x4x512xf32>, tensor<1x1x4x512xf32>, tensor<1x1x4x512xf32>, tensor<1x1x4xf32>, tensor<1x1x4x512xf32>) -> (tensor<1x1x4x512xf32>, tensor<1x1x4x512xf32>, tensor<1x1x4x512xf32>)
+  return %0#0 : tensor<1x1x4x512xf32>
+}
+
+// -----
+
+// CHECK: error: codegen: attention_grad with batch 70000 and 1 heads exceeds the grid (at most 65535 each)
+func.func @forward(%q: tensor<70000x1x4x8xf32>, %l: tensor<70000x1x4xf32>) -> tensor<70000x1x4x8xf32> {
+  %0:3 = llmc.attention_grad %q, %q, %q, %q, %l, %q : (tensor<70000x1x4x8xf32>, tensor<70000x1x4x8xf32>, tensor<70000x1x4x8xf32>, tensor<70000x1x4x8xf32>, tensor<70000x1x4xf32>, tensor<70000x1x4x8xf32>) -> (tensor<70000x1x4x8xf32>, tensor<70000x1x4x8xf32>, tensor<70000x1x4x8xf32>)
+  return %0#0 : tensor<70000x1x4x8xf32>
+}
+
+// -----
+
+// CHECK: error: codegen: gather_grad over 1 indices into 2147483648 rows exceeds the 32-bit bucket lists
+func.func @forward(%g: tensor<1x1xf32>, %i: tensor<1xi64>) -> tensor<2147483648x1xf32> {
+  %0 = llmc.gather_grad %g, %i axis 0 : (tensor<1x1xf32>, tensor<1xi64>) -> tensor<2147483648x1xf32>
+  return %0 : tensor<2147483648x1xf32>
+}

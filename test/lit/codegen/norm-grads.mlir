@@ -1,0 +1,92 @@
+// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
+// RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
+
+// Backward row ops: layer_norm_grad and rms_norm_grad recompute the row
+// statistics, write dx, and sum dweight/dbias deterministically (per-block
+// partial sums, then a fixed-order second kernel); softmax grads take one
+// block per row; activation grads are elementwise.
+
+// CHECK-LABEL: // ===== layer_norm_grad_0_rows.cu =====
+// CHECK:       // layer_norm_grad_0_rows: llmc.layer_norm_grad "/transformer/h.0/ln_1/LayerNormalization"
+// CHECK-NEXT:  //   (bf16[8, 1024, 768], bf16[8, 1024, 768], bf16[768]) -> bf16[8, 1024, 768], bf16[768], bf16[768]
+// CHECK:       //   each block adds up dy * xhat and dy over its rows per column into its row of the f32 scratch `partials`; layer_norm_grad_0_params sums the blocks in a fixed order
+// CHECK:       constexpr index_t kRows = 8192;  // rows
+// CHECK-NEXT:  constexpr index_t kCols = 768;  // elements per row
+// CHECK-NEXT:  constexpr index_t kBlock = 192;  // threads per block
+// CHECK-NEXT:  constexpr index_t kPartials = 1024;  // blocks, one partial sum each
+// CHECK-NEXT:  constexpr index_t kPerThread = 4;  // columns per thread
+// CHECK:       static_assert(kPerThread * kBlock >= kCols, "every column has a thread");
+// CHECK:       layer_norm_grad_0_rows(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ grad, const __nv_bfloat16 *__restrict__ weight, __nv_bfloat16 *__restrict__ dx, float *__restrict__ partials)
+// CHECK:       blockWelford(n, mean, m2);
+// CHECK:       const float meanG = blockSum(sumG) / (float)kCols;
+// CHECK-NEXT:  const float meanGX = blockSum(sumGX) / (float)kCols;
+// CHECK:       dx[row * kCols + j] = __float2bfloat16(rstd * (g - meanG - xhat * meanGX));
+// CHECK:       partials[(0 * kPartials + blockIdx.x) * kCols + j] = dweightAcc[u];
+// CHECK-NEXT:  partials[(1 * kPartials + blockIdx.x) * kCols + j] = dbiasAcc[u];
+// CHECK-LABEL: // ===== layer_norm_grad_0_params.cu =====
+// CHECK:       layer_norm_grad_0_params(const float *__restrict__ partials, __nv_bfloat16 *__restrict__ dweight, __nv_bfloat16 *__restrict__ dbias)
+// CHECK:       for (index_t b = l; b < kPartials; b += 32)
+// CHECK:       total += part[i][cl];
+// CHECK:       dweight[c] = __float2bfloat16(total);
+// CHECK:       dbias[c] = __float2bfloat16(total);
+// CHECK-LABEL: // ===== rms_norm_grad_1_rows.cu =====
+// CHECK:       //   each block adds up dy * xhat over its rows per column
+// CHECK-NOT:   blockWelford(n
+// CHECK:       const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols + kEps);
+// CHECK-LABEL: // ===== rms_norm_grad_1_params.cu =====
+// CHECK:       rms_norm_grad_1_params(const float *__restrict__ partials, __nv_bfloat16 *__restrict__ dweight)
+// NVRTC:       buffer layer_norm_grad_0.partials scratch f32[2, 1024, 768]
+// NVRTC:       step 0 launch layer_norm_grad_0_rows grid [1024, 1, 1] block [192, 1, 1] smem 0 args (arg0, arg1, arg2, layer_norm_grad_0.out0, layer_norm_grad_0.partials)
+// NVRTC-NEXT:  step 1 launch layer_norm_grad_0_params grid [24, 1, 1] block [1024, 1, 1] smem 0 args (layer_norm_grad_0.partials, layer_norm_grad_0.out1, layer_norm_grad_0.out2)
+// NVRTC:       compiled 4 kernels for sm_90
+func.func @forward(%x: tensor<8x1024x768xbf16>, %dy: tensor<8x1024x768xbf16>, %w: tensor<768xbf16>)
+    -> (tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>) {
+  %0, %1, %2 = llmc.layer_norm_grad %x, %dy weight %w {bias_grad, epsilon = 1.0e-05 : f64} : (tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>) -> (tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>) loc("/transformer/h.0/ln_1/LayerNormalization")
+  %3, %4 = llmc.rms_norm_grad %x, %dy weight %w : (tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>) -> (tensor<8x1024x768xbf16>, tensor<768xbf16>)
+  return %0, %1, %2, %3, %4 : tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>
+}
+
+// -----
+
+// softmax grads read a row kInner apart, as the forward; a layer_norm_grad
+// without weight and bias is one kernel and no scratch.
+// CHECK-LABEL: // ===== softmax_grad_0.cu =====
+// CHECK:       //   softmax_grad along axis 1: one block per row; sum(dy * y) by a block reduction, then y * (dy - sum)
+// CHECK:       constexpr index_t kInner = 5;  // stride between a row's elements
+// CHECK:       acc += grad[at] * out[at];
+// CHECK:       dx[at] = y * (dy - sum);
+// CHECK-LABEL: // ===== log_softmax_grad_1.cu =====
+// CHECK:       constexpr index_t kInner = 1;
+// CHECK:       acc += grad[at];
+// CHECK:       dx[at] = dy - expf(y) * sum;
+// CHECK-LABEL: // ===== layer_norm_grad_2.cu =====
+// CHECK-NOT:   partials
+// CHECK:       const float g = dy[u];
+// NVRTC:       step 2 launch layer_norm_grad_2 grid [24, 1, 1] block [32, 1, 1] smem 0 args (arg0, arg1, layer_norm_grad_2.out0)
+// NVRTC:       compiled 3 kernels for sm_90
+func.func @forward(%x: tensor<4x6x5xf32>, %dy: tensor<4x6x5xf32>) -> (tensor<4x6x5xf32>, tensor<4x6x5xf32>, tensor<4x6x5xf32>) {
+  %0 = llmc.softmax_grad %x, %dy {axis = 1 : i64} : tensor<4x6x5xf32>
+  %1 = llmc.log_softmax_grad %x, %dy : tensor<4x6x5xf32>
+  %2 = llmc.layer_norm_grad %x, %dy : (tensor<4x6x5xf32>, tensor<4x6x5xf32>) -> tensor<4x6x5xf32>
+  return %0, %1, %2 : tensor<4x6x5xf32>, tensor<4x6x5xf32>, tensor<4x6x5xf32>
+}
+
+// -----
+
+// Activation grads: a = the forward input, b = the cotangent.
+// CHECK-LABEL: // ===== gelu_grad_0.cu =====
+// CHECK:       //   one thread per element, grid-stride loop; gelu_grad tanh: y = dy * gelu'(x)
+// CHECK:       __device__ __forceinline__ float geluTanhGrad(float x) {
+// CHECK:       out[i] = __float2bfloat16(b * geluTanhGrad(a));
+// CHECK-LABEL: // ===== gelu_grad_1.cu =====
+// CHECK:       __device__ __forceinline__ float geluErfGrad(float x) {
+// CHECK:       out[i] = __float2bfloat16(b * geluErfGrad(a));
+// CHECK-LABEL: // ===== silu_grad_2.cu =====
+// CHECK:       out[i] = __float2bfloat16(b * siluGrad(a));
+// NVRTC:       compiled 3 kernels for sm_90
+func.func @forward(%x: tensor<8x1024x3072xbf16>, %dy: tensor<8x1024x3072xbf16>) -> (tensor<8x1024x3072xbf16>, tensor<8x1024x3072xbf16>, tensor<8x1024x3072xbf16>) {
+  %0 = llmc.gelu_grad tanh %x, %dy : tensor<8x1024x3072xbf16>
+  %1 = llmc.gelu_grad erf %x, %dy : tensor<8x1024x3072xbf16>
+  %2 = llmc.silu_grad %x, %dy : tensor<8x1024x3072xbf16>
+  return %0, %1, %2 : tensor<8x1024x3072xbf16>, tensor<8x1024x3072xbf16>, tensor<8x1024x3072xbf16>
+}
