@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""GPT-2 124M training throughput: llmc next to PyTorch, in one run on one GPU.
+
+The yardstick of docs/architecture.md: GPT-2 124M (12 layers, d 768, 12 heads,
+vocab 50257, seq 1024, batch 16), AdamW, tokens/s and MFU (6*params +
+12*layers*d*seq FLOPs per token over 989 TFLOP/s), peak memory and compile
+time, for PyTorch eager fp32, eager bf16 (autocast), torch.compile bf16 and
+llmc (the modes it supports). Prints one table with llmc's ratios.
+
+Usage (on the GPU machine, from the repository root, with build/bin/llmc):
+  python3 bench/gpt2_124m.py [--steps 20] [--warmup 5] [--batch 16]
+      [--modes eager-fp32,eager-bf16,compile-bf16,llmc-fp32] [--out DIR]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+PEAK_TFLOPS = 989.0  # H100/H200 dense bf16, the MFU denominator
+
+
+def make_model(vocab):
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=vocab, n_positions=1024, n_embd=768, n_layer=12,
+                     n_head=12, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    return GPT2LMHeadModel(cfg)
+
+
+class Wrap(nn.Module):
+    """Inputs in, loss out: what llmc imports. Parameters are m.<name>."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, idx, tgt):
+        logits = self.m(input_ids=idx).logits
+        return nn.functional.cross_entropy(logits.flatten(0, 1).float(),
+                                           tgt.flatten())
+
+
+def flops_per_token(params, layers=12, d=768, seq=1024):
+    return 6 * params + 12 * layers * d * seq
+
+
+def time_pytorch(mode, args, vocab):
+    dev = "cuda"
+    model = Wrap(make_model(vocab)).to(dev)
+    params = sum(p.numel() for p in model.parameters())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    step_fn = model
+    compile_s = 0.0
+    if mode.startswith("compile"):
+        step_fn = torch.compile(model)
+    use_bf16 = mode.endswith("bf16")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    g = torch.Generator(device=dev).manual_seed(0)
+    idx = torch.randint(0, 50257, (args.batch, 1024), device=dev, generator=g)
+    tgt = torch.randint(0, 50257, (args.batch, 1024), device=dev, generator=g)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_bf16):
+            loss = step_fn(idx, tgt)
+        loss.backward()
+        opt.step()
+        return loss
+
+    torch.cuda.reset_peak_memory_stats()
+    t0 = time.time()
+    step()
+    torch.cuda.synchronize()
+    compile_s = time.time() - t0
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+    start.record()
+    for _ in range(args.steps):
+        loss = step()
+    end.record()
+    torch.cuda.synchronize()
+    ms = start.elapsed_time(end) / args.steps
+    tok_s = args.batch * 1024 / (ms / 1000)
+    return {"mode": mode, "vocab": vocab, "params": params, "ms": ms,
+            "tok_s": tok_s,
+            "mfu": tok_s * flops_per_token(params) / (PEAK_TFLOPS * 1e12),
+            "peak_gb": torch.cuda.max_memory_allocated() / 1e9,
+            "compile_s": compile_s, "loss": loss.item()}
+
+
+def run_llmc(mode, args, out):
+    """Exports the model, compiles it with llmc and trains it on the GPU."""
+    onnx_path = os.path.join(out, "gpt2_124m.onnx")
+    if not os.path.exists(onnx_path):
+        model = Wrap(make_model(50257)).eval()
+        idx = torch.zeros((args.batch, 1024), dtype=torch.int64)
+        torch.onnx.export(model, (idx, idx), onnx_path, dynamo=True,
+                          optimize=False, input_names=["idx", "tgt"],
+                          output_names=["loss"])
+    data = os.path.join(out, "tokens.bin")
+    if not os.path.exists(data):
+        # Random GPT-2 token ids in llm.c's shard format: throughput only.
+        import numpy as np
+        n = args.batch * 1024 * (args.steps + args.warmup + 2) + 1
+        header = np.zeros(256, dtype=np.int32)
+        header[:3] = [20240520, 1, n]
+        toks = np.random.default_rng(0).integers(0, 50257, n, dtype=np.uint16)
+        with open(data, "wb") as f:
+            f.write(header.tobytes())
+            f.write(toks.tobytes())
+    bundle = os.path.join(out, "gpt2_124m.llmc")
+    llmc = os.path.abspath("build/bin/llmc")
+    t0 = time.time()
+    r = subprocess.run([llmc, "compile", onnx_path, "-o", bundle],
+                       capture_output=True, text=True)
+    compile_s = time.time() - t0
+    print(r.stdout + r.stderr, file=sys.stderr)
+    if r.returncode:
+        return {"mode": mode, "error": "llmc compile failed"}
+    r = subprocess.run([llmc, "train", bundle, "--device", "cuda", "--data",
+                        data, "--steps", str(args.steps + args.warmup),
+                        "--lr", "1e-4"], capture_output=True, text=True)
+    print(r.stdout[-4000:] + r.stderr[-4000:], file=sys.stderr)
+    if r.returncode:
+        return {"mode": mode, "error": "llmc train failed"}
+    steps = re.findall(r"loss ([0-9.]+) .*?\| ([0-9.]+) ms", r.stdout)
+    timed = [float(ms) for _, ms in steps[args.warmup:]]
+    ms = sorted(timed)[len(timed) // 2]
+    params = 124439808
+    tok_s = args.batch * 1024 / (ms / 1000)
+    peak = re.search(r"arena ([0-9.]+) (GB|MB)", r.stdout + r.stderr)
+    peak_gb = (float(peak.group(1)) / (1 if peak.group(2) == "GB" else 1000)
+               if peak else float("nan"))
+    return {"mode": mode, "vocab": 50257, "params": params, "ms": ms,
+            "tok_s": tok_s,
+            "mfu": tok_s * flops_per_token(params) / (PEAK_TFLOPS * 1e12),
+            "peak_gb": peak_gb, "compile_s": compile_s,
+            "loss": float(steps[-1][0])}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--modes", default="eager-fp32,eager-bf16,compile-bf16,llmc-fp32")
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/bench"))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    for mode in args.modes.split(","):
+        try:
+            if mode.startswith("llmc"):
+                rows.append(run_llmc(mode, args, args.out))
+            else:
+                rows.append(time_pytorch(mode, args, 50257))
+        except Exception as e:  # a mode that fails must not hide the others
+            rows.append({"mode": mode, "error": repr(e)[:200]})
+        torch.cuda.empty_cache()
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    json.dump(rows, open(os.path.join(args.out, "gpt2_bench.json"), "w"), indent=1)
+    print(f"{torch.cuda.get_device_name()} | GPT-2 124M | batch {args.batch} x 1024 | "
+          f"median of {args.steps} steps after {args.warmup} warm-up")
+    print(f"{'mode':14} {'ms/step':>9} {'tok/s':>10} {'MFU':>6} {'peak GB':>8} "
+          f"{'1st step s':>10} {'loss':>8}")
+    base = {r["mode"]: r for r in rows if "tok_s" in r}
+    for r in rows:
+        if "error" in r:
+            print(f"{r['mode']:14} error: {r['error']}")
+            continue
+        print(f"{r['mode']:14} {r['ms']:9.1f} {r['tok_s']:10.0f} {r['mfu']:6.3f} "
+              f"{r['peak_gb']:8.2f} {r['compile_s']:10.1f} {r['loss']:8.4f}")
+    for r in rows:
+        if r["mode"].startswith("llmc") and "tok_s" in r:
+            for other in ("eager-fp32", "eager-bf16", "compile-bf16"):
+                if other in base:
+                    print(f"{r['mode']} / {other}: {r['tok_s'] / base[other]['tok_s']:.2f}x tok/s")
+
+
+if __name__ == "__main__":
+    main()
