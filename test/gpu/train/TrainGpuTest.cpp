@@ -1,0 +1,250 @@
+//===- TrainGpuTest.cpp - Compiled training steps on a GPU ----------------===//
+//
+// For each fixture: one compiled step on the GPU against the reference
+// evaluator running the same @train_step (f32, relative L2 below 1e-5 for
+// the loss, every updated parameter and the optimizer state); three steps as
+// a CUDA graph bitwise equal to the plain stream; training on a token shard
+// whose loss must go down; validation that leaves parameters and state as
+// they were; a NaN loss that stops runTrainCuda naming the step.
+//
+//===----------------------------------------------------------------------===//
+#include "test/gpu/train/TrainHarness.h"
+
+#include "compiler/CudaTrainer.h"
+#include "compiler/TrainLog.h"
+#include "compiler/eval/Evaluator.h"
+#include "runtime/DataLoader.h"
+#include "runtime/TokenFile.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace llmc;
+using namespace llmc::test;
+
+namespace {
+
+struct Case {
+  const char *name;
+  const char *file;
+  const char *optimizer; // adamw | sgd
+  double lr;             // for the 50-step run
+};
+
+const Case kCases[] = {
+    {"BigramSgd", "bigram-tiny.mlir", "sgd", 1.0},
+    {"Gpt2TinyAdamW", "gpt2-tiny.mlir", "adamw", 3e-3},
+    {"TinyGptOnnxAdamW", "tiny_gpt_dynamo_loss.onnx", "adamw", 3e-3},
+};
+
+OptimizerConfig optimizerOf(const Case &c) {
+  OptimizerConfig o;
+  o.kind = c.optimizer;
+  if (o.kind == "sgd")
+    o.momentum = 0.9;
+  return o;
+}
+
+class TrainGpuTest : public ::testing::TestWithParam<Case> {
+protected:
+  void compile() {
+    std::string error;
+    ASSERT_TRUE(compileFixture(GetParam().file, optimizerOf(GetParam()),
+                               fixture_, error))
+        << error;
+    std::printf("[ compile  ] %s\n%s", GetParam().file,
+                formatReport(fixture_.compiled.report).c_str());
+  }
+  std::unique_ptr<Executor> executor() {
+    std::unique_ptr<Executor> exec;
+    Status s = Executor::create(fixture_.compiled.planned.plan, {}, exec);
+    EXPECT_TRUE(s) << s.message();
+    return exec;
+  }
+  Fixture fixture_;
+};
+
+TEST_P(TrainGpuTest, OneStepMatchesTheReference) {
+  LLMC_REQUIRE_GPU();
+  compile();
+  if (HasFatalFailure())
+    return;
+  std::vector<RefTensor> args = stepArguments(fixture_, 7, 1e-3);
+  auto reference = evaluate(fixture_.train(), args);
+  ASSERT_TRUE(mlir::succeeded(reference));
+  auto exec = executor();
+  ASSERT_TRUE(exec);
+  Status s = writeInputs(*exec, fixture_, args);
+  ASSERT_TRUE(s) << s.message();
+  s = exec->runPlain();
+  ASSERT_TRUE(s) << s.message();
+  std::vector<RefTensor> gpu;
+  s = readResults(*exec, fixture_, gpu);
+  ASSERT_TRUE(s) << s.message();
+  double worst = 0;
+  for (size_t r = 0; r < gpu.size(); ++r) {
+    double err = relativeError(gpu[r], (*reference)[r]);
+    worst = std::max(worst, err);
+    EXPECT_LT(err, 1e-5) << resultName(fixture_, r);
+  }
+  std::printf("[ numerics ] %s: loss gpu %.7f reference %.7f; worst relative "
+              "L2 error over %zu results %.3g\n",
+              GetParam().name, gpu[0].floats[0], (*reference)[0].floats[0],
+              gpu.size(), worst);
+}
+
+TEST_P(TrainGpuTest, GraphReplayIsBitwiseEqualToPlain) {
+  LLMC_REQUIRE_GPU();
+  compile();
+  if (HasFatalFailure())
+    return;
+  auto plain = executor(), graph = executor();
+  ASSERT_TRUE(plain && graph);
+  for (int step = 0; step < 3; ++step) {
+    std::vector<RefTensor> args = stepArguments(fixture_, 100 + step, 1e-3);
+    for (Executor *e : {plain.get(), graph.get()}) {
+      Status s = writeInputs(*e, fixture_, args);
+      ASSERT_TRUE(s) << s.message();
+      s = e == plain.get() ? e->runPlain() : e->replay();
+      ASSERT_TRUE(s) << s.message();
+    }
+  }
+  EXPECT_EQ(graph->captureCount(), 1u);
+  std::vector<RefTensor> a, b;
+  ASSERT_TRUE(readResults(*plain, fixture_, a));
+  ASSERT_TRUE(readResults(*graph, fixture_, b));
+  size_t differ = 0;
+  for (size_t r = 0; r < a.size(); ++r)
+    if (a[r].floats != b[r].floats || a[r].ints != b[r].ints) {
+      ++differ;
+      ADD_FAILURE() << resultName(fixture_, r) << " differs after 3 steps";
+    }
+  std::printf("[ replay   ] %s: %zu of %zu results bitwise equal after 3 "
+              "steps, %zu graph nodes\n",
+              GetParam().name, a.size() - differ, a.size(),
+              graph->graphNodeCount());
+}
+
+/// A token shard: $LLMC_TEST_TOKENS (made with `llmc tokenize`), else the
+/// bytes of a generated text.
+std::string tokenShard() {
+  if (const char *p = std::getenv("LLMC_TEST_TOKENS"))
+    return p;
+  std::string path = ::testing::TempDir() + "/llmc-train-gpu-tokens.bin";
+  std::ostringstream text;
+  for (int i = 0; i < 400; ++i)
+    text << "the quick brown fox " << (i % 7) << " jumps over the lazy dog. ";
+  Status s = writeTokenFile(path, tokenizeBytes(text.str()));
+  EXPECT_TRUE(s) << s.message();
+  return path;
+}
+
+TEST_P(TrainGpuTest, FiftyStepsLowerTheLoss) {
+  LLMC_REQUIRE_GPU();
+  compile();
+  if (HasFatalFailure())
+    return;
+  std::unique_ptr<CudaTrainer> trainer;
+  Status s = CudaTrainer::fromPlan(fixture_.compiled.planned.plan,
+                                   GetParam().file, trainer);
+  ASSERT_TRUE(s) << s.message();
+  DataLoader loader;
+  s = loader.open(tokenShard(), trainer->batch(), trainer->seq(),
+                  fixture_.compiled.report.vocab);
+  ASSERT_TRUE(s) << s.message();
+  std::vector<int64_t> tokens, targets;
+  std::vector<double> losses;
+  double totalMs = 0;
+  for (int64_t step = 0; step < 50; ++step) {
+    loader.next(tokens, targets);
+    double loss = 0;
+    s = trainer->step(step, tokens, targets, GetParam().lr, loss);
+    ASSERT_TRUE(s) << s.message();
+    ASSERT_TRUE(std::isfinite(loss)) << "step " << step + 1;
+    float ms = 0;
+    ASSERT_TRUE(trainer->executor().lastRunMs(ms));
+    totalMs += step > 0 ? ms : 0;
+    losses.push_back(loss);
+    if (step % 10 == 0 || step == 49)
+      std::printf("%s\n", formatStepLine({step, loss, GetParam().lr, ms,
+                                          trainer->batch() * trainer->seq()})
+                              .c_str());
+  }
+  double last = 0;
+  for (int i = 45; i < 50; ++i)
+    last += losses[i] / 5;
+  std::printf("[ training ] %s: loss %.4f -> %.4f (mean of the last 5), "
+              "%.3f ms per replayed step on the GPU\n",
+              GetParam().name, losses[0], last, totalMs / 49);
+  EXPECT_LT(last, 0.9 * losses[0]);
+}
+
+TEST_P(TrainGpuTest, ValidationLeavesParametersAndStateAsTheyWere) {
+  LLMC_REQUIRE_GPU();
+  compile();
+  if (HasFatalFailure())
+    return;
+  std::unique_ptr<CudaTrainer> trainer;
+  Status s = CudaTrainer::fromPlan(fixture_.compiled.planned.plan,
+                                   GetParam().file, trainer);
+  ASSERT_TRUE(s) << s.message();
+  DataLoader loader;
+  ASSERT_TRUE(loader.open(tokenShard(), trainer->batch(), trainer->seq()));
+  std::vector<int64_t> tokens, targets;
+  double loss = 0;
+  for (int64_t step = 0; step < 2; ++step) {
+    loader.next(tokens, targets);
+    ASSERT_TRUE(trainer->step(step, tokens, targets, GetParam().lr, loss));
+  }
+  auto snapshot = [&] {
+    std::vector<std::vector<uint8_t>> all;
+    for (const BufferInfo &b : trainer->executor().plan().buffers)
+      if (b.role == BufferRole::Param || b.role == BufferRole::OptimizerState) {
+        all.emplace_back();
+        EXPECT_TRUE(trainer->executor().readBuffer(b.name, all.back()));
+      }
+    return all;
+  };
+  auto before = snapshot();
+  double v1 = 0, v2 = 0;
+  s = trainer->validate(loader, 3, 2, v1);
+  ASSERT_TRUE(s) << s.message();
+  s = trainer->validate(loader, 3, 2, v2);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(before == snapshot());
+  EXPECT_EQ(v1, v2);
+  std::printf("[ validate ] %s: val loss %.6f twice, parameters and state "
+              "unchanged\n",
+              GetParam().name, v1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, TrainGpuTest, ::testing::ValuesIn(kCases),
+                         [](const auto &info) { return info.param.name; });
+
+TEST(RunTrainCudaTest, NanLossStopsNamingTheStep) {
+  LLMC_REQUIRE_GPU();
+  TrainConfig cfg;
+  cfg.model = modelPath("bigram-tiny.mlir");
+  cfg.data = tokenShard();
+  cfg.steps = 20;
+  cfg.lr = 1e30; // W explodes; exp overflows to inf, the loss to NaN
+  cfg.optimizer.kind = "sgd";
+  cfg.optimizer.clipNorm = 0;
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  int rc = runTrainCuda(cfg);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  std::printf("%s%s", out.c_str(), err.c_str());
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.find("llmc train: error: the loss is"), std::string::npos);
+  EXPECT_NE(err.find(" at step 2 "), std::string::npos);
+  EXPECT_NE(out.find("step 1 | loss 5.5"), std::string::npos);
+}
+
+} // namespace
