@@ -306,6 +306,14 @@ void registerAttentionEmitters(EmitterTable &t) {
                          op.getCausal(), op.getScaleOrDefault()};
         return emitAttentionKernel(op, ctx, out, a);
       });
+  // The training forward: the same kernel, lse as result #1.
+  addEmitter<AttentionLseOp>(
+      t, [](AttentionLseOp op, const EmitContext &ctx, OpLowering &out) {
+        AttentionParts a{op.getQuery(),  op.getKey(),    op.getValue(),
+                         op.getMask(),   op.getResult(), op.getLse(),
+                         op.getCausal(), op.getScaleOrDefault()};
+        return emitAttentionKernel(op, ctx, out, a);
+      });
   addEmitter<RotaryOp>(t, emitRotary);
 }
 

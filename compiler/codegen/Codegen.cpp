@@ -23,6 +23,10 @@ static const EmitterTable &emitterTable() {
     registerLossEmitters(t);
     registerAttentionEmitters(t);
     registerMatmulEmitters(t);
+    registerNormGradEmitters(t);
+    registerScatterEmitters(t);
+    registerAttentionGradEmitters(t);
+    registerOptimizerEmitters(t);
     return t;
   }();
   return table;

@@ -31,7 +31,8 @@ using ExprFn = std::function<std::string(Type operandType)>;
 
 LogicalResult emitElementwise(Operation *op, const EmitContext &ctx,
                               OpLowering &out, const std::string &scheme,
-                              const ExprFn &expr, bool exprIsStorage = false) {
+                              const ExprFn &expr, bool exprIsStorage = false,
+                              const std::string &helpers = "") {
   Value result = op->getResult(0);
   Shape shape = shapeOf(result);
   int64_t n = numElements(shape);
@@ -44,6 +45,8 @@ LogicalResult emitElementwise(Operation *op, const EmitContext &ctx,
   KernelSource src(op, ctx.name);
   src.scheme("one thread per element, grid-stride loop; " + scheme);
   src.constant("kN", n, "elements of the result " + dimsString(shape));
+  if (!helpers.empty())
+    src.helper(helpers);
 
   static const char *names[] = {"a", "b", "c"};
   std::string params, body;
@@ -175,6 +178,32 @@ const char *comparison(ComparePredicate p) {
   return "false";
 }
 
+//===----------------------------------------------------------------------===//
+// Activation derivatives
+//===----------------------------------------------------------------------===//
+
+const char *kGeluErfGrad =
+    R"(// Phi(x) + x * phi(x): the derivative of x * Phi(x).
+__device__ __forceinline__ float geluErfGrad(float x) {
+  const float cdf = 0.5f * (1.0f + erff(x * 0.7071067812f));
+  const float pdf = expf(-0.5f * x * x) * 0.3989422804f;
+  return cdf + x * pdf;
+})";
+
+const char *kGeluTanhGrad =
+    R"(// The derivative of 0.5 x (1 + tanh(k (x + c x^3))) itself.
+__device__ __forceinline__ float geluTanhGrad(float x) {
+  const float k = 0.7978845608f, c = 0.044715f;
+  const float t = tanhf(k * (x + c * x * x * x));
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
+})";
+
+const char *kSiluGrad =
+    R"(__device__ __forceinline__ float siluGrad(float x) {
+  const float s = 1.0f / (1.0f + expf(-x));
+  return s * (1.0f + x * (1.0f - s));
+})";
+
 } // namespace
 
 void registerElementwiseEmitters(EmitterTable &t) {
@@ -204,6 +233,29 @@ void registerElementwiseEmitters(EmitterTable &t) {
                                ": y = " + e,
                            [e](Type) { return std::string(e); });
   });
+  // Backward activations: a = the forward input, b = the cotangent.
+  addEmitter<GeluGradOp>(t, [](GeluGradOp op, const EmitContext &ctx,
+                               OpLowering &out) {
+    bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
+    return emitElementwise(
+        op, ctx, out,
+        std::string("gelu_grad ") + (tanhForm ? "tanh" : "erf") +
+            ": y = dy * gelu'(x)",
+        [tanhForm](Type) {
+          return std::string(tanhForm ? "b * geluTanhGrad(a)"
+                                      : "b * geluErfGrad(a)");
+        },
+        /*exprIsStorage=*/false, tanhForm ? kGeluTanhGrad : kGeluErfGrad);
+  });
+  addEmitter<SiluGradOp>(
+      t, [](SiluGradOp op, const EmitContext &ctx, OpLowering &out) {
+        return emitElementwise(
+            op, ctx, out, "silu_grad: y = dy * s * (1 + x * (1 - s)), s = sigmoid(x)",
+            [](Type) {
+              return std::string("b * siluGrad(a)");
+            },
+            /*exprIsStorage=*/false, kSiluGrad);
+      });
   addEmitter<IsNanOp>(
       t, [](IsNanOp op, const EmitContext &ctx, OpLowering &out) {
         return emitElementwise(op, ctx, out, "y = isnan(a)",

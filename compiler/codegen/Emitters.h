@@ -48,6 +48,11 @@ void registerNormEmitters(EmitterTable &table);
 void registerLossEmitters(EmitterTable &table);
 void registerAttentionEmitters(EmitterTable &table);
 void registerMatmulEmitters(EmitterTable &table);
+// The backward and optimizer ops of a training step (LlmcGradOps.td).
+void registerNormGradEmitters(EmitterTable &table);
+void registerScatterEmitters(EmitterTable &table);
+void registerAttentionGradEmitters(EmitterTable &table);
+void registerOptimizerEmitters(EmitterTable &table);
 
 //===----------------------------------------------------------------------===//
 // Types

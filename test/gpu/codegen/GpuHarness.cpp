@@ -39,6 +39,10 @@ RefTensor randomArgument(func::FuncOp func, unsigned i, std::mt19937_64 &rng,
   ElementKind kind = *kindOf(type.getElementType());
   RefTensor t(kind, {type.getShape().begin(), type.getShape().end()});
   int64_t lo = 0, hi = 8;
+  if (auto scale = func.getArgAttrOfType<FloatAttr>(i, "gpu_test.scale"))
+    floatScale = scale.getValueAsDouble();
+  bool zeros = static_cast<bool>(func.getArgAttr(i, "gpu_test.zeros"));
+  bool absolute = static_cast<bool>(func.getArgAttr(i, "gpu_test.abs"));
   if (auto range =
           func.getArgAttrOfType<DenseI64ArrayAttr>(i, "gpu_test.range")) {
     lo = range[0];
@@ -47,8 +51,10 @@ RefTensor randomArgument(func::FuncOp func, unsigned i, std::mt19937_64 &rng,
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_int_distribution<int64_t> uniform(lo, hi - 1);
   for (int64_t e = 0, n = t.numElements(); e < n; ++e) {
-    if (t.isFloat())
-      t.floats[e] = roundToKind(normal(rng) * floatScale, kind);
+    if (t.isFloat()) {
+      double x = zeros ? 0.0 : normal(rng) * floatScale;
+      t.floats[e] = roundToKind(absolute ? std::fabs(x) : x, kind);
+    }
     else if (kind == ElementKind::I1)
       t.ints[e] = rng() & 1;
     else
@@ -112,6 +118,10 @@ void checkCompiles(const std::string &mlir) {
   ASSERT_TRUE(module) << "test IR does not parse";
   auto func = module->lookupSymbol<func::FuncOp>("forward");
   ASSERT_TRUE(func) << "test IR has no @forward";
+  checkFunctionCompiles(func);
+}
+
+void checkFunctionCompiles(func::FuncOp func) {
   auto lowered = codegen::lowerFunction(func, codegen::CodegenOptions());
   ASSERT_TRUE(succeeded(lowered)) << "code generation failed";
   auto plan = codegen::buildUnplannedPlan(func, *lowered);
@@ -139,7 +149,56 @@ void checkAgainstReference(const std::string &mlir, Tolerance tol,
   ASSERT_TRUE(module) << "test IR does not parse";
   auto func = module->lookupSymbol<func::FuncOp>("forward");
   ASSERT_TRUE(func) << "test IR has no @forward";
+  checkFunctionAgainstReference(func, tol, floatScale);
+}
 
+double bestReplayMs(const std::string &mlir, int replays) {
+  MLIRContext context;
+  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(mlir, &context);
+  auto func = module ? module->lookupSymbol<func::FuncOp>("forward") : nullptr;
+  EXPECT_TRUE(func) << "test IR does not parse or has no @forward";
+  if (!func)
+    return -1;
+  auto lowered = codegen::lowerFunction(func, codegen::CodegenOptions());
+  auto plan = succeeded(lowered) ? codegen::buildUnplannedPlan(func, *lowered)
+                                 : FailureOr<codegen::UnplannedPlan>();
+  EXPECT_TRUE(succeeded(plan)) << "code generation failed";
+  if (failed(plan))
+    return -1;
+  std::unique_ptr<Executor> exec;
+  ExecutorOptions eo;
+  eo.source = "timing";
+  Status s = Executor::create(plan->plan, eo, exec);
+  EXPECT_TRUE(s) << s.message();
+  if (!s)
+    return -1;
+  std::mt19937_64 rng(runSeed());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::vector<uint8_t> bytes =
+        codegen::toDeviceBytes(randomArgument(func, i, rng, 1.0));
+    s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(), bytes.size());
+    EXPECT_TRUE(s) << s.message();
+    if (!s)
+      return -1;
+  }
+  double best = -1;
+  for (int r = 0; r < replays; ++r) {
+    float ms = 0;
+    s = exec->replay();
+    if (s)
+      s = exec->lastRunMs(ms);
+    EXPECT_TRUE(s) << s.message();
+    if (!s)
+      return -1;
+    if (best < 0 || ms < best)
+      best = ms;
+  }
+  return best;
+}
+
+void checkFunctionAgainstReference(func::FuncOp func, Tolerance tol,
+                                   double floatScale) {
   codegen::CodegenOptions options;
   auto lowered = codegen::lowerFunction(func, options);
   ASSERT_TRUE(succeeded(lowered)) << "code generation failed";

@@ -6,15 +6,19 @@
 // result: relative L2 error for floats (NaNs must coincide), exact equality
 // for integers and i1.
 //
-// Arguments are random and fresh each run (never zeros): floats N(0, 1)
-// times `floatScale`, integers uniform in [lo, hi) from the argument's
+// Arguments are random and fresh each run: floats N(0, 1) times
+// `floatScale`, integers uniform in [lo, hi) from the argument's
 // `gpu_test.range = array<i64: lo, hi>` attribute (default [0, 8)), i1
-// fair coins. The seed is printed; LLMC_TEST_SEED=N repeats a run.
+// fair coins. Float arguments may override that with `gpu_test.scale = S`
+// (N(0, S)), `gpu_test.abs` (absolute values) or `gpu_test.zeros` (an
+// optimizer's first-step state). The seed is printed; LLMC_TEST_SEED=N
+// repeats a run.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H
 #define LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 
@@ -42,10 +46,21 @@ struct Tolerance {
 void checkAgainstReference(const std::string &mlir, Tolerance tol = {},
                            double floatScale = 1.0);
 
+/// The same for a function that is already parsed (a @train_step that the
+/// test built with passes).
+void checkFunctionAgainstReference(mlir::func::FuncOp func, Tolerance tol = {},
+                                   double floatScale = 1.0);
+
+/// Needs a GPU: the best of `replays` CUDA-graph replays of @forward in
+/// milliseconds, on random arguments (no reference run); negative and a
+/// gtest failure when something fails.
+double bestReplayMs(const std::string &mlir, int replays = 10);
+
 /// Needs no GPU: lowers @forward and compiles every kernel with NVRTC for
 /// sm_90; also runs the reference on random arguments, so that the IR is
 /// checked to be valid for both.
 void checkCompiles(const std::string &mlir);
+void checkFunctionCompiles(mlir::func::FuncOp func);
 
 } // namespace llmc::test
 

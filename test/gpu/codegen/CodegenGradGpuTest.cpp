@@ -1,0 +1,303 @@
+//===- CodegenGradGpuTest.cpp - Backward kernels vs the CPU reference -----===//
+//
+// The kernels of a training step's backward and optimizer ops (LlmcGradOps.td)
+// on fresh random inputs against the reference evaluator, with the
+// tolerances of CodegenGpuTest.cpp (relative L2 error below 1e-5 for f32,
+// 1e-2 for bf16) and the bitwise graph-replay check. Shapes are not
+// multiples of the block or tile sizes. Then GPT-2-size cases that also
+// print timings, and the whole @train_step of the GPT-2 fixture (autodiff
+// and AdamW run in-process) on the GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "test/gpu/codegen/GpuHarness.h"
+
+#include "dialects/llmc/LlmcDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace llmc::test;
+
+struct GradCase {
+  const char *name;
+  const char *mlir;
+};
+void PrintTo(const GradCase &c, std::ostream *os) { *os << c.name; }
+
+namespace {
+
+const std::vector<GradCase> &cases() {
+  static const std::vector<GradCase> all = {
+      {"NormGrads",
+       R"(func.func @forward(%x: tensor<3x7x333xf32>, %dy: tensor<3x7x333xf32>, %w: tensor<333xf32>,
+                   %xl: tensor<2100x40xf32>, %dyl: tensor<2100x40xf32>, %wl: tensor<40xf32>)
+    -> (tensor<3x7x333xf32>, tensor<333xf32>, tensor<333xf32>, tensor<3x7x333xf32>,
+        tensor<3x7x333xf32>, tensor<333xf32>, tensor<2100x40xf32>,
+        tensor<40xf32>, tensor<40xf32>, tensor<2100x40xf32>, tensor<40xf32>) {
+  %0, %1, %2 = llmc.layer_norm_grad %x, %dy weight %w {bias_grad, epsilon = 1.0e-05 : f64} : (tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<333xf32>) -> (tensor<3x7x333xf32>, tensor<333xf32>, tensor<333xf32>)
+  %3 = llmc.layer_norm_grad %x, %dy {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<3x7x333xf32>, tensor<3x7x333xf32>) -> tensor<3x7x333xf32>
+  %4, %5 = llmc.rms_norm_grad %x, %dy weight %w {epsilon = 1.0e-06 : f64} : (tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<333xf32>) -> (tensor<3x7x333xf32>, tensor<333xf32>)
+  %6, %7, %8 = llmc.layer_norm_grad %xl, %dyl weight %wl {bias_grad, epsilon = 1.0e-05 : f64} : (tensor<2100x40xf32>, tensor<2100x40xf32>, tensor<40xf32>) -> (tensor<2100x40xf32>, tensor<40xf32>, tensor<40xf32>)
+  %9, %10 = llmc.layer_norm_grad %xl, %dyl {bias_grad, epsilon = 1.0e-05 : f64} : (tensor<2100x40xf32>, tensor<2100x40xf32>) -> (tensor<2100x40xf32>, tensor<40xf32>)
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10
+    : tensor<3x7x333xf32>, tensor<333xf32>, tensor<333xf32>, tensor<3x7x333xf32>,
+      tensor<3x7x333xf32>, tensor<333xf32>, tensor<2100x40xf32>,
+      tensor<40xf32>, tensor<40xf32>, tensor<2100x40xf32>, tensor<40xf32>
+})"},
+      {"NormGradsBf16",
+       R"(func.func @forward(%x: tensor<5x2000xbf16>, %dy: tensor<5x2000xbf16>, %w: tensor<2000xbf16>)
+    -> (tensor<5x2000xbf16>, tensor<2000xbf16>, tensor<2000xbf16>, tensor<5x2000xbf16>, tensor<2000xbf16>) {
+  %0, %1, %2 = llmc.layer_norm_grad %x, %dy weight %w {bias_grad, epsilon = 1.0e-05 : f64} : (tensor<5x2000xbf16>, tensor<5x2000xbf16>, tensor<2000xbf16>) -> (tensor<5x2000xbf16>, tensor<2000xbf16>, tensor<2000xbf16>)
+  %3, %4 = llmc.rms_norm_grad %x, %dy weight %w {epsilon = 1.0e-06 : f64} : (tensor<5x2000xbf16>, tensor<5x2000xbf16>, tensor<2000xbf16>) -> (tensor<5x2000xbf16>, tensor<2000xbf16>)
+  return %0, %1, %2, %3, %4 : tensor<5x2000xbf16>, tensor<2000xbf16>, tensor<2000xbf16>, tensor<5x2000xbf16>, tensor<2000xbf16>
+})"},
+      {"SoftmaxGrads",
+       R"(func.func @forward(%x: tensor<3x7x333xf32>, %dy: tensor<3x7x333xf32>, %m: tensor<4x6x5xf32>,
+                   %dm: tensor<4x6x5xf32>, %h: tensor<5x700xbf16>, %dh: tensor<5x700xbf16>)
+    -> (tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<4x6x5xf32>, tensor<4x6x5xf32>, tensor<5x700xbf16>) {
+  %y = llmc.softmax %x {axis = -1 : i64} : tensor<3x7x333xf32>
+  %0 = llmc.softmax_grad %y, %dy {axis = -1 : i64} : tensor<3x7x333xf32>
+  %ly = llmc.log_softmax %x {axis = 2 : i64} : tensor<3x7x333xf32>
+  %1 = llmc.log_softmax_grad %ly, %dy {axis = 2 : i64} : tensor<3x7x333xf32>
+  %ym = llmc.softmax %m {axis = 1 : i64} : tensor<4x6x5xf32>
+  %2 = llmc.softmax_grad %ym, %dm {axis = 1 : i64} : tensor<4x6x5xf32>
+  %lm = llmc.log_softmax %m {axis = 0 : i64} : tensor<4x6x5xf32>
+  %3 = llmc.log_softmax_grad %lm, %dm {axis = 0 : i64} : tensor<4x6x5xf32>
+  %yh = llmc.softmax %h {axis = -1 : i64} : tensor<5x700xbf16>
+  %4 = llmc.softmax_grad %yh, %dh {axis = -1 : i64} : tensor<5x700xbf16>
+  return %0, %1, %2, %3, %4 : tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<4x6x5xf32>, tensor<4x6x5xf32>, tensor<5x700xbf16>
+})"},
+      {"ActivationGrads",
+       R"(func.func @forward(%x: tensor<7x129xf32>, %dy: tensor<7x129xf32>, %h: tensor<3x300xbf16>, %dh: tensor<3x300xbf16>)
+    -> (tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>, tensor<3x300xbf16>, tensor<3x300xbf16>) {
+  %0 = llmc.gelu_grad erf %x, %dy : tensor<7x129xf32>
+  %1 = llmc.gelu_grad tanh %x, %dy : tensor<7x129xf32>
+  %2 = llmc.silu_grad %x, %dy : tensor<7x129xf32>
+  %3 = llmc.gelu_grad tanh %h, %dh : tensor<3x300xbf16>
+  %4 = llmc.silu_grad %h, %dh : tensor<3x300xbf16>
+  return %0, %1, %2, %3, %4 : tensor<7x129xf32>, tensor<7x129xf32>, tensor<7x129xf32>, tensor<3x300xbf16>, tensor<3x300xbf16>
+})"},
+      {"CrossEntropyGrad", R"(func.func @forward(%logits: tensor<3x41x13xf32>,
+                   %t: tensor<3x41xi64> {gpu_test.range = array<i64: 0, 13>},
+                   %g: tensor<f32>, %gn: tensor<3x41xf32>,
+                   %lb: tensor<70x1000xbf16>,
+                   %tb: tensor<70xi32> {gpu_test.range = array<i64: 0, 1000>}, %gb: tensor<bf16>)
+    -> (tensor<3x41x13xf32>, tensor<3x41x13xf32>, tensor<3x41x13xf32>, tensor<70x1000xbf16>) {
+  %0 = llmc.cross_entropy_grad mean %logits, %t, %g {ignore_index = 12 : i64} : (tensor<3x41x13xf32>, tensor<3x41xi64>, tensor<f32>) -> tensor<3x41x13xf32>
+  %1 = llmc.cross_entropy_grad sum %logits, %t, %g {ignore_index = 12 : i64} : (tensor<3x41x13xf32>, tensor<3x41xi64>, tensor<f32>) -> tensor<3x41x13xf32>
+  %2 = llmc.cross_entropy_grad none %logits, %t, %gn {ignore_index = 12 : i64} : (tensor<3x41x13xf32>, tensor<3x41xi64>, tensor<3x41xf32>) -> tensor<3x41x13xf32>
+  %3 = llmc.cross_entropy_grad mean %lb, %tb, %gb {ignore_index = 0 : i64} : (tensor<70x1000xbf16>, tensor<70xi32>, tensor<bf16>) -> tensor<70x1000xbf16>
+  return %0, %1, %2, %3 : tensor<3x41x13xf32>, tensor<3x41x13xf32>, tensor<3x41x13xf32>, tensor<70x1000xbf16>
+})"},
+      {"ScatterGrads",
+       R"(func.func @forward(%g0: tensor<3x4x6xf32>, %idx: tensor<3x4xi64> {gpu_test.range = array<i64: -11, 11>},
+                   %g1: tensor<6x3x4xf32>, %ge: tensor<2x3x2x5xf32>,
+                   %ie: tensor<2x3x2x5xi32> {gpu_test.range = array<i64: -4, 4>},
+                   %gt: tensor<16x1xf32>, %it: tensor<16x1xi64> {gpu_test.range = array<i64: 0, 512>},
+                   %gs: tensor<2x2x2x2xf32>, %gb: tensor<3x1x5xbf16>,
+                   %ib: tensor<40xi32> {gpu_test.range = array<i64: 0, 3>}, %gbb: tensor<40x5xbf16>)
+    -> (tensor<11x6xf32>, tensor<6x11xf32>, tensor<2x4x4x5xf32>, tensor<16x512xf32>,
+        tensor<2x3x4x5xf32>, tensor<3x9x5xbf16>, tensor<3x5xbf16>) {
+  %0 = llmc.gather_grad %g0, %idx axis 0 : (tensor<3x4x6xf32>, tensor<3x4xi64>) -> tensor<11x6xf32>
+  %1 = llmc.gather_grad %g1, %idx axis 1 : (tensor<6x3x4xf32>, tensor<3x4xi64>) -> tensor<6x11xf32>
+  %2 = llmc.gather_elements_grad %ge, %ie axis 2 : (tensor<2x3x2x5xf32>, tensor<2x3x2x5xi32>) -> tensor<2x4x4x5xf32>
+  %3 = llmc.gather_elements_grad %gt, %it axis 1 : (tensor<16x1xf32>, tensor<16x1xi64>) -> tensor<16x512xf32>
+  %4 = llmc.slice_grad %gs starts [0, 1, 0, 1] limits [2, 3, 4, 5] strides [1, 1, 2, 2] : (tensor<2x2x2x2xf32>) -> tensor<2x3x4x5xf32>
+  %5 = llmc.slice_grad %gb starts [0, 2, 0] limits [3, 3, 5] strides [1, 1, 1] : (tensor<3x1x5xbf16>) -> tensor<3x9x5xbf16>
+  %6 = llmc.gather_grad %gbb, %ib axis 0 : (tensor<40x5xbf16>, tensor<40xi32>) -> tensor<3x5xbf16>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<11x6xf32>, tensor<6x11xf32>, tensor<2x4x4x5xf32>, tensor<16x512xf32>,
+    tensor<2x3x4x5xf32>, tensor<3x9x5xbf16>, tensor<3x5xbf16>
+})"},
+      {"AttentionGrad",
+       R"(func.func @forward(%q: tensor<2x4x45x64xf32>, %k: tensor<2x4x45x64xf32>, %v: tensor<2x4x45x64xf32>,
+                   %do: tensor<2x4x45x64xf32>, %kg: tensor<2x2x70x64xf32>, %vg: tensor<2x2x70x48xf32>,
+                   %dog: tensor<2x4x45x48xf32>, %fm: tensor<45x70xf32>, %bm: tensor<2x1x45x70xi1>)
+    -> (tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>,
+        tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>,
+        tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>,
+        tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<2x4x45xf32>) {
+  %o0, %l0 = llmc.attention_lse %q, %k, %v : (tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>) -> (tensor<2x4x45x64xf32>, tensor<2x4x45xf32>)
+  %a0, %b0, %c0 = llmc.attention_grad %q, %k, %v, %o0, %l0, %do : (tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45xf32>, tensor<2x4x45x64xf32>) -> (tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>)
+  %o1, %l1 = llmc.attention_lse %q, %k, %v {causal} : (tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>) -> (tensor<2x4x45x64xf32>, tensor<2x4x45xf32>)
+  %a1, %b1, %c1 = llmc.attention_grad %q, %k, %v, %o1, %l1, %do {causal} : (tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45xf32>, tensor<2x4x45x64xf32>) -> (tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>)
+  %o2, %l2 = llmc.attention_lse %q, %kg, %vg mask %fm {causal, scale = 0.2 : f64} : (tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<45x70xf32>) -> (tensor<2x4x45x48xf32>, tensor<2x4x45xf32>)
+  %a2, %b2, %c2 = llmc.attention_grad %q, %kg, %vg, %o2, %l2, %dog mask %fm {causal, scale = 0.2 : f64} : (tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<2x4x45x48xf32>, tensor<2x4x45xf32>, tensor<2x4x45x48xf32>, tensor<45x70xf32>) -> (tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>)
+  %o3, %l3 = llmc.attention_lse %q, %kg, %vg mask %bm : (tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<2x1x45x70xi1>) -> (tensor<2x4x45x48xf32>, tensor<2x4x45xf32>)
+  %a3, %b3, %c3 = llmc.attention_grad %q, %kg, %vg, %o3, %l3, %dog mask %bm : (tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<2x4x45x48xf32>, tensor<2x4x45xf32>, tensor<2x4x45x48xf32>, tensor<2x1x45x70xi1>) -> (tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>)
+  return %a0, %b0, %c0, %a1, %b1, %c1, %a2, %b2, %c2, %a3, %b3, %c3, %l3
+    : tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>,
+      tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>, tensor<2x4x45x64xf32>,
+      tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>,
+      tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<2x4x45xf32>
+})"},
+      {"AttentionGradBf16",
+       R"(func.func @forward(%q: tensor<1x2x100x128xbf16>, %k: tensor<1x2x100x128xbf16>, %v: tensor<1x2x100x128xbf16>, %do: tensor<1x2x100x128xbf16>)
+    -> (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>) {
+  %o, %l = llmc.attention_lse %q, %k, %v {causal} : (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>) -> (tensor<1x2x100x128xbf16>, tensor<1x2x100xf32>)
+  %a, %b, %c = llmc.attention_grad %q, %k, %v, %o, %l, %do {causal} : (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100xf32>, tensor<1x2x100x128xbf16>) -> (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>)
+  return %a, %b, %c : tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>
+})"},
+      {"AdamW",
+       R"(func.func @forward(%p: tensor<33x31xf32>, %g: tensor<33x31xf32>, %m: tensor<33x31xf32>,
+                   %v: tensor<33x31xf32> {gpu_test.abs},
+                   %lr: tensor<f32> {gpu_test.abs, gpu_test.scale = 0.01 : f64},
+                   %t: tensor<i64> {gpu_test.range = array<i64: 1, 50>},
+                   %pb: tensor<700xbf16>, %gb: tensor<700xbf16>, %mb: tensor<700xbf16>,
+                   %vb: tensor<700xbf16> {gpu_test.abs})
+    -> (tensor<33x31xf32>, tensor<33x31xf32>, tensor<33x31xf32>, tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>) {
+  %0, %1, %2 = llmc.adamw_update %p, %g, %m, %v, %lr, %t {beta1 = 0.9 : f64, beta2 = 0.95 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.1 : f64} : (tensor<33x31xf32>, tensor<33x31xf32>, tensor<33x31xf32>, tensor<33x31xf32>, tensor<f32>, tensor<i64>) -> (tensor<33x31xf32>, tensor<33x31xf32>, tensor<33x31xf32>)
+  %3, %4, %5 = llmc.adamw_update %pb, %gb, %mb, %vb, %lr, %t : (tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>, tensor<f32>, tensor<i64>) -> (tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>)
+  return %0, %1, %2, %3, %4, %5 : tensor<33x31xf32>, tensor<33x31xf32>, tensor<33x31xf32>, tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>
+})"},
+  };
+  return all;
+}
+
+class CodegenGradGpu : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(CodegenGradGpu, MatchesReference) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(GetParam().mlir);
+}
+
+// Needs no GPU: every case's kernels compile with NVRTC for sm_90.
+TEST_P(CodegenGradGpu, CompilesWithNvrtc) { checkCompiles(GetParam().mlir); }
+
+INSTANTIATE_TEST_SUITE_P(Backward, CodegenGradGpu,
+                         ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<GradCase> &info) {
+                           return std::string(info.param.name);
+                         });
+
+//===----------------------------------------------------------------------===//
+// GPT-2 sizes, with timings
+//===----------------------------------------------------------------------===//
+
+const char *kAttentionGpt2 =
+    R"(func.func @forward(%q: tensor<2x12x1024x64xf32>, %k: tensor<2x12x1024x64xf32>,
+                   %v: tensor<2x12x1024x64xf32>, %do: tensor<2x12x1024x64xf32>)
+    -> (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>) {
+  %o, %l = llmc.attention_lse %q, %k, %v {causal} : (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>) -> (tensor<2x12x1024x64xf32>, tensor<2x12x1024xf32>)
+  %a, %b, %c = llmc.attention_grad %q, %k, %v, %o, %l, %do {causal} : (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024xf32>, tensor<2x12x1024x64xf32>) -> (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>)
+  return %a, %b, %c : tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>
+})";
+
+const char *kAttentionGpt2Forward =
+    R"(func.func @forward(%q: tensor<2x12x1024x64xf32>, %k: tensor<2x12x1024x64xf32>,
+                   %v: tensor<2x12x1024x64xf32>) -> (tensor<2x12x1024x64xf32>, tensor<2x12x1024xf32>) {
+  %o, %l = llmc.attention_lse %q, %k, %v {causal} : (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>) -> (tensor<2x12x1024x64xf32>, tensor<2x12x1024xf32>)
+  return %o, %l : tensor<2x12x1024x64xf32>, tensor<2x12x1024xf32>
+})";
+
+TEST(CodegenGradGpt2, AttentionGrad) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(kAttentionGpt2);
+  double both = bestReplayMs(kAttentionGpt2);
+  double forward = bestReplayMs(kAttentionGpt2Forward);
+  std::printf("[ timing   ] attention [2, 12, 1024, 64] causal f32: forward "
+              "(attention_lse) %.3f ms, forward + attention_grad %.3f ms, "
+              "attention_grad %.3f ms\n",
+              forward, both, both - forward);
+}
+
+const char *kGatherGradGpt2 = R"(func.func @forward(%g: tensor<16x1024x768xf32>,
+    %idx: tensor<16x1024xi64> {gpu_test.range = array<i64: 0, 50257>}) -> tensor<50257x768xf32> {
+  %0 = llmc.gather_grad %g, %idx axis 0 : (tensor<16x1024x768xf32>, tensor<16x1024xi64>) -> tensor<50257x768xf32>
+  return %0 : tensor<50257x768xf32>
+})";
+
+// Natural text repeats tokens far more than uniform ids do: a 50-token
+// vocabulary stresses the per-row buckets (about 330 positions each).
+const char *kGatherGradSkewed = R"(func.func @forward(%g: tensor<16x1024x768xf32>,
+    %idx: tensor<16x1024xi64> {gpu_test.range = array<i64: 0, 50>}) -> tensor<50257x768xf32> {
+  %0 = llmc.gather_grad %g, %idx axis 0 : (tensor<16x1024x768xf32>, tensor<16x1024xi64>) -> tensor<50257x768xf32>
+  return %0 : tensor<50257x768xf32>
+})";
+
+TEST(CodegenGradGpt2, GatherGrad) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(kGatherGradGpt2);
+  double uniform = bestReplayMs(kGatherGradGpt2);
+  double skewed = bestReplayMs(kGatherGradSkewed);
+  std::printf("[ timing   ] gather_grad 16384 tokens into [50257, 768] f32: "
+              "%.3f ms (uniform ids), %.3f ms (50 distinct ids)\n",
+              uniform, skewed);
+}
+
+//===----------------------------------------------------------------------===//
+// The GPT-2 fixture's whole training step
+//===----------------------------------------------------------------------===//
+
+/// Builds @train_step of gpt2-tiny.mlir with llmc-autodiff and
+/// llmc-append-optimizer and marks its arguments for the harness: token ids
+/// in the vocabulary, the AdamW state of a first step (m = v = 0, step 1),
+/// a learning rate of about 1e-2.
+mlir::func::FuncOp gpt2TinyTrainStep(mlir::MLIRContext &context,
+                                     mlir::OwningOpRef<mlir::ModuleOp> &module) {
+  const char *dir = std::getenv("LLMC_TEST_MODELS");
+  std::string path =
+      std::string(dir ? dir : LLMC_TEST_MODELS_DIR) + "/gpt2-tiny.mlir";
+  std::ifstream in(path);
+  if (!in)
+    return nullptr;
+  std::stringstream text;
+  text << in.rdbuf();
+  context.loadDialect<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();
+  module = mlir::parseSourceString<mlir::ModuleOp>(text.str(), &context);
+  if (!module)
+    return nullptr;
+  mlir::PassManager pm(&context);
+  pm.addPass(mlir::llmc::createAutodiffPass());
+  pm.addPass(mlir::llmc::createAppendOptimizerPass());
+  if (mlir::failed(pm.run(*module)))
+    return nullptr;
+  auto func = module->lookupSymbol<mlir::func::FuncOp>("train_step");
+  if (!func)
+    return nullptr;
+  mlir::Builder b(&context);
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto input = func.getArgAttrOfType<mlir::StringAttr>(i, "llmc.input");
+    auto state = func.getArgAttrOfType<mlir::StringAttr>(i, "llmc.state");
+    if (input && (input.getValue() == "idx" || input.getValue() == "targets"))
+      func.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({0, 512}));
+    if (input && input.getValue() == "lr") {
+      func.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
+      func.setArgAttr(i, "gpu_test.scale", b.getF64FloatAttr(0.01));
+    }
+    if (state && state.getValue() == "step")
+      func.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({1, 2}));
+    if (state && state.getValue().starts_with("adamw."))
+      func.setArgAttr(i, "gpu_test.zeros", b.getUnitAttr());
+  }
+  return func;
+}
+
+TEST(CodegenGradModel, Gpt2TinyTrainStep) {
+  LLMC_REQUIRE_GPU();
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = gpt2TinyTrainStep(context, module);
+  ASSERT_TRUE(func) << "cannot build @train_step of gpt2-tiny.mlir";
+  // Weights N(0, 0.1): the scale of a trained model's. The new m and v are
+  // 0.1 g and 0.001 g^2: they check every gradient.
+  checkFunctionAgainstReference(func, {}, 0.1);
+}
+
+TEST(CodegenGradModel, Gpt2TinyTrainStepCompilesWithNvrtc) {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = gpt2TinyTrainStep(context, module);
+  ASSERT_TRUE(func) << "cannot build @train_step of gpt2-tiny.mlir";
+  checkFunctionCompiles(func);
+}
+
+} // namespace
