@@ -185,12 +185,16 @@ int runTrainCuda(const TrainConfig &cfg) {
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
-    if (!std::isfinite(loss))
-      return fail("the loss is " + std::string(std::isnan(loss) ? "NaN" : "infinite") +
-                  " at step " + std::to_string(step + 1) + " (lr " +
-                  std::to_string(lr) +
-                  "): lower the learning rate (--lr), add warmup (--warmup) "
-                  "or check the data; stopping");
+    if (!std::isfinite(loss)) {
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "the loss is %s at step %lld (lr %.4g): lower the "
+                    "learning rate (--lr), add warmup (--warmup) or check "
+                    "the data; stopping",
+                    std::isnan(loss) ? "NaN" : "infinite",
+                    static_cast<long long>(step + 1), lr);
+      return fail(text);
+    }
     printStepLine({step, loss, lr, ms, b * t});
     if (validating && (step + 1) % cfg.valEvery == 0) {
       double valLoss = 0;

@@ -76,7 +76,6 @@ struct ScratchBuffer {
   std::string name; // "lse", "row_loss"
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  bool zeroed = false; // set to zero before the kernels run (accumulators)
 };
 
 struct OpLowering {
@@ -84,9 +83,6 @@ struct OpLowering {
   Kind kind = Kind::Kernels;
   std::vector<EmittedKernel> kernels; // Kernels: in launch order
   std::vector<ScratchBuffer> scratch; // Kernels
-  /// Kernels: results the kernels accumulate into (atomicAdd scatters); the
-  /// plan sets them to zero (a memset step) before the first kernel.
-  std::vector<unsigned> zeroedResults;
   /// Matmul: a = operand 0, b = operand 1, d = result 0; the names and c
   /// are left empty for the plan builder.
   std::optional<MatmulStep> matmul;

@@ -249,12 +249,7 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
     for (const ScratchBuffer &s : l.scratch) {
       scratch.push_back(lo.name + "." + s.name);
       asm_.addScratch(s, scratch.back());
-      if (s.zeroed)
-        plan.steps.push_back({MemsetStep{scratch.back(), 0}, lo.name});
     }
-    for (unsigned j : l.zeroedResults)
-      plan.steps.push_back(
-          {MemsetStep{asm_.nameOf(op->getResult(j)), 0}, lo.name});
     for (const EmittedKernel &k : l.kernels) {
       KernelInfo info;
       info.name = k.name;

@@ -375,13 +375,6 @@ void Builder::emitSteps(Plan &plan) {
       plan.steps.push_back({mm, lo.name});
       continue;
     }
-    for (auto [s, scratch] : llvm::enumerate(l.scratch))
-      if (scratch.zeroed)
-        plan.steps.push_back(
-            {MemsetStep{meta_[scratchSlots_[k][s]].name, 0}, lo.name});
-    for (unsigned j : l.zeroedResults)
-      plan.steps.push_back({MemsetStep{bufferName(op->getResult(j)), 0},
-                            lo.name});
     for (const EmittedKernel &kernel : l.kernels) {
       KernelInfo info;
       info.name = info.entry = kernel.name;

@@ -12,6 +12,7 @@
 
 #include "compiler/CudaTrainer.h"
 #include "compiler/TrainLog.h"
+#include "compiler/codegen/FunctionLowering.h"
 #include "compiler/eval/Evaluator.h"
 #include "runtime/DataLoader.h"
 #include "runtime/TokenFile.h"
@@ -34,12 +35,15 @@ struct Case {
   const char *file;
   const char *optimizer; // adamw | sgd
   double lr;             // for the 50-step run
+  int64_t vocab;         // token ids below this; 0: the loss's classes
 };
 
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
 const Case kCases[] = {
-    {"BigramSgd", "bigram-tiny.mlir", "sgd", 1.0},
-    {"Gpt2TinyAdamW", "gpt2-tiny.mlir", "adamw", 3e-3},
-    {"TinyGptOnnxAdamW", "tiny_gpt_dynamo_loss.onnx", "adamw", 3e-3},
+    {"BigramSgd", "bigram-tiny.mlir", "sgd", 1.0, 256},
+    {"Gpt2TinyAdamW", "gpt2-tiny.mlir", "adamw", 3e-3, 0},
+    {"TinyGptOnnxAdamW", "tiny_gpt_dynamo_loss.onnx", "adamw", 3e-3, 0},
 };
 
 OptimizerConfig optimizerOf(const Case &c) {
@@ -57,6 +61,8 @@ protected:
     ASSERT_TRUE(compileFixture(GetParam().file, optimizerOf(GetParam()),
                                fixture_, error))
         << error;
+    if (GetParam().vocab)
+      fixture_.compiled.report.vocab = GetParam().vocab;
     std::printf("[ compile  ] %s\n%s", GetParam().file,
                 formatReport(fixture_.compiled.report).c_str());
   }
@@ -68,6 +74,25 @@ protected:
   }
   Fixture fixture_;
 };
+
+// Needs no GPU (NVRTC only): the fixture compiles, and the reference runs
+// its @train_step from the plan's initial weights to the loss of an
+// untrained model, about ln(vocab).
+TEST_P(TrainGpuTest, CompilesAndTheReferenceRuns) {
+  compile();
+  if (HasFatalFailure())
+    return;
+  EXPECT_EQ(fixture_.compiled.report.copiedUpdates, 0u);
+  EXPECT_GT(fixture_.compiled.report.inPlaceUpdates, 0u);
+  std::vector<RefTensor> args = stepArguments(fixture_, 7, 1e-3);
+  auto reference = evaluate(fixture_.train(), args);
+  ASSERT_TRUE(mlir::succeeded(reference));
+  double loss = (*reference)[0].floats[0];
+  double uniform = std::log(static_cast<double>(fixture_.compiled.report.vocab));
+  std::printf("[ reference] %s: loss %.6f, ln(vocab) %.6f\n", GetParam().name,
+              loss, uniform);
+  EXPECT_NEAR(loss, uniform, 0.25);
+}
 
 TEST_P(TrainGpuTest, OneStepMatchesTheReference) {
   LLMC_REQUIRE_GPU();
@@ -86,16 +111,55 @@ TEST_P(TrainGpuTest, OneStepMatchesTheReference) {
   std::vector<RefTensor> gpu;
   s = readResults(*exec, fixture_, gpu);
   ASSERT_TRUE(s) << s.message();
-  double worst = 0;
-  for (size_t r = 0; r < gpu.size(); ++r) {
-    double err = relativeError(gpu[r], (*reference)[r]);
+  const std::vector<RefTensor> &ref = *reference;
+  mlir::func::FuncOp train = fixture_.train();
+  OptimizerConfig opt = optimizerOf(GetParam());
+  auto attr = [&](unsigned r, const char *name) {
+    auto a = train.getResultAttrOfType<mlir::StringAttr>(r, name);
+    return a ? a.getValue().str() : std::string();
+  };
+  double worst = 0, worstGrad = 0;
+  int64_t noise = 0;
+  for (unsigned r = 0; r < gpu.size(); ++r) {
+    auto next = train.getResultAttrOfType<mlir::IntegerAttr>(r, "llmc.next");
+    int64_t arg = next ? next.getInt() : -1;
+    std::string param =
+        arg >= 0 && train.getArgAttr(arg, "llmc.param")
+            ? fixture_.compiled.planned.arguments[arg].name
+            : "";
+    int64_t m = -1;
+    for (unsigned q = 0; !param.empty() && q < gpu.size(); ++q)
+      if (attr(q, "llmc.state") == "adamw.m" &&
+          attr(q, "llmc.state_of") == param)
+        m = q;
+    double err = 0;
+    if (m >= 0) {
+      // The gradient itself, from the buffer the update read.
+      std::vector<uint8_t> bytes;
+      ASSERT_TRUE(exec->readBuffer("grad:" + param, bytes));
+      RefTensor g = codegen::fromDeviceBytes(bytes, ref[m].kind, ref[m].shape);
+      RefTensor gRef = ref[m];
+      for (double &v : gRef.floats)
+        v /= 1 - opt.beta1;
+      double gErr = relativeError(g, gRef);
+      worstGrad = std::max(worstGrad, gErr);
+      EXPECT_LT(gErr, 1e-5) << "gradient of " << param;
+      AdamWParamCheck c =
+          checkAdamWParam(gpu[r], ref[r], args[arg], ref[m], opt, 1e-3);
+      EXPECT_TRUE(c.noiseWithinLr) << param;
+      noise += c.noiseElements;
+      err = c.error;
+    } else {
+      err = relativeError(gpu[r], ref[r]);
+    }
     worst = std::max(worst, err);
     EXPECT_LT(err, 1e-5) << resultName(fixture_, r);
   }
   std::printf("[ numerics ] %s: loss gpu %.7f reference %.7f; worst relative "
-              "L2 error over %zu results %.3g\n",
-              GetParam().name, gpu[0].floats[0], (*reference)[0].floats[0],
-              gpu.size(), worst);
+              "L2 error over %zu results %.3g, over the gradients %.3g (%lld "
+              "elements with a gradient at the noise floor)\n",
+              GetParam().name, gpu[0].floats[0], ref[0].floats[0], gpu.size(),
+              worst, worstGrad, static_cast<long long>(noise));
 }
 
 TEST_P(TrainGpuTest, GraphReplayIsBitwiseEqualToPlain) {

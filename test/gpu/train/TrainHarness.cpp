@@ -132,6 +132,31 @@ double relativeError(const RefTensor &gpu, const RefTensor &ref) {
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
+AdamWParamCheck checkAdamWParam(const RefTensor &gpu, const RefTensor &ref,
+                                const RefTensor &before, const RefTensor &mRef,
+                                const OptimizerConfig &opt, double lr) {
+  AdamWParamCheck out;
+  double gmax = 0;
+  for (double m : mRef.floats)
+    gmax = std::max(gmax, std::abs(m) / (1 - opt.beta1));
+  double diff = 0, norm = 0;
+  for (int64_t e = 0; e < ref.numElements(); ++e) {
+    double g = std::abs(mRef.floats[e]) / (1 - opt.beta1);
+    if (g < 1e-4 * gmax) {
+      ++out.noiseElements;
+      double bound = lr * (1 + opt.weightDecay * std::abs(before.floats[e]));
+      out.noiseWithinLr &= std::abs(gpu.floats[e] - before.floats[e]) <=
+                           bound * 1.001;
+      continue;
+    }
+    double d = gpu.floats[e] - ref.floats[e];
+    diff += d * d;
+    norm += ref.floats[e] * ref.floats[e];
+  }
+  out.error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  return out;
+}
+
 std::string resultName(Fixture &f, unsigned i) {
   func::FuncOp train = f.train();
   if (auto next = train.getResultAttrOfType<IntegerAttr>(i, "llmc.next"))

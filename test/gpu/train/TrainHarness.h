@@ -59,6 +59,21 @@ Status readResults(Executor &exec, Fixture &f, std::vector<RefTensor> &out);
 /// Relative L2 error of floats (integers: 0 when equal, else infinity).
 double relativeError(const RefTensor &gpu, const RefTensor &ref);
 
+/// AdamW's first step from zero moments: the reference gradient is
+/// m' / (1 - beta1). Where |g| < 1e-4 max|g| (an exactly zero gradient such
+/// as the key bias's, softmax being shift invariant) the step is rounding
+/// noise divided by epsilon in either computation, so those elements are only
+/// checked to move by at most lr (1 + wd |p|); the others give `error`, the
+/// relative L2 error of the updated parameter.
+struct AdamWParamCheck {
+  double error = 0;
+  int64_t noiseElements = 0;
+  bool noiseWithinLr = true;
+};
+AdamWParamCheck checkAdamWParam(const RefTensor &gpu, const RefTensor &ref,
+                                const RefTensor &before, const RefTensor &mRef,
+                                const OptimizerConfig &opt, double lr);
+
 /// "loss", "w" (llmc.next of a param), "adamw.m:w", ...: a result's name.
 std::string resultName(Fixture &f, unsigned i);
 
