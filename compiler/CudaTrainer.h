@@ -47,9 +47,9 @@ public:
               bool plain = false);
 
   /// The mean loss over `batches` batches from `loader` (reset first) at the
-  /// current parameters: @train_step with lr = 0, which leaves parameters
-  /// exactly as they are, with the optimizer state saved before and
-  /// restored after.
+  /// current parameters: @train_step replayed with lr = 0, parameters and
+  /// optimizer state saved to the host before and written back after, so
+  /// that training continues exactly as without the validation.
   Status validate(DataLoader &loader, int64_t batches, int64_t stepsTaken,
                   double &loss);
 

@@ -131,7 +131,7 @@ Status CudaTrainer::validate(DataLoader &loader, int64_t batches,
   const Plan &plan = executor_->plan();
   std::vector<std::pair<std::string, std::vector<uint8_t>>> saved;
   for (const BufferInfo &b : plan.buffers)
-    if (b.role == BufferRole::OptimizerState) {
+    if (b.role == BufferRole::Param || b.role == BufferRole::OptimizerState) {
       saved.push_back({b.name, {}});
       LLMC_RETURN_IF_ERROR(executor_->readBuffer(b.name, saved.back().second));
     }

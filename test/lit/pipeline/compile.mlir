@@ -5,6 +5,7 @@
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.gpt2.llmc --arch sm_90 | FileCheck %s --check-prefix=CACHED
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/tiny_gpt_dynamo_loss.onnx -o %t.onnx.llmc --arch sm_90 | FileCheck %s --check-prefix=ONNX
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/bigram-tiny.mlir -o %t.bigram.llmc --arch sm_90 --optimizer sgd --momentum 0.9 | FileCheck %s --check-prefix=BIGRAM
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/train-step-copy.mlir -o %t.copy.llmc --arch sm_90 | FileCheck %s --check-prefix=COPY
 // RUN: test -s %t.gpt2.llmc && test -s %t.onnx.llmc && test -s %t.bigram.llmc
 
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
@@ -33,3 +34,10 @@
 // BIGRAM-NEXT: tokens/step     128
 // BIGRAM-NEXT: FLOPs/step      5.053e+07
 // BIGRAM-NEXT: updates         4 in place, 0 copied
+
+// A hand-written @train_step is lowered as it is; its two updates cannot
+// happen in place, so two copy kernels follow the step's five ops.
+// COPY:      wrote {{.*}}.copy.llmc: train-step-copy
+// COPY-NEXT: arch            sm_90
+// COPY-NEXT: kernels         7 (
+// COPY:      updates         0 in place, 2 copied
