@@ -209,8 +209,8 @@ std::string formatReport(const CompileReport &r) {
        r.copiedUpdates);
   line("compile time    %.2f s (pipeline %.2f s, codegen %.2f s, NVRTC "
        "%.2f s)\n",
-       r.pipelineSeconds + r.codegenSeconds + r.nvrtcSeconds,
-       r.pipelineSeconds, r.codegenSeconds, r.nvrtcSeconds);
+       r.pipelineSeconds + r.codegenSeconds + r.nvrtcSeconds, r.pipelineSeconds,
+       r.codegenSeconds, r.nvrtcSeconds);
   return s;
 }
 
@@ -222,8 +222,7 @@ bool isValidArch(const std::string &arch, std::string &error) {
   std::smatch m;
   if (std::regex_match(arch, m, virt))
     error = "--arch " + arch +
-            " is a virtual architecture (PTX, no cubin); use sm_" +
-            m[1].str();
+            " is a virtual architecture (PTX, no cubin); use sm_" + m[1].str();
   else
     error = "--arch '" + arch +
             "' is not a GPU architecture: expected sm_XY (sm_90 for "

@@ -1,4 +1,4 @@
-//===- Compile.h - From a loaded model to a runnable plan --------*- C++ -*-===//
+//===- Compile.h - From a loaded model to a runnable plan -------*- C++ -*-===//
 //
 // What `llmc compile` does and `llmc train --device cuda` does in memory:
 // the training pipeline (Pipeline.h), lowering of @train_step to kernels and
@@ -17,11 +17,11 @@
 namespace llmc {
 
 struct CompileConfig {
-  std::string name;        // plan name (the model's file stem)
-  std::string arch;        // "" = the GPU's when there is one, else sm_90
-  uint64_t seed = 0;       // parameter init (llmc.init_rule normal draws)
+  std::string name;  // plan name (the model's file stem)
+  std::string arch;  // "" = the GPU's when there is one, else sm_90
+  uint64_t seed = 0; // parameter init (llmc.init_rule normal draws)
   bool compileKernels = true;
-  std::string cacheDir;    // "" = KernelCache::defaultDir()
+  std::string cacheDir; // "" = KernelCache::defaultDir()
   OptimizerConfig optimizer;
 };
 
@@ -30,11 +30,11 @@ struct CompileReport {
   size_t kernels = 0, matmuls = 0, memsets = 0, cacheHits = 0;
   size_t inPlaceUpdates = 0, copiedUpdates = 0;
   uint64_t arenaBytes = 0, persistentBytes = 0, unplannedBytes = 0;
-  int64_t params = 0;      // elements of every llmc.param argument
-  int64_t tokens = 0;      // elements of the token-id input (0: none)
-  int64_t vocab = 0;       // classes of the cross-entropy loss (0: none)
-  double modelFlops = 0;   // 6 * params * tokens + attention, per step
-  double matmulFlops = 0;  // 2 m n k batch over the plan's cuBLASLt calls
+  int64_t params = 0;     // elements of every llmc.param argument
+  int64_t tokens = 0;     // elements of the token-id input (0: none)
+  int64_t vocab = 0;      // classes of the cross-entropy loss (0: none)
+  double modelFlops = 0;  // 6 * params * tokens + attention, per step
+  double matmulFlops = 0; // 2 m n k batch over the plan's cuBLASLt calls
   double pipelineSeconds = 0, codegenSeconds = 0, nvrtcSeconds = 0;
 };
 

@@ -77,17 +77,15 @@ int runCompile(const Args &args) {
         return fail(error, 2);
     } else if (a == "--seed") {
       if (llvm::StringRef(args[++i]).getAsInteger(10, config.seed))
-        return fail("--seed needs a non-negative integer, got '" + args[i] +
-                        "'",
-                    2);
+        return fail(
+            "--seed needs a non-negative integer, got '" + args[i] + "'", 2);
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       return fail("unknown option '" + a + "'; " + kUsage, 2);
     } else if (model.empty()) {
       model = a;
     } else {
-      return fail("expected one model file, got '" + model + "' and '" + a +
-                      "'",
-                  2);
+      return fail(
+          "expected one model file, got '" + model + "' and '" + a + "'", 2);
     }
   }
   if (model.empty())
@@ -107,8 +105,7 @@ int runCompile(const Args &args) {
     return 1;
   if (Status s = writeBundle(out, compiled->planned.plan); !s)
     return fail("cannot write the bundle: " + s.message());
-  llvm::outs() << "wrote " << out << ": " << compiled->planned.plan.name
-               << "\n"
+  llvm::outs() << "wrote " << out << ": " << compiled->planned.plan.name << "\n"
                << formatReport(compiled->report);
   return 0;
 }

@@ -1,4 +1,4 @@
-//===- CudaTrainer.h - A compiled training step on one GPU --------*- C++ -*-===//
+//===- CudaTrainer.h - A compiled training step on one GPU ------*- C++ -*-===//
 //
 // What `llmc train --device cuda` runs (runTrainCuda, TrainCuda.cpp): a plan
 // from a .llmc bundle, or compiled in memory from a model file, loaded into

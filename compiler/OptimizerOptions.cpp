@@ -40,7 +40,8 @@ bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
       {"--decay-min-rank", &decayMinRank, 0, 64, "a rank in [0, 64)"},
   };
   if (a == "--optimizer") {
-    if (i + 1 >= args.size() || (args[i + 1] != "adamw" && args[i + 1] != "sgd"))
+    if (i + 1 >= args.size() ||
+        (args[i + 1] != "adamw" && args[i + 1] != "sgd"))
       error = "--optimizer needs adamw or sgd";
     else
       opt.kind = args[++i];

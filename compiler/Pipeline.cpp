@@ -69,8 +69,7 @@ struct PipelineCliOptions
   Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.1)};
   Option<int64_t> decayMinRank{*this, "decay-min-rank", llvm::cl::init(2)};
   Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
-  Option<double> clipNorm{*this, "clip-norm",
-                          llvm::cl::desc("0: no clipping"),
+  Option<double> clipNorm{*this, "clip-norm", llvm::cl::desc("0: no clipping"),
                           llvm::cl::init(1.0)};
 };
 

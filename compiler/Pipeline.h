@@ -1,4 +1,4 @@
-//===- Pipeline.h - The ordered pass list from a model to a step -*- C++ -*-===//
+//===- Pipeline.h - The pass list from a model to a step --------*- C++ -*-===//
 //
 // The passes that turn a loaded model (@forward, already raised by
 // ModelLoader) into the @train_step that the code generator lowers

@@ -61,7 +61,8 @@ Status CudaTrainer::fromPlan(Plan plan, const std::string &source,
   std::unique_ptr<CudaTrainer> t(new CudaTrainer());
   ExecutorOptions options;
   options.source = source;
-  LLMC_RETURN_IF_ERROR(Executor::create(std::move(plan), options, t->executor_));
+  LLMC_RETURN_IF_ERROR(
+      Executor::create(std::move(plan), options, t->executor_));
   LLMC_RETURN_IF_ERROR(t->bind());
   out = std::move(t);
   return Status::ok();
@@ -145,7 +146,8 @@ Status CudaTrainer::validate(DataLoader &loader, int64_t batches,
     sum += l;
   }
   for (auto &[name, bytes] : saved)
-    LLMC_RETURN_IF_ERROR(executor_->writeBuffer(name, bytes.data(), bytes.size()));
+    LLMC_RETURN_IF_ERROR(
+        executor_->writeBuffer(name, bytes.data(), bytes.size()));
   loss = batches > 0 ? sum / static_cast<double>(batches) : 0.0;
   return executor_->synchronize();
 }
@@ -200,8 +202,8 @@ int runTrainCuda(const TrainConfig &cfg) {
       double valLoss = 0;
       if (Status s = trainer->validate(val, cfg.valBatches, step + 1, valLoss);
           !s)
-        return fail("validation after step " + std::to_string(step + 1) +
-                    ": " + s.message());
+        return fail("validation after step " + std::to_string(step + 1) + ": " +
+                    s.message());
       printValidationLine(step, valLoss);
     }
   }

@@ -1,4 +1,4 @@
-//===- TrainLog.h - The lines llmc train prints -------------------*- C++ -*-===//
+//===- TrainLog.h - The lines llmc train prints -----------------*- C++ -*-===//
 //
 // One printer for the CPU and the GPU trainer, so that their logs compare
 // line by line:
@@ -21,7 +21,7 @@ struct StepLog {
   int64_t step = 0; // 0-based index; printed as step + 1
   double loss = 0;
   double lr = 0;
-  double ms = 0;     // wall time of the step
+  double ms = 0;      // wall time of the step
   int64_t tokens = 0; // tokens the step consumed (B * T)
 };
 

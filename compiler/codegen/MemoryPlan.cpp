@@ -92,10 +92,9 @@ MemoryLayout planMemory(const std::vector<BufferRequest> &requests) {
     for (const Placed &p : placed)
       if (p.first <= r.last && r.first <= p.last)
         conflicts.push_back(&p);
-    std::sort(conflicts.begin(), conflicts.end(),
-              [](const Placed *a, const Placed *b) {
-                return a->offset < b->offset;
-              });
+    std::sort(
+        conflicts.begin(), conflicts.end(),
+        [](const Placed *a, const Placed *b) { return a->offset < b->offset; });
     uint64_t offset = out.persistentBytes;
     for (const Placed *p : conflicts) {
       if (offset + bytes <= p->offset)

@@ -82,9 +82,8 @@ EmittedKernel copyKernel(const std::string &name, uint64_t bytes,
              "    dst[i] = src[i];\n}\n";
   k.block = {options.blockSize, 1, 1};
   uint64_t blocks = (n + options.blockSize - 1) / options.blockSize;
-  k.grid = {static_cast<unsigned>(
-                std::max<uint64_t>(1, std::min<uint64_t>(blocks,
-                                                         options.maxBlocks))),
+  k.grid = {static_cast<unsigned>(std::max<uint64_t>(
+                1, std::min<uint64_t>(blocks, options.maxBlocks))),
             1, 1};
   k.origin = what;
   return k;
@@ -274,8 +273,7 @@ void Builder::markOutputs() {
       if (inPlace && lastUseOfFamily(argSlot) > pos)
         inPlace = false;
       for (unsigned i = 0; inPlace && i < def->getNumOperands(); ++i)
-        if (rootOf(def->getOperand(i)) == argSlot &&
-            !readsElementwise(def, i))
+        if (rootOf(def->getOperand(i)) == argSlot && !readsElementwise(def, i))
           inPlace = false;
       if (inPlace) {
         requests_[slot].aliasOf = argSlot;
@@ -395,8 +393,8 @@ void Builder::emitSteps(Plan &plan) {
           step.args.push_back(location(op->getResult(a.index)));
           break;
         case KernelArg::Kind::Scratch:
-          step.args.push_back(::llmc::KernelArg::buffer(
-              meta_[scratchSlots_[k][a.index]].name));
+          step.args.push_back(
+              ::llmc::KernelArg::buffer(meta_[scratchSlots_[k][a.index]].name));
           break;
         case KernelArg::Kind::I32:
           step.args.push_back(
@@ -421,8 +419,7 @@ void Builder::emitSteps(Plan &plan) {
     std::string what = "the next value of '" +
                        (to.scalar.empty() ? to.name : to.scalar) +
                        "' (llmc.next)";
-    EmittedKernel k =
-        copyKernel(name, requests_[argSlot].bytes, what, codegen);
+    EmittedKernel k = copyKernel(name, requests_[argSlot].bytes, what, codegen);
     KernelInfo info;
     info.name = info.entry = name;
     info.source = k.source;

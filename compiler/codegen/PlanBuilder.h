@@ -1,4 +1,4 @@
-//===- PlanBuilder.h - A lowered function as a memory-planned plan -*- C++ -*-===//
+//===- PlanBuilder.h - A lowered function as a planned plan -----*- C++ -*-===//
 //
 // Turns a lowered function (FunctionLowering.h) into the runtime Plan that
 // `llmc compile` writes into a bundle (docs/codegen.md §2 and §5):

@@ -79,8 +79,7 @@ void checkLayout(const std::vector<BufferRequest> &requests,
 
 TEST(MemoryPlanTest, DisjointRangesShareMemory) {
   // a: [0, 1], b: [2, 3] never live together: b reuses a's bytes.
-  std::vector<BufferRequest> r = {transient(1000, 0, 1),
-                                  transient(1000, 2, 3)};
+  std::vector<BufferRequest> r = {transient(1000, 0, 1), transient(1000, 2, 3)};
   MemoryLayout l = planMemory(r);
   checkLayout(r, l);
   EXPECT_EQ(l.offsets[0], l.offsets[1]);

@@ -96,7 +96,8 @@ TEST_P(TrainGpuTest, CompilesAndTheReferenceRuns) {
   auto reference = evaluate(fixture_.train(), args);
   ASSERT_TRUE(mlir::succeeded(reference));
   double loss = (*reference)[0].floats[0];
-  double uniform = std::log(static_cast<double>(fixture_.compiled.report.vocab));
+  double uniform =
+      std::log(static_cast<double>(fixture_.compiled.report.vocab));
   std::printf("[ reference] %s: loss %.6f, ln(vocab) %.6f\n", GetParam().name,
               loss, uniform);
   if (GetParam().uniformStart) {
@@ -133,10 +134,9 @@ TEST_P(TrainGpuTest, OneStepMatchesTheReference) {
   for (unsigned r = 0; r < gpu.size(); ++r) {
     auto next = train.getResultAttrOfType<mlir::IntegerAttr>(r, "llmc.next");
     int64_t arg = next ? next.getInt() : -1;
-    std::string param =
-        arg >= 0 && train.getArgAttr(arg, "llmc.param")
-            ? fixture_.compiled.planned.arguments[arg].name
-            : "";
+    std::string param = arg >= 0 && train.getArgAttr(arg, "llmc.param")
+                            ? fixture_.compiled.planned.arguments[arg].name
+                            : "";
     int64_t m = -1;
     for (unsigned q = 0; !param.empty() && q < gpu.size(); ++q)
       if (attr(q, "llmc.state") == "adamw.m" &&
@@ -316,7 +316,8 @@ TEST_P(TrainGpuTest, BundleRoundTrips) {
   }
   ASSERT_EQ(back.buffers.size(), plan.buffers.size());
   for (size_t i = 0; i < plan.buffers.size(); ++i)
-    EXPECT_EQ(back.buffers[i].init, plan.buffers[i].init) << plan.buffers[i].name;
+    EXPECT_EQ(back.buffers[i].init, plan.buffers[i].init)
+        << plan.buffers[i].name;
 }
 
 // The trainer opened on the bundle file computes what the in-memory plan
@@ -333,8 +334,7 @@ TEST_P(TrainGpuTest, BundleTrainsLikeTheInMemoryPlan) {
   std::unique_ptr<CudaTrainer> fromFile, inMemory;
   Status s = CudaTrainer::open(cfg, fromFile);
   ASSERT_TRUE(s) << s.message();
-  s = CudaTrainer::fromPlan(fixture_.compiled.planned.plan, "memory",
-                            inMemory);
+  s = CudaTrainer::fromPlan(fixture_.compiled.planned.plan, "memory", inMemory);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(fromFile->executor().recompiledKernels(), 0u);
   DataLoader loader;
@@ -396,13 +396,12 @@ TEST(TrainGpuBench, NamedModel) {
   std::unique_ptr<CudaTrainer> trainer;
   Status s = CudaTrainer::open(cfg, trainer);
   ASSERT_TRUE(s) << s.message();
-  std::printf("[ bench    ] %s: compiled and loaded in %.1f s, B %lld T %lld\n",
-              model,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            start)
-                  .count(),
-              static_cast<long long>(trainer->batch()),
-              static_cast<long long>(trainer->seq()));
+  std::printf(
+      "[ bench    ] %s: compiled and loaded in %.1f s, B %lld T %lld\n", model,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count(),
+      static_cast<long long>(trainer->batch()),
+      static_cast<long long>(trainer->seq()));
   DataLoader loader;
   ASSERT_TRUE(loader.open(tokenShard(), trainer->batch(), trainer->seq()));
   std::vector<int64_t> tokens, targets;
@@ -421,6 +420,72 @@ TEST(TrainGpuBench, NamedModel) {
     printStepLine({step, loss, lr, ms, trainer->batch() * trainer->seq()});
   }
   EXPECT_LT(loss, first);
+}
+
+} // namespace
+
+namespace {
+
+/// Runs runTrainCuda and returns its exit code; `err` gets its stderr.
+int runTrain(const TrainConfig &cfg, std::string &err) {
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  int rc = runTrainCuda(cfg);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  err = ::testing::internal::GetCapturedStderr();
+  std::printf("%s%s", out.c_str(), err.c_str());
+  return rc;
+}
+
+TEST(RunTrainCudaTest, WithoutAGpuSaysWhatIsMissing) {
+  std::string why;
+  if (gpuAvailable(why))
+    GTEST_SKIP() << "a GPU is present";
+  TrainConfig cfg;
+  cfg.model = modelPath("bigram-tiny.mlir");
+  std::string err;
+  EXPECT_EQ(runTrain(cfg, err), 1);
+  EXPECT_NE(err.find("llmc train: error: --device cuda needs a GPU: "),
+            std::string::npos);
+}
+
+TEST(RunTrainCudaTest, UserErrorsAreMessages) {
+  LLMC_REQUIRE_GPU();
+  std::string err;
+  TrainConfig cfg;
+  cfg.model = modelPath("bigram-tiny.mlir");
+  cfg.data = ::testing::TempDir() + "/no-such-shard.bin";
+  cfg.optimizer.kind = "sgd";
+  EXPECT_EQ(runTrain(cfg, err), 1);
+  EXPECT_NE(err.find("llmc train: error: "), std::string::npos);
+  EXPECT_NE(err.find("no-such-shard.bin"), std::string::npos);
+
+  // No token inputs: the step cannot be fed from a shard.
+  std::string path = ::testing::TempDir() + "/no-tokens.mlir";
+  std::ofstream(path) << R"(
+func.func @forward(%w: tensor<4xf32> {llmc.param = "w", llmc.init_rule = "ones"},
+                   %x: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss"}) {
+  %0 = llmc.mul %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = llmc.reduce_sum %0 axes [0] : (tensor<4xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+})";
+  cfg.model = path;
+  cfg.data = tokenShard();
+  EXPECT_EQ(runTrain(cfg, err), 1);
+  EXPECT_NE(err.find("has 0 integer [B, T] inputs; training on token shards "
+                     "needs two"),
+            std::string::npos);
+
+  // A model that does not compile names the op.
+  std::ofstream(path) << R"(
+func.func @train_step(%x: tensor<4xf32> {llmc.input = "x"}) -> (tensor<4xf32> {llmc.output = "y"}) {
+  %0 = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @helper(tensor<4xf32>) -> tensor<4xf32>)";
+  EXPECT_EQ(runTrain(cfg, err), 1);
+  EXPECT_NE(err.find("no CUDA emitter for 'func.call'"), std::string::npos);
+  EXPECT_NE(err.find("cannot compile"), std::string::npos);
 }
 
 } // namespace

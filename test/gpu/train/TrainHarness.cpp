@@ -145,8 +145,8 @@ AdamWParamCheck checkAdamWParam(const RefTensor &gpu, const RefTensor &ref,
     if (g < 1e-4 * gmax) {
       ++out.noiseElements;
       double bound = lr * (1 + opt.weightDecay * std::abs(before.floats[e]));
-      out.noiseWithinLr &= std::abs(gpu.floats[e] - before.floats[e]) <=
-                           bound * 1.001;
+      out.noiseWithinLr &=
+          std::abs(gpu.floats[e] - before.floats[e]) <= bound * 1.001;
       continue;
     }
     double d = gpu.floats[e] - ref.floats[e];

@@ -1,4 +1,4 @@
-//===- TrainHarness.h - Compiled steps on the GPU vs the reference -*- C++ -*-===//
+//===- TrainHarness.h - Compiled steps on the GPU vs reference --*- C++ -*-===//
 //
 // Loads a fixture model, runs the training pipeline and the compiler on it
 // (compiler/Compile.h) and gives the pieces the GPU tests compare: the
