@@ -23,6 +23,9 @@ const std::vector<Command> &commands() {
       {"codegen", "codegen MODEL.mlir      show the generated CUDA kernels "
                   "(--dump-cuda DIR, --compile)",
        runCodegen},
+      {"compile", "compile MODEL -o X.llmc  build, plan and compile the "
+                  "training step into a bundle",
+       runCompile},
       {"recipe", "recipe NAME --size S   write a named model's JSON graph "
                  "(--list shows them)",
        runRecipe},

@@ -44,6 +44,10 @@ int runRun(const Args &args);
 /// (compiler/CodegenCommand.cpp).
 int runCodegen(const Args &args);
 
+/// `llmc compile MODEL -o OUT.llmc`: the training step as a bundle
+/// (compiler/CompileCommand.cpp).
+int runCompile(const Args &args);
+
 /// `llmc recipe NAME --size SIZE`: write a named model's JSON graph.
 int runRecipe(const Args &args);
 

@@ -63,7 +63,18 @@ struct AppendLossPass : mlir::llmc::impl::AppendLossPassBase<AppendLossPass> {
     return candidates.front();
   }
 
+  /// True when `func` returns a rank-0 float value: a loss for autodiff.
+  static bool hasLoss(func::FuncOp func) {
+    return llvm::any_of(func.getResultTypes(), [](Type t) {
+      auto type = dyn_cast<RankedTensorType>(t);
+      return type && type.getRank() == 0 &&
+             isa<FloatType>(type.getElementType());
+    });
+  }
+
   LogicalResult append(func::FuncOp func) {
+    if (ifNoLoss && hasLoss(func))
+      return success();
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       if (outputName(func, i) == "loss")
         return func.emitError("llmc-append-loss: @forward already has an "

@@ -208,7 +208,8 @@ def AppendLossPass : Pass<"llmc-append-loss", "::mlir::ModuleOp"> {
            -> (logits, cross_entropy mean(logits, targets) {llmc.output = "loss"})
     ```
     `--logits` names the result to use (default: the only float result of
-    rank 2 or more).
+    rank 2 or more). With `--if-no-loss` a `@forward` that already returns a
+    rank-0 float result is left as it is.
   }];
   let options = [
     Option<"logits", "logits", "std::string", "\"\"",
@@ -216,6 +217,9 @@ def AppendLossPass : Pass<"llmc-append-loss", "::mlir::ModuleOp"> {
            "result of rank >= 2)">,
     Option<"ignoreIndex", "ignore-index", "int64_t", "-100",
            "target value that contributes no loss (padding)">,
+    Option<"ifNoLoss", "if-no-loss", "bool", "false",
+           "leave @forward unchanged when it already returns a rank-0 float "
+           "result (a loss); for pipelines that take either kind of model">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }

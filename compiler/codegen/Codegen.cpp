@@ -94,13 +94,15 @@ FailureOr<OpLowering> lowerOp(Operation *op, const CodegenOptions &options,
   if (it == emitterTable().end())
     return op->emitError("codegen: no CUDA emitter for '")
            << op->getName() << "'";
+  // Messages name the op: `llmc compile` prints locations only.
+  std::string quoted = "'" + op->getName().getStringRef().str() + "'";
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    if (failed(
-            checkValue(op, op->getOperand(i), "operand #" + std::to_string(i))))
+    if (failed(checkValue(op, op->getOperand(i),
+                          quoted + " operand #" + std::to_string(i))))
       return failure();
   for (unsigned i = 0; i < op->getNumResults(); ++i)
-    if (failed(
-            checkValue(op, op->getResult(i), "result #" + std::to_string(i))))
+    if (failed(checkValue(op, op->getResult(i),
+                          quoted + " result #" + std::to_string(i))))
       return failure();
   std::string base = name;
   if (base.empty()) {

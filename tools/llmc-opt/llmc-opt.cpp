@@ -1,4 +1,5 @@
 //===- llmc-opt.cpp - mlir-opt with the llmc dialects and passes ----------===//
+#include "compiler/Pipeline.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "passes/Passes.h"
 
@@ -11,6 +12,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::llmc::registerLlmcPasses();
+  llmc::registerTrainingPipeline();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();

@@ -15,7 +15,7 @@
 // TWO:     llmc codegen: error: expected one model file, got '{{.*}}errors.mlir' and 'a.mlir'
 // HELP:    usage: llmc codegen MODEL.mlir [--function NAME] [--dump-cuda DIR] [--compile] [--arch sm_XY] [--split-input-file]
 
-// CHECK: error: codegen: operand #0 has the element type 'f8E4M3FN', which the CUDA backend does not support yet (f32, bf16, f16, i32, i64, i1)
+// CHECK: error: codegen: 'llmc.neg' operand #0 has the element type 'f8E4M3FN', which the CUDA backend does not support yet (f32, bf16, f16, i32, i64, i1)
 // CHECK: llmc codegen: error: code generation failed (see the diagnostics above)
 func.func @forward(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
   %0 = llmc.neg %x : tensor<4xf8E4M3FN>
@@ -24,7 +24,7 @@ func.func @forward(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
 
 // -----
 
-// CHECK: error: codegen: operand #0 has the dynamic shape [?, 4]; specialize shapes first (--shape NAME=VALUE)
+// CHECK: error: codegen: 'llmc.neg' operand #0 has the dynamic shape [?, 4]; specialize shapes first (--shape NAME=VALUE)
 func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = llmc.neg %x : tensor<?x4xf32>
   return %0 : tensor<?x4xf32>

@@ -1,0 +1,233 @@
+//===- Compile.cpp - From a loaded model to a runnable plan ---------------===//
+//
+// 1. The training pipeline, unless the module already has @train_step.
+// 2. lowerFunction + buildPlannedPlan (kernels, cuBLASLt calls, memory plan,
+//    scalar slots, initial weights).
+// 3. NVRTC for every kernel on a thread pool, through the kernel cache; the
+//    cubins go into the plan next to their sources, so a bundle runs on its
+//    arch without a compiler and is recompiled from source on another.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
+#include "compiler/Pipeline.h"
+
+#include "dialects/llmc/LlmcOps.h"
+#include "runtime/KernelCache.h"
+#include "runtime/Nvrtc.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <chrono>
+#include <cstdio>
+#include <regex>
+
+using namespace mlir;
+
+namespace llmc {
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+int64_t elements(Type t) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  return type && type.hasStaticShape() ? type.getNumElements() : 0;
+}
+
+/// Parameters, tokens and attention FLOPs of @train_step: the yardstick's
+/// 6 * params * tokens + 12 * d * S per token and attention op (forward
+/// QK^T and PV, 4 T S d, times three for the backward).
+void countModel(func::FuncOp train, CompileReport &report) {
+  for (unsigned i = 0; i < train.getNumArguments(); ++i) {
+    Type t = train.getArgument(i).getType();
+    if (train.getArgAttr(i, "llmc.param"))
+      report.params += elements(t);
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!report.tokens && train.getArgAttr(i, "llmc.input") && type &&
+        type.getRank() == 2 && type.getElementType().isInteger())
+      report.tokens = elements(t);
+  }
+  double attention = 0;
+  train.walk([&](mlir::llmc::CrossEntropyOp op) {
+    auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!report.vocab && logits.getRank() >= 1)
+      report.vocab = logits.getShape().back();
+  });
+  train.walk([&](Operation *op) {
+    if (!isa<mlir::llmc::AttentionOp, mlir::llmc::AttentionLseOp>(op))
+      return;
+    auto q = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto k = cast<RankedTensorType>(op->getOperand(1).getType());
+    if (q.getRank() != 4 || k.getRank() != 4)
+      return;
+    double tokens = static_cast<double>(q.getDimSize(0)) * q.getDimSize(2);
+    double width = static_cast<double>(q.getDimSize(1)) * q.getDimSize(3);
+    attention += 12.0 * width * static_cast<double>(k.getDimSize(2)) * tokens;
+  });
+  report.modelFlops =
+      6.0 * static_cast<double>(report.params) * report.tokens + attention;
+}
+
+void countPlan(const Plan &plan, CompileReport &report) {
+  report.kernels = plan.kernels.size();
+  for (const Step &s : plan.steps) {
+    if (auto *m = std::get_if<MatmulStep>(&s.op)) {
+      ++report.matmuls;
+      report.matmulFlops += 2.0 * static_cast<double>(m->m) * m->n * m->k *
+                            static_cast<double>(m->batch);
+    } else if (std::holds_alternative<MemsetStep>(s.op)) {
+      ++report.memsets;
+    }
+  }
+  report.arenaBytes = plan.arenaBytes;
+}
+
+LogicalResult compileKernels(MLIRContext *ctx, Plan &plan,
+                             const CompileConfig &config,
+                             CompileReport &report) {
+  std::string dir =
+      config.cacheDir.empty() ? KernelCache::defaultDir() : config.cacheDir;
+  KernelCache cache(dir);
+  std::vector<CompileRequest> requests;
+  for (const KernelInfo &k : plan.kernels) {
+    CompileRequest r;
+    r.name = k.name;
+    r.source = k.source;
+    r.options.arch = report.arch;
+    requests.push_back(std::move(r));
+  }
+  std::vector<CompileResult> results =
+      compileAll(requests, dir.empty() ? nullptr : &cache);
+  size_t failures = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].status) {
+      ++failures;
+      emitError(UnknownLoc::get(ctx))
+          << results[i].status.message() << "\n(kernel '"
+          << plan.kernels[i].name << "' of " << plan.kernels[i].origin << ")";
+      continue;
+    }
+    plan.kernels[i].cubin = std::move(results[i].cubin);
+    plan.kernels[i].arch = report.arch;
+    report.cacheHits += results[i].cacheHit;
+  }
+  if (failures)
+    return emitError(UnknownLoc::get(ctx))
+           << failures << " of " << results.size()
+           << " kernels failed to compile";
+  Status s = nvrtcVersion(report.nvrtcVersion);
+  (void)s;
+  return success();
+}
+
+std::string bytesText(uint64_t bytes) {
+  char buf[64];
+  if (bytes >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / double(1ull << 30));
+  else if (bytes >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / double(1ull << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f KiB", bytes / 1024.0);
+  return buf;
+}
+
+} // namespace
+
+FailureOr<CompiledModel> compileModule(ModuleOp module,
+                                       const CompileConfig &config) {
+  auto start = std::chrono::steady_clock::now();
+  CompiledModel out;
+  CompileReport &report = out.report;
+  auto train = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!train) {
+    if (!module.lookupSymbol<func::FuncOp>("forward"))
+      return emitError(module.getLoc())
+             << "the model has no func.func @forward (docs/model-ir.md)";
+    if (failed(runTrainingPipeline(module, config.optimizer)))
+      return failure();
+    train = module.lookupSymbol<func::FuncOp>("train_step");
+  }
+  report.pipelineSeconds = secondsSince(start);
+
+  auto t1 = std::chrono::steady_clock::now();
+  countModel(train, report);
+  auto lowered = codegen::lowerFunction(train, codegen::CodegenOptions());
+  if (failed(lowered))
+    return failure();
+  codegen::PlanBuildOptions planOptions;
+  planOptions.seed = config.seed;
+  auto planned = codegen::buildPlannedPlan(train, *lowered, planOptions);
+  if (failed(planned))
+    return failure();
+  out.planned = std::move(*planned);
+  Plan &plan = out.planned.plan;
+  if (!config.name.empty())
+    plan.name = config.name;
+  countPlan(plan, report);
+  report.persistentBytes = out.planned.persistentBytes;
+  report.unplannedBytes = out.planned.unplannedBytes;
+  report.inPlaceUpdates = out.planned.inPlaceUpdates;
+  report.copiedUpdates = out.planned.copiedUpdates;
+  report.codegenSeconds = secondsSince(t1);
+
+  auto t2 = std::chrono::steady_clock::now();
+  report.arch = config.arch.empty() ? detectArch() : config.arch;
+  if (config.compileKernels &&
+      failed(compileKernels(module.getContext(), plan, config, report)))
+    return failure();
+  report.nvrtcSeconds = secondsSince(t2);
+  return out;
+}
+
+std::string formatReport(const CompileReport &r) {
+  char buf[512];
+  std::string s;
+  auto line = [&](const char *fmt, auto... args) {
+    std::snprintf(buf, sizeof buf, fmt, args...);
+    s += buf;
+  };
+  line("arch            %s (NVRTC %s)\n", r.arch.c_str(),
+       r.nvrtcVersion.empty() ? "not run" : r.nvrtcVersion.c_str());
+  line("kernels         %zu (%zu from the cache)\n", r.kernels, r.cacheHits);
+  line("cuBLASLt calls  %zu\n", r.matmuls);
+  line("memsets         %zu\n", r.memsets);
+  line("arena           %s (%llu bytes; persistent %s; one buffer per value "
+       "would take %s)\n",
+       bytesText(r.arenaBytes).c_str(),
+       static_cast<unsigned long long>(r.arenaBytes),
+       bytesText(r.persistentBytes).c_str(),
+       bytesText(r.unplannedBytes).c_str());
+  line("parameters      %lld\n", static_cast<long long>(r.params));
+  line("tokens/step     %lld\n", static_cast<long long>(r.tokens));
+  line("FLOPs/step      %.4g (6 * params * tokens + attention; cuBLASLt "
+       "calls %.4g)\n",
+       r.modelFlops, r.matmulFlops);
+  line("updates         %zu in place, %zu copied\n", r.inPlaceUpdates,
+       r.copiedUpdates);
+  line("compile time    %.2f s (pipeline %.2f s, codegen %.2f s, NVRTC "
+       "%.2f s)\n",
+       r.pipelineSeconds + r.codegenSeconds + r.nvrtcSeconds, r.pipelineSeconds,
+       r.codegenSeconds, r.nvrtcSeconds);
+  return s;
+}
+
+bool isValidArch(const std::string &arch, std::string &error) {
+  static const std::regex real("sm_[0-9]{2,3}[a-z]?");
+  if (std::regex_match(arch, real))
+    return true;
+  static const std::regex virt("compute_([0-9]{2,3}[a-z]?)");
+  std::smatch m;
+  if (std::regex_match(arch, m, virt))
+    error = "--arch " + arch +
+            " is a virtual architecture (PTX, no cubin); use sm_" + m[1].str();
+  else
+    error = "--arch '" + arch +
+            "' is not a GPU architecture: expected sm_XY (sm_90 for "
+            "H100/H200, sm_80 for A100)";
+  return false;
+}
+
+} // namespace llmc

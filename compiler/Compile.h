@@ -1,0 +1,67 @@
+//===- Compile.h - From a loaded model to a runnable plan -------*- C++ -*-===//
+//
+// What `llmc compile` does and `llmc train --device cuda` does in memory:
+// the training pipeline (Pipeline.h), lowering of @train_step to kernels and
+// cuBLASLt calls, the memory-planned plan (codegen/PlanBuilder.h) and NVRTC
+// compilation of every kernel in parallel through the on-disk cache. The
+// result is the plan that a bundle holds, plus the numbers the command
+// reports.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_COMPILE_H
+#define LLMC_COMPILER_COMPILE_H
+
+#include "compiler/Train.h"
+#include "compiler/codegen/PlanBuilder.h"
+
+namespace llmc {
+
+struct CompileConfig {
+  std::string name;  // plan name (the model's file stem)
+  std::string arch;  // "" = the GPU's when there is one, else sm_90
+  uint64_t seed = 0; // parameter init (llmc.init_rule normal draws)
+  bool compileKernels = true;
+  std::string cacheDir; // "" = KernelCache::defaultDir()
+  OptimizerConfig optimizer;
+};
+
+struct CompileReport {
+  std::string arch, nvrtcVersion;
+  size_t kernels = 0, matmuls = 0, memsets = 0, cacheHits = 0;
+  size_t inPlaceUpdates = 0, copiedUpdates = 0;
+  uint64_t arenaBytes = 0, persistentBytes = 0, unplannedBytes = 0;
+  int64_t params = 0;     // elements of every llmc.param argument
+  int64_t tokens = 0;     // elements of the token-id input (0: none)
+  int64_t vocab = 0;      // classes of the cross-entropy loss (0: none)
+  double modelFlops = 0;  // 6 * params * tokens + attention, per step
+  double matmulFlops = 0; // 2 m n k batch over the plan's cuBLASLt calls
+  double pipelineSeconds = 0, codegenSeconds = 0, nvrtcSeconds = 0;
+};
+
+struct CompiledModel {
+  codegen::PlannedFunction planned;
+  CompileReport report;
+};
+
+/// Runs the pipeline on a module that has @forward (a module that already
+/// has @train_step is lowered as it is), then lowers, plans and compiles
+/// @train_step. Errors are emitted as diagnostics (at the op that caused
+/// them when there is one) and the result is failure.
+mlir::FailureOr<CompiledModel> compileModule(mlir::ModuleOp module,
+                                             const CompileConfig &config);
+
+/// The report `llmc compile` prints, one fact per line.
+std::string formatReport(const CompileReport &report);
+
+/// `sm_XY` or `sm_XYa`; anything else gets an error naming what is expected.
+bool isValidArch(const std::string &arch, std::string &error);
+
+/// The optimizer options shared by `llmc compile` and `llmc train`; consumes
+/// args[i] (and its value) when it is one, setting `error` when malformed.
+bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
+                          std::string &error);
+extern const char *const kOptimizerOptionsHelp;
+
+} // namespace llmc
+
+#endif // LLMC_COMPILER_COMPILE_H

@@ -1,0 +1,113 @@
+//===- CompileCommand.cpp - `llmc compile`: a model to a .llmc bundle -----===//
+//
+//   llmc compile MODEL -o model.llmc [--batch B --seq T --shape N=V]
+//                [--arch sm_XY] [--seed S] [optimizer options]
+//
+// Loads the model (ONNX, JSON or llmc IR; compiler/ModelLoader.h), builds
+// the training step, plans its memory, compiles its kernels with NVRTC and
+// writes the bundle (runtime/Bundle.h). NVRTC needs no GPU, so this runs on
+// any machine; the report says what the step holds and costs.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
+#include "compiler/Driver.h"
+#include "compiler/ModelLoader.h"
+#include "runtime/Bundle.h"
+
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace llmc {
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: llmc compile MODEL -o OUT.llmc [--batch B] [--seq T] "
+    "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [optimizer options]\n";
+
+int fail(const std::string &message, int code = 1) {
+  llvm::errs() << "llmc compile: error: " << message << "\n";
+  return code;
+}
+
+void printHelp() {
+  llvm::outs()
+      << kUsage
+      << "\nBuilds the training step of MODEL (.onnx, .json or .mlir): the "
+         "loss when the\nmodel outputs logits, the backward pass and the "
+         "optimizer update; plans its\nmemory, compiles every kernel with "
+         "NVRTC (no GPU needed) and writes a bundle\nthat `llmc train "
+         "--device cuda` runs.\n\noptions:\n"
+         "  -o OUT.llmc            the bundle to write (default: MODEL's "
+         "stem + .llmc)\n"
+         "  --arch sm_XY           target GPU (default: this machine's GPU, "
+         "else sm_90)\n"
+         "  --seed S               seed of the llmc.init_rule draws "
+         "(default 0)\n"
+      << kModelOptionsHelp << kOptimizerOptionsHelp;
+}
+
+} // namespace
+
+int runCompile(const Args &args) {
+  std::string model, out;
+  ModelOptions modelOptions;
+  CompileConfig config;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    std::string error;
+    if (a == "--help" || a == "-h") {
+      printHelp();
+      return 0;
+    }
+    if (parseModelOption(args, i, modelOptions, error) ||
+        parseOptimizerOption(args, i, config.optimizer, error)) {
+      if (!error.empty())
+        return fail(error, 2);
+      continue;
+    }
+    bool hasValue = i + 1 < args.size();
+    if ((a == "-o" || a == "--arch" || a == "--seed") && !hasValue)
+      return fail(a + " needs a value; " + kUsage, 2);
+    if (a == "-o") {
+      out = args[++i];
+    } else if (a == "--arch") {
+      config.arch = args[++i];
+      if (!isValidArch(config.arch, error))
+        return fail(error, 2);
+    } else if (a == "--seed") {
+      if (llvm::StringRef(args[++i]).getAsInteger(10, config.seed))
+        return fail(
+            "--seed needs a non-negative integer, got '" + args[i] + "'", 2);
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return fail("unknown option '" + a + "'; " + kUsage, 2);
+    } else if (model.empty()) {
+      model = a;
+    } else {
+      return fail(
+          "expected one model file, got '" + model + "' and '" + a + "'", 2);
+    }
+  }
+  if (model.empty())
+    return fail(std::string("expected a model file; ") + kUsage, 2);
+  std::string stem = llvm::sys::path::stem(model).str();
+  if (out.empty())
+    out = stem + ".llmc";
+  config.name = stem;
+
+  mlir::MLIRContext context;
+  installCliDiagnostics(context, "compile", model);
+  auto module = loadModel(model, modelOptions, context);
+  if (!module)
+    return 1;
+  auto compiled = compileModule(*module, config);
+  if (mlir::failed(compiled))
+    return 1;
+  if (Status s = writeBundle(out, compiled->planned.plan); !s)
+    return fail("cannot write the bundle: " + s.message());
+  llvm::outs() << "wrote " << out << ": " << compiled->planned.plan.name << "\n"
+               << formatReport(compiled->report);
+  return 0;
+}
+
+} // namespace llmc

@@ -1,0 +1,68 @@
+//===- OptimizerOptions.cpp - Optimizer flags of compile and train --------===//
+//
+// `llmc compile` and `llmc train` take the same optimizer flags; defaults are
+// TrainConfig's (compiler/Train.h), which follow nanoGPT/llm.c.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace llmc {
+
+const char *const kOptimizerOptionsHelp =
+    "  --optimizer adamw|sgd  the update rule (default adamw)\n"
+    "  --beta1 X --beta2 X    AdamW moment decays (default 0.9, 0.95)\n"
+    "  --epsilon X            AdamW denominator term (default 1e-8)\n"
+    "  --weight-decay X       decoupled weight decay (default 0.1)\n"
+    "  --decay-min-rank N     decay only params of rank >= N (default 2)\n"
+    "  --momentum X           SGD momentum (default 0)\n"
+    "  --clip-norm X          global gradient-norm clip; 0: none (default "
+    "1)\n";
+
+bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
+                          std::string &error) {
+  const std::string &a = args[i];
+  struct Number {
+    const char *flag;
+    double *value;
+    double min, max; // allowed [min, max)
+    const char *range;
+  };
+  double decayMinRank = static_cast<double>(opt.decayMinRank);
+  Number numbers[] = {
+      {"--beta1", &opt.beta1, 0, 1, "a number in [0, 1)"},
+      {"--beta2", &opt.beta2, 0, 1, "a number in [0, 1)"},
+      {"--epsilon", &opt.epsilon, 0, 1e300, "a number >= 0"},
+      {"--weight-decay", &opt.weightDecay, 0, 1e300, "a number >= 0"},
+      {"--momentum", &opt.momentum, 0, 1e300, "a number >= 0"},
+      {"--clip-norm", &opt.clipNorm, 0, 1e300, "a number >= 0"},
+      {"--decay-min-rank", &decayMinRank, 0, 64, "a rank in [0, 64)"},
+  };
+  if (a == "--optimizer") {
+    if (i + 1 >= args.size() ||
+        (args[i + 1] != "adamw" && args[i + 1] != "sgd"))
+      error = "--optimizer needs adamw or sgd";
+    else
+      opt.kind = args[++i];
+    return true;
+  }
+  for (Number &n : numbers) {
+    if (a != n.flag)
+      continue;
+    double v = 0;
+    if (i + 1 >= args.size() || llvm::StringRef(args[i + 1]).getAsDouble(v) ||
+        !(v >= n.min && v < n.max)) {
+      error = a + " needs " + n.range;
+      return true;
+    }
+    *n.value = v;
+    ++i;
+    if (a == "--decay-min-rank")
+      opt.decayMinRank = static_cast<int64_t>(v);
+    return true;
+  }
+  return false;
+}
+
+} // namespace llmc

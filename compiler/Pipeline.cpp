@@ -1,0 +1,97 @@
+//===- Pipeline.cpp - The ordered pass list from a model to a step --------===//
+//
+// One function that reads top to bottom (STYLE.md §3), registered as
+// `--llmc-pipeline`:
+//
+//   0. raise                 done by loadModel (compiler/ModelLoader.cpp), so
+//                            that every command sees the same IR
+//   1. llmc-append-loss      only when @forward returns no loss (logits)
+//   2. llmc-autodiff         @forward => @train_step (loss, grads)
+//   3. llmc-append-optimizer grads => updated params and state (llmc.next)
+//   4. canonicalize, cse     fold what autodiff left (zero adds, reshapes)
+//
+// Padding, precision lowering, checkpointing and fusion go between 3 and 4
+// as they are written.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Pipeline.h"
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace llmc {
+
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const OptimizerConfig &optimizer) {
+  mlir::llmc::AppendLossPassOptions loss;
+  loss.ifNoLoss = true;
+  pm.addPass(mlir::llmc::createAppendLossPass(loss));
+
+  mlir::llmc::AutodiffPassOptions autodiff;
+  autodiff.keepForward = false;
+  pm.addPass(mlir::llmc::createAutodiffPass(autodiff));
+
+  mlir::llmc::AppendOptimizerPassOptions opt;
+  opt.optimizer = optimizer.kind;
+  opt.beta1 = optimizer.beta1;
+  opt.beta2 = optimizer.beta2;
+  opt.epsilon = optimizer.epsilon;
+  opt.weightDecay = optimizer.weightDecay;
+  opt.decayMinRank = optimizer.decayMinRank;
+  opt.momentum = optimizer.momentum;
+  opt.clipNorm = optimizer.clipNorm;
+  pm.addPass(mlir::llmc::createAppendOptimizerPass(opt));
+
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
+mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
+                                        const OptimizerConfig &optimizer) {
+  mlir::PassManager pm(module->getContext());
+  buildTrainingPipeline(pm, optimizer);
+  return pm.run(module);
+}
+
+namespace {
+
+/// The optimizer options of `--llmc-pipeline`; defaults are TrainConfig's
+/// (nanoGPT/llm.c: beta2 0.95, weight decay 0.1 on matrices, clip 1.0).
+struct PipelineCliOptions
+    : public mlir::PassPipelineOptions<PipelineCliOptions> {
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("adamw or sgd"),
+                                llvm::cl::init("adamw")};
+  Option<double> beta1{*this, "beta1", llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::init(0.95)};
+  Option<double> epsilon{*this, "epsilon", llvm::cl::init(1e-8)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.1)};
+  Option<int64_t> decayMinRank{*this, "decay-min-rank", llvm::cl::init(2)};
+  Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
+  Option<double> clipNorm{*this, "clip-norm", llvm::cl::desc("0: no clipping"),
+                          llvm::cl::init(1.0)};
+};
+
+} // namespace
+
+void registerTrainingPipeline() {
+  mlir::PassPipelineRegistration<PipelineCliOptions>(
+      "llmc-pipeline",
+      "The training pipeline: append-loss (when @forward returns logits), "
+      "autodiff, append-optimizer, canonicalize, cse",
+      [](mlir::OpPassManager &pm, const PipelineCliOptions &cli) {
+        OptimizerConfig o;
+        o.kind = cli.optimizer;
+        o.beta1 = cli.beta1;
+        o.beta2 = cli.beta2;
+        o.epsilon = cli.epsilon;
+        o.weightDecay = cli.weightDecay;
+        o.decayMinRank = cli.decayMinRank;
+        o.momentum = cli.momentum;
+        o.clipNorm = cli.clipNorm;
+        buildTrainingPipeline(pm, o);
+      });
+}
+
+} // namespace llmc

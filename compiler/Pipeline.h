@@ -1,0 +1,33 @@
+//===- Pipeline.h - The pass list from a model to a step --------*- C++ -*-===//
+//
+// The passes that turn a loaded model (@forward, already raised by
+// ModelLoader) into the @train_step that the code generator lowers
+// (docs/training-ir.md). `llmc compile`, `llmc train --device cuda` and
+// `llmc-opt --llmc-pipeline` all run exactly this list.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_PIPELINE_H
+#define LLMC_COMPILER_PIPELINE_H
+
+#include "compiler/Train.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace llmc {
+
+/// Adds the training pipeline to `pm` (a ModuleOp pass manager).
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const OptimizerConfig &optimizer);
+
+/// Runs the training pipeline on `module`; errors are emitted as
+/// diagnostics at the op or function that caused them.
+mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
+                                        const OptimizerConfig &optimizer);
+
+/// Registers `--llmc-pipeline` (with the optimizer options) for llmc-opt.
+void registerTrainingPipeline();
+
+} // namespace llmc
+
+#endif // LLMC_COMPILER_PIPELINE_H

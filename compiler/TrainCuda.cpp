@@ -1,0 +1,213 @@
+//===- TrainCuda.cpp - llmc train --device cuda ---------------------------===//
+//
+// runTrainCuda: open the plan (bundle or in-memory compile), then per step
+// take the next llm.c batch, write tokens, targets, lr and step into the
+// arena, replay the CUDA graph and read the loss; print the shared step line
+// (TrainLog.h). A non-finite loss stops the run with the step that made it.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
+#include "compiler/CudaTrainer.h"
+#include "compiler/TrainLog.h"
+
+#include "runtime/Bundle.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace llmc {
+
+//===----------------------------------------------------------------------===//
+// Opening a plan
+//===----------------------------------------------------------------------===//
+
+Status CudaTrainer::open(const TrainConfig &cfg,
+                         std::unique_ptr<CudaTrainer> &out) {
+  Plan plan;
+  int64_t vocab = 0;
+  if (llvm::StringRef(cfg.model).ends_with(".llmc")) {
+    LLMC_RETURN_IF_ERROR(readBundle(cfg.model, plan));
+  } else {
+    mlir::MLIRContext context;
+    installCliDiagnostics(context, "train", cfg.model);
+    auto module = loadModel(cfg.model, cfg.modelOptions, context);
+    if (!module)
+      return Status::error("cannot load '" + cfg.model +
+                           "' (see the errors above)");
+    CompileConfig config;
+    config.name = llvm::sys::path::stem(cfg.model).str();
+    config.seed = cfg.seed;
+    config.optimizer = cfg.optimizer;
+    auto compiled = compileModule(*module, config);
+    if (mlir::failed(compiled))
+      return Status::error("cannot compile '" + cfg.model +
+                           "' for the GPU (see the errors above)");
+    plan = std::move(compiled->planned.plan);
+    vocab = compiled->report.vocab;
+  }
+  LLMC_RETURN_IF_ERROR(fromPlan(std::move(plan), cfg.model, out));
+  out->vocab_ = vocab;
+  return Status::ok();
+}
+
+Status CudaTrainer::fromPlan(Plan plan, const std::string &source,
+                             std::unique_ptr<CudaTrainer> &out) {
+  std::unique_ptr<CudaTrainer> t(new CudaTrainer());
+  ExecutorOptions options;
+  options.source = source;
+  LLMC_RETURN_IF_ERROR(
+      Executor::create(std::move(plan), options, t->executor_));
+  LLMC_RETURN_IF_ERROR(t->bind());
+  out = std::move(t);
+  return Status::ok();
+}
+
+/// Finds the token and target buffers and the scalar slots the loop needs.
+Status CudaTrainer::bind() {
+  const Plan &plan = executor_->plan();
+  std::vector<const BufferInfo *> ints;
+  for (const BufferInfo &b : plan.buffers)
+    if (b.role == BufferRole::Input && b.shape.size() == 2 &&
+        (b.dtype == DType::I64 || b.dtype == DType::I32))
+      ints.push_back(&b);
+  std::string where = "'" + plan.name + "'";
+  if (ints.size() < 2)
+    return Status::error(
+        where + " has " + std::to_string(ints.size()) +
+        " integer [B, T] inputs; training on token shards needs two (token "
+        "ids and targets, in that order)");
+  if (ints[0]->shape != ints[1]->shape)
+    return Status::error(where + ": the token ids '" + ints[0]->name +
+                         "' and the targets '" + ints[1]->name +
+                         "' have different shapes");
+  tokens_ = ints[0]->name;
+  targets_ = ints[1]->name;
+  tokenType_ = ints[0]->dtype;
+  targetType_ = ints[1]->dtype;
+  batch_ = ints[0]->shape[0];
+  seq_ = ints[0]->shape[1];
+  for (const char *name : {"lr", "loss"})
+    if (!plan.findScalar(name))
+      return Status::error(where + " has no scalar slot '" + name +
+                           "': it is not a training step compiled by llmc "
+                           "compile");
+  hasStep_ = plan.findScalar("step") != nullptr;
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Steps
+//===----------------------------------------------------------------------===//
+
+Status CudaTrainer::writeTokens(const std::string &buffer,
+                                const std::vector<int64_t> &values) {
+  DType type = buffer == tokens_ ? tokenType_ : targetType_;
+  if (type == DType::I64)
+    return executor_->writeBuffer(buffer, values.data(), values.size() * 8);
+  std::vector<int32_t> narrow(values.begin(), values.end());
+  return executor_->writeBuffer(buffer, narrow.data(), narrow.size() * 4);
+}
+
+Status CudaTrainer::step(int64_t index, const std::vector<int64_t> &tokens,
+                         const std::vector<int64_t> &targets, double lr,
+                         double &loss, bool plain) {
+  LLMC_RETURN_IF_ERROR(writeTokens(tokens_, tokens));
+  LLMC_RETURN_IF_ERROR(writeTokens(targets_, targets));
+  LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
+  if (hasStep_)
+    LLMC_RETURN_IF_ERROR(
+        executor_->setScalar("step", static_cast<double>(index)));
+  LLMC_RETURN_IF_ERROR(plain ? executor_->runPlain() : executor_->replay());
+  return executor_->readScalar("loss", loss);
+}
+
+Status CudaTrainer::validate(DataLoader &loader, int64_t batches,
+                             int64_t stepsTaken, double &loss) {
+  const Plan &plan = executor_->plan();
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> saved;
+  for (const BufferInfo &b : plan.buffers)
+    if (b.role == BufferRole::Param || b.role == BufferRole::OptimizerState) {
+      saved.push_back({b.name, {}});
+      LLMC_RETURN_IF_ERROR(executor_->readBuffer(b.name, saved.back().second));
+    }
+  loader.reset();
+  std::vector<int64_t> tokens, targets;
+  double sum = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    loader.next(tokens, targets);
+    double l = 0;
+    LLMC_RETURN_IF_ERROR(step(stepsTaken, tokens, targets, 0.0, l));
+    sum += l;
+  }
+  for (auto &[name, bytes] : saved)
+    LLMC_RETURN_IF_ERROR(
+        executor_->writeBuffer(name, bytes.data(), bytes.size()));
+  loss = batches > 0 ? sum / static_cast<double>(batches) : 0.0;
+  return executor_->synchronize();
+}
+
+//===----------------------------------------------------------------------===//
+// The loop
+//===----------------------------------------------------------------------===//
+
+static int fail(const std::string &message) {
+  std::fprintf(stderr, "llmc train: error: %s\n", message.c_str());
+  return 1;
+}
+
+int runTrainCuda(const TrainConfig &cfg) {
+  std::string why;
+  if (!gpuAvailable(why))
+    return fail("--device cuda needs a GPU: " + why);
+  std::unique_ptr<CudaTrainer> trainer;
+  if (Status s = CudaTrainer::open(cfg, trainer); !s)
+    return fail(s.message());
+  DataLoader train, val;
+  int64_t b = trainer->batch(), t = trainer->seq();
+  if (Status s = train.open(cfg.data, b, t, trainer->vocab()); !s)
+    return fail(s.message());
+  bool validating = cfg.valEvery > 0 && !cfg.val.empty();
+  if (validating)
+    if (Status s = val.open(cfg.val, b, t, trainer->vocab()); !s)
+      return fail(s.message());
+
+  std::vector<int64_t> tokens, targets;
+  for (int64_t step = 0; step < cfg.steps; ++step) {
+    train.next(tokens, targets);
+    double lr = learningRateAt(cfg, step), loss = 0;
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = trainer->step(step, tokens, targets, lr, loss); !s)
+      return fail("step " + std::to_string(step + 1) + ": " + s.message());
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (!std::isfinite(loss)) {
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "the loss is %s at step %lld (lr %.4g): lower the "
+                    "learning rate (--lr), add warmup (--warmup) or check "
+                    "the data; stopping",
+                    std::isnan(loss) ? "NaN" : "infinite",
+                    static_cast<long long>(step + 1), lr);
+      return fail(text);
+    }
+    printStepLine({step, loss, lr, ms, b * t});
+    if (validating && (step + 1) % cfg.valEvery == 0) {
+      double valLoss = 0;
+      if (Status s = trainer->validate(val, cfg.valBatches, step + 1, valLoss);
+          !s)
+        return fail("validation after step " + std::to_string(step + 1) + ": " +
+                    s.message());
+      printValidationLine(step, valLoss);
+    }
+  }
+  return 0;
+}
+
+} // namespace llmc

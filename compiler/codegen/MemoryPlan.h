@@ -1,0 +1,53 @@
+//===- MemoryPlan.h - Arena offsets from live ranges ------------*- C++ -*-===//
+//
+// The memory planner of docs/codegen.md §2, free of MLIR so that it is
+// tested on synthetic live ranges. Each request is one buffer:
+//
+//   - persistent: lives for the whole step and across steps (parameters,
+//     gradients, optimizer state, inputs, outputs, constants); these are
+//     stacked first, in request order, from offset 0;
+//   - transient: lives over [first, last] in program positions (inclusive);
+//     placed after the persistent region, largest first, at the lowest
+//     256-byte aligned offset that overlaps no placed buffer whose range
+//     intersects its own (greedy first fit);
+//   - an alias of another request: shares its root's offset. The root's
+//     range grows to cover the alias's, and a persistent alias makes its
+//     root persistent (a reshape of a parameter, an in-place update).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_CODEGEN_MEMORYPLAN_H
+#define LLMC_COMPILER_CODEGEN_MEMORYPLAN_H
+
+#include <cstdint>
+#include <vector>
+
+namespace llmc::codegen {
+
+struct BufferRequest {
+  uint64_t bytes = 0;
+  bool persistent = false;
+  int64_t first = 0, last = 0; // transient: positions of definition, last use
+  int64_t aliasOf = -1;        // index of another request, or -1
+};
+
+struct MemoryLayout {
+  std::vector<uint64_t> offsets; // per request (aliases: their root's)
+  std::vector<int64_t> roots;    // per request: the request owning the bytes
+  uint64_t persistentBytes = 0;  // [0, persistentBytes): persistent buffers
+  uint64_t arenaBytes = 0;       // end of the last buffer, aligned
+  uint64_t unplannedBytes = 0;   // what one buffer per root would take
+};
+
+constexpr uint64_t kBufferAlignment = 256;
+
+inline uint64_t alignUp(uint64_t n, uint64_t alignment = kBufferAlignment) {
+  return (n + alignment - 1) / alignment * alignment;
+}
+
+/// Places every request. Alias chains must end at a non-alias (no cycles);
+/// requests of 0 bytes get 1 so that every buffer has an address of its own.
+MemoryLayout planMemory(const std::vector<BufferRequest> &requests);
+
+} // namespace llmc::codegen
+
+#endif // LLMC_COMPILER_CODEGEN_MEMORYPLAN_H

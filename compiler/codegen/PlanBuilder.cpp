@@ -1,0 +1,500 @@
+//===- PlanBuilder.cpp - A lowered function as a memory-planned plan ------===//
+//
+// 1. One request (MemoryPlan.h) per argument, op result, scratch buffer and
+//    reshape alias; positions are the lowered ops' indices.
+// 2. Uses extend live ranges; returned values, the optimizer's gradients and
+//    constants become persistent.
+// 3. `llmc.next` results alias their argument when the update is in place,
+//    else they are copied at the end (position N).
+// 4. Scalars (lr, step, loss) are chosen; planMemory places everything.
+// 5. Buffers, slots and the launch sequence are written out.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/PlanBuilder.h"
+#include "compiler/codegen/MemoryPlan.h"
+
+#include "compiler/eval/AttrTensors.h"
+#include "compiler/eval/ModelArguments.h"
+#include "dialects/llmc/LlmcOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+namespace llmc::codegen {
+
+namespace {
+
+/// What a request becomes in the plan (roots only).
+struct Meta {
+  std::string name;
+  BufferRole role = BufferRole::Activation;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> init;
+  std::string scalar; // non-empty: a scalar slot of this name
+};
+
+/// True when `op` reads operand `i` only at the index of the result element
+/// it writes (see the file comment of PlanBuilder.h).
+bool readsElementwise(Operation *op, unsigned i) {
+  if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, WhereOp, NegOp,
+           AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
+           SigmoidOp, ReluOp, GeluOp, SiluOp, AdamWUpdateOp>(op))
+    return false;
+  Type operand = op->getOperand(i).getType();
+  return llvm::all_of(op->getResultTypes(),
+                      [&](Type r) { return r == operand; });
+}
+
+std::string stringAttr(func::FuncOp func, unsigned i, StringRef name) {
+  auto a = func.getArgAttrOfType<StringAttr>(i, name);
+  return a ? a.getValue().str() : "";
+}
+
+std::vector<int64_t> shapeOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return {t.getShape().begin(), t.getShape().end()};
+}
+
+/// A kernel that copies `bytes` from one buffer to another: the end-of-step
+/// copy of an llmc.next result that could not be updated in place.
+EmittedKernel copyKernel(const std::string &name, uint64_t bytes,
+                         const std::string &what,
+                         const CodegenOptions &options) {
+  bool words = bytes % 4 == 0;
+  uint64_t n = words ? bytes / 4 : bytes;
+  std::string type = words ? "unsigned int" : "unsigned char";
+  EmittedKernel k;
+  k.name = name;
+  k.source = "// " + name + ": " + what +
+             "\n// copied at the end of the step (not updated in place)\n"
+             "extern \"C\" __global__ void " +
+             name + "(const " + type + " *__restrict__ src, " + type +
+             " *__restrict__ dst) {\n  constexpr unsigned long long n = " +
+             std::to_string(n) +
+             "ull;\n  for (unsigned long long i = blockIdx.x * "
+             "(unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
+             "       i += (unsigned long long)gridDim.x * blockDim.x)\n"
+             "    dst[i] = src[i];\n}\n";
+  k.block = {options.blockSize, 1, 1};
+  uint64_t blocks = (n + options.blockSize - 1) / options.blockSize;
+  k.grid = {static_cast<unsigned>(std::max<uint64_t>(
+                1, std::min<uint64_t>(blocks, options.maxBlocks))),
+            1, 1};
+  k.origin = what;
+  return k;
+}
+
+class Builder {
+public:
+  Builder(func::FuncOp func, const LoweredFunction &lowered,
+          const PlanBuildOptions &options)
+      : func_(func), lowered_(lowered), options_(options) {}
+
+  FailureOr<PlannedFunction> build();
+
+private:
+  int64_t addRequest(Meta meta, uint64_t bytes, bool persistent, int64_t pos) {
+    BufferRequest r;
+    r.bytes = bytes;
+    r.persistent = persistent;
+    r.first = r.last = pos;
+    requests_.push_back(r);
+    meta_.push_back(std::move(meta));
+    return static_cast<int64_t>(requests_.size() - 1);
+  }
+  int64_t addValue(Value v, Meta meta, bool persistent, int64_t pos) {
+    auto type = cast<RankedTensorType>(v.getType());
+    meta.dtype = *dtypeOf(type.getElementType());
+    meta.shape = shapeOf(v);
+    uint64_t bytes = type.getNumElements() * dtypeSize(meta.dtype);
+    int64_t slot = addRequest(std::move(meta), bytes, persistent, pos);
+    slotOf_[v] = slot;
+    return slot;
+  }
+  int64_t rootOf(int64_t slot) const {
+    while (requests_[slot].aliasOf >= 0)
+      slot = requests_[slot].aliasOf;
+    return slot;
+  }
+  int64_t rootOf(Value v) const { return rootOf(slotOf_.lookup(v)); }
+  /// The last position at which any request sharing `root`'s bytes is used.
+  int64_t lastUseOfFamily(int64_t root) const {
+    int64_t last = requests_[root].last;
+    for (size_t i = 0; i < requests_.size(); ++i)
+      if (rootOf(static_cast<int64_t>(i)) == root)
+        last = std::max(last, requests_[i].last);
+    return last;
+  }
+
+  LogicalResult addArguments();
+  LogicalResult addOps();
+  void markOutputs();
+  void chooseScalars();
+  std::string uniqueName(const std::string &base);
+  ::llmc::KernelArg location(Value v);
+  std::string bufferName(Value v) { return meta_[rootOf(v)].name; }
+  void emitSteps(Plan &plan);
+
+  func::FuncOp func_;
+  const LoweredFunction &lowered_;
+  const PlanBuildOptions &options_;
+  std::vector<BufferRequest> requests_;
+  std::vector<Meta> meta_;
+  llvm::DenseMap<Value, int64_t> slotOf_;
+  std::vector<std::vector<int64_t>> scratchSlots_; // per lowered op
+  struct Copy {
+    unsigned result; // function result index
+    Value value;
+    int64_t argSlot; // where the next value goes
+  };
+  std::vector<Copy> copies_; // end-of-step copies, in result order
+  std::set<std::string> names_;
+  PlannedFunction out_;
+};
+
+std::string Builder::uniqueName(const std::string &base) {
+  std::string name = base;
+  for (int i = 2; names_.count(name); ++i)
+    name = base + "#" + std::to_string(i);
+  names_.insert(name);
+  return name;
+}
+
+LogicalResult Builder::addArguments() {
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i) {
+    BlockArgument arg = func_.getArgument(i);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() || !dtypeOf(type.getElementType()))
+      return func_.emitError("codegen: argument #")
+             << i << " has type " << arg.getType()
+             << ", which the CUDA backend cannot hold (a static tensor of "
+                "f32, bf16, f16, i32, i64 or i1)";
+    Meta m;
+    std::string param = stringAttr(func_, i, "llmc.param");
+    std::string input = stringAttr(func_, i, "llmc.input");
+    std::string state = stringAttr(func_, i, "llmc.state");
+    if (!param.empty()) {
+      m.role = BufferRole::Param;
+      m.name = param;
+      if (options_.initialData) {
+        std::string error;
+        auto t = initialParameter(func_, i, options_.seed, error);
+        if (!t)
+          return func_.emitError("codegen: ") << error;
+        m.init = toDeviceBytes(*t);
+      }
+    } else if (!state.empty()) {
+      m.role = BufferRole::OptimizerState;
+      std::string of = stringAttr(func_, i, "llmc.state_of");
+      m.name = of.empty() ? state : state + ":" + of;
+    } else {
+      m.role = BufferRole::Input;
+      m.name = input.empty() ? "arg" + std::to_string(i) : input;
+    }
+    m.name = uniqueName(m.name);
+    addValue(arg, std::move(m), /*persistent=*/true, -1);
+  }
+  return success();
+}
+
+LogicalResult Builder::addOps() {
+  scratchSlots_.resize(lowered_.ops.size());
+  for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
+    int64_t pos = static_cast<int64_t>(k);
+    Operation *op = lo.op;
+    for (Value operand : op->getOperands()) {
+      BufferRequest &r = requests_[slotOf_.lookup(operand)];
+      r.last = std::max(r.last, pos);
+    }
+    const OpLowering &l = lo.lowering;
+    if (l.kind == OpLowering::Kind::Alias) {
+      Meta m;
+      int64_t slot = addRequest(m, 0, false, pos);
+      requests_[slot].aliasOf = slotOf_.lookup(op->getOperand(0));
+      slotOf_[op->getResult(0)] = slot;
+      continue;
+    }
+    for (unsigned j = 0; j < op->getNumResults(); ++j) {
+      Meta m;
+      m.name = uniqueName(lo.name + ".out" + std::to_string(j));
+      addValue(op->getResult(j), std::move(m), false, pos);
+    }
+    if (l.kind == OpLowering::Kind::Constant) {
+      std::string error;
+      auto t = tensorFromAttr(cast<ConstantOp>(op).getValue(), error);
+      if (!t)
+        return op->emitError("codegen: ") << error;
+      int64_t slot = slotOf_.lookup(op->getResult(0));
+      requests_[slot].persistent = true;
+      meta_[slot].role = BufferRole::Scratch;
+      meta_[slot].init = toDeviceBytes(*t);
+      continue;
+    }
+    for (const ScratchBuffer &s : l.scratch) {
+      Meta m;
+      m.name = uniqueName(lo.name + "." + s.name);
+      m.role = BufferRole::Scratch;
+      m.dtype = s.dtype;
+      m.shape = s.shape;
+      uint64_t n = 1;
+      for (int64_t d : s.shape)
+        n *= d;
+      scratchSlots_[k].push_back(
+          addRequest(std::move(m), n * dtypeSize(s.dtype), false, pos));
+    }
+  }
+  return success();
+}
+
+/// Returned values are persistent outputs, except llmc.next results that
+/// alias their argument; the optimizer's gradients are persistent too.
+void Builder::markOutputs() {
+  int64_t end = static_cast<int64_t>(lowered_.ops.size());
+  auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+  std::set<int64_t> claimed; // results and arguments already paired
+  for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
+    int64_t slot = slotOf_.lookup(v);
+    auto next = func_.getResultAttrOfType<IntegerAttr>(r, "llmc.next");
+    if (next) {
+      int64_t argSlot = slotOf_.lookup(func_.getArgument(next.getInt()));
+      if (rootOf(slot) == argSlot)
+        continue; // the argument itself, unchanged
+      Operation *def = v.getDefiningOp();
+      bool inPlace = def && requests_[slot].aliasOf < 0 &&
+                     !requests_[slot].persistent && !claimed.count(slot) &&
+                     !claimed.count(argSlot) &&
+                     requests_[slot].bytes == requests_[argSlot].bytes;
+      int64_t pos = inPlace ? requests_[slot].first : 0;
+      if (inPlace && lastUseOfFamily(argSlot) > pos)
+        inPlace = false;
+      for (unsigned i = 0; inPlace && i < def->getNumOperands(); ++i)
+        if (rootOf(def->getOperand(i)) == argSlot && !readsElementwise(def, i))
+          inPlace = false;
+      if (inPlace) {
+        requests_[slot].aliasOf = argSlot;
+        claimed.insert(slot);
+        claimed.insert(argSlot);
+        ++out_.inPlaceUpdates;
+        continue;
+      }
+      copies_.push_back({static_cast<unsigned>(r), v, argSlot});
+      requests_[slot].last = std::max(requests_[slot].last, end);
+      requests_[argSlot].last = std::max(requests_[argSlot].last, end);
+      ++out_.copiedUpdates;
+      continue;
+    }
+    int64_t root = rootOf(slot);
+    if (requests_[root].persistent)
+      continue; // an argument or constant returned as is
+    requests_[root].persistent = true;
+    meta_[root].role = BufferRole::Output;
+    auto output = func_.getResultAttrOfType<StringAttr>(r, "llmc.output");
+    auto gradOf = func_.getResultAttrOfType<StringAttr>(r, "llmc.grad_of");
+    if (gradOf) {
+      meta_[root].role = BufferRole::Grad;
+      names_.erase(meta_[root].name);
+      meta_[root].name = uniqueName("grad:" + gradOf.getValue().str());
+    } else if (output) {
+      names_.erase(meta_[root].name);
+      meta_[root].name = uniqueName(output.getValue().str());
+    }
+  }
+  for (const LoweredOp &lo : lowered_.ops) {
+    auto update = dyn_cast<AdamWUpdateOp>(lo.op);
+    if (!update)
+      continue;
+    int64_t root = rootOf(update.getGrad());
+    if (requests_[root].persistent)
+      continue;
+    requests_[root].persistent = true;
+    meta_[root].role = BufferRole::Grad;
+    names_.erase(meta_[root].name);
+    meta_[root].name =
+        uniqueName("grad:" + meta_[rootOf(update.getParam())].name);
+  }
+}
+
+/// lr, step and loss become scalar slots unless a matmul reads or writes
+/// them (cuBLASLt steps take buffers).
+void Builder::chooseScalars() {
+  std::set<int64_t> matmulRoots;
+  for (const LoweredOp &lo : lowered_.ops)
+    if (lo.lowering.kind == OpLowering::Kind::Matmul) {
+      matmulRoots.insert(rootOf(lo.op->getOperand(0)));
+      matmulRoots.insert(rootOf(lo.op->getOperand(1)));
+      matmulRoots.insert(rootOf(lo.op->getResult(0)));
+    }
+  auto choose = [&](int64_t root, DType dtype, const char *name) {
+    Meta &m = meta_[root];
+    if (m.dtype != dtype || !m.shape.empty() || matmulRoots.count(root) ||
+        (names_.count(name) && m.name != name) || !m.scalar.empty())
+      return;
+    names_.erase(m.name);
+    m.scalar = name;
+    names_.insert(name);
+  };
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i) {
+    int64_t root = rootOf(func_.getArgument(i));
+    if (stringAttr(func_, i, "llmc.input") == "lr")
+      choose(root, DType::F32, "lr");
+    else if (stringAttr(func_, i, "llmc.state") == "step")
+      choose(root, DType::I64, "step");
+  }
+  auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+  for (auto [r, v] : llvm::enumerate(ret.getOperands()))
+    if (auto output = func_.getResultAttrOfType<StringAttr>(r, "llmc.output");
+        output && output.getValue() == "loss" && !v.getDefiningOp<ReshapeOp>())
+      choose(rootOf(v), DType::F32, "loss");
+}
+
+::llmc::KernelArg Builder::location(Value v) {
+  const Meta &m = meta_[rootOf(v)];
+  return m.scalar.empty() ? ::llmc::KernelArg::buffer(m.name)
+                          : ::llmc::KernelArg::scalar(m.scalar);
+}
+
+void Builder::emitSteps(Plan &plan) {
+  for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
+    Operation *op = lo.op;
+    const OpLowering &l = lo.lowering;
+    if (l.kind == OpLowering::Kind::Alias ||
+        l.kind == OpLowering::Kind::Constant)
+      continue;
+    if (l.kind == OpLowering::Kind::Matmul) {
+      MatmulStep mm = *l.matmul;
+      mm.a = bufferName(op->getOperand(0));
+      mm.b = bufferName(op->getOperand(1));
+      mm.d = bufferName(op->getResult(0));
+      plan.steps.push_back({mm, lo.name});
+      continue;
+    }
+    for (const EmittedKernel &kernel : l.kernels) {
+      KernelInfo info;
+      info.name = info.entry = kernel.name;
+      info.source = kernel.source;
+      info.origin = kernel.origin;
+      plan.kernels.push_back(std::move(info));
+      LaunchStep step;
+      step.kernel = static_cast<uint32_t>(plan.kernels.size() - 1);
+      step.grid = {kernel.grid[0], kernel.grid[1], kernel.grid[2]};
+      step.block = {kernel.block[0], kernel.block[1], kernel.block[2]};
+      step.sharedBytes = kernel.sharedBytes;
+      for (const KernelArg &a : kernel.args) {
+        switch (a.kind) {
+        case KernelArg::Kind::Operand:
+          step.args.push_back(location(op->getOperand(a.index)));
+          break;
+        case KernelArg::Kind::Result:
+          step.args.push_back(location(op->getResult(a.index)));
+          break;
+        case KernelArg::Kind::Scratch:
+          step.args.push_back(
+              ::llmc::KernelArg::buffer(meta_[scratchSlots_[k][a.index]].name));
+          break;
+        case KernelArg::Kind::I32:
+          step.args.push_back(
+              ::llmc::KernelArg::i32(static_cast<int32_t>(a.intValue)));
+          break;
+        case KernelArg::Kind::I64:
+          step.args.push_back(::llmc::KernelArg::i64(a.intValue));
+          break;
+        case KernelArg::Kind::F32:
+          step.args.push_back(::llmc::KernelArg::f32(a.floatValue));
+          break;
+        }
+      }
+      plan.steps.push_back({std::move(step), kernel.name});
+    }
+  }
+  CodegenOptions codegen;
+  for (auto [i, copy] : llvm::enumerate(copies_)) {
+    int64_t argSlot = copy.argSlot;
+    std::string name = "copy_" + std::to_string(i);
+    const Meta &to = meta_[argSlot];
+    std::string what = "the next value of '" +
+                       (to.scalar.empty() ? to.name : to.scalar) +
+                       "' (llmc.next)";
+    EmittedKernel k = copyKernel(name, requests_[argSlot].bytes, what, codegen);
+    KernelInfo info;
+    info.name = info.entry = name;
+    info.source = k.source;
+    info.origin = what;
+    plan.kernels.push_back(std::move(info));
+    LaunchStep step;
+    step.kernel = static_cast<uint32_t>(plan.kernels.size() - 1);
+    step.grid = {k.grid[0], 1, 1};
+    step.block = {k.block[0], 1, 1};
+    step.args = {location(copy.value),
+                 to.scalar.empty() ? ::llmc::KernelArg::buffer(to.name)
+                                   : ::llmc::KernelArg::scalar(to.scalar)};
+    plan.steps.push_back({std::move(step), name});
+  }
+}
+
+FailureOr<PlannedFunction> Builder::build() {
+  if (failed(addArguments()) || failed(addOps()))
+    return failure();
+  markOutputs();
+  chooseScalars();
+  MemoryLayout layout = planMemory(requests_);
+
+  Plan &plan = out_.plan;
+  plan.name = func_.getSymName().str();
+  plan.arenaBytes = layout.arenaBytes;
+  out_.persistentBytes = layout.persistentBytes;
+  out_.unplannedBytes = layout.unplannedBytes;
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    if (layout.roots[i] != static_cast<int64_t>(i))
+      continue;
+    Meta &m = meta_[i];
+    if (!m.scalar.empty()) {
+      ScalarSlot s;
+      s.name = m.scalar;
+      s.dtype = m.dtype;
+      s.offset = layout.offsets[i];
+      plan.scalars.push_back(std::move(s));
+      continue;
+    }
+    BufferInfo b;
+    b.name = m.name;
+    b.role = m.role;
+    b.dtype = m.dtype;
+    b.shape = m.shape;
+    b.offset = layout.offsets[i];
+    b.bytes = std::max<uint64_t>(1, requests_[i].bytes);
+    b.init = std::move(m.init);
+    plan.buffers.push_back(std::move(b));
+  }
+  emitSteps(plan);
+
+  auto locate = [&](Value v) {
+    const Meta &m = meta_[rootOf(v)];
+    return m.scalar.empty() ? ValueLocation{false, m.name}
+                            : ValueLocation{true, m.scalar};
+  };
+  for (BlockArgument arg : func_.getArguments())
+    out_.arguments.push_back(locate(arg));
+  auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+  for (Value v : ret.getOperands())
+    out_.results.push_back(locate(v));
+  for (const Copy &copy : copies_)
+    out_.results[copy.result] = locate(func_.getArgument(
+        func_.getResultAttrOfType<IntegerAttr>(copy.result, "llmc.next")
+            .getInt()));
+  return std::move(out_);
+}
+
+} // namespace
+
+FailureOr<PlannedFunction> buildPlannedPlan(func::FuncOp func,
+                                            const LoweredFunction &lowered,
+                                            const PlanBuildOptions &options) {
+  return Builder(func, lowered, options).build();
+}
+
+} // namespace llmc::codegen

@@ -1,0 +1,65 @@
+//===- PlanBuilder.h - A lowered function as a planned plan -----*- C++ -*-===//
+//
+// Turns a lowered function (FunctionLowering.h) into the runtime Plan that
+// `llmc compile` writes into a bundle (docs/codegen.md §2 and §5):
+//
+//   - one buffer per value that is not an alias; reshape results alias their
+//     operand; constants are persistent buffers with their data;
+//   - persistent buffers: arguments (parameters, optimizer state, inputs),
+//     returned values, the gradients the optimizer reads, constants;
+//     everything else gets an arena offset by live range (MemoryPlan.h);
+//   - a result marked `llmc.next = i` shares argument i's buffer when the
+//     update can happen in place (below), else it is copied into argument
+//     i's buffer by a copy kernel at the end of the step;
+//   - device scalar slots: `lr` (the f32 input `lr`), `step` (the i64 state
+//     `step`) and `loss` (the f32 rank-0 output `loss`), so that the host sets
+//     and reads them with setScalar / readScalar;
+//   - initial data: parameters from `llmc.init` or `llmc.init_rule` through
+//     the evaluator's initialParameter, so that the CPU and the GPU start
+//     from identical weights for one seed; state starts at zero (the arena
+//     is zeroed at load).
+//
+// In place: the op defining the result is the last reader of the argument's
+// buffer (no op after it reads the argument or a reshape of it), and the op
+// reads it only element-for-element (an elementwise op whose operand has the
+// result's shape, or adamw_update), so that the thread that writes element k
+// has already read element k and no other thread reads it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_CODEGEN_PLANBUILDER_H
+#define LLMC_COMPILER_CODEGEN_PLANBUILDER_H
+
+#include "compiler/codegen/FunctionLowering.h"
+
+namespace llmc::codegen {
+
+struct PlanBuildOptions {
+  uint64_t seed = 0;       // for llmc.init_rule = "normal(STD)"
+  bool initialData = true; // false: parameters start at zero (tests)
+};
+
+/// Where a function argument or result lives in the plan.
+struct ValueLocation {
+  bool scalar = false; // a ScalarSlot rather than a buffer
+  std::string name;
+};
+
+struct PlannedFunction {
+  Plan plan;
+  std::vector<ValueLocation> arguments; // per function argument
+  std::vector<ValueLocation> results;   // per function result (after a step)
+  uint64_t persistentBytes = 0;         // part of plan.arenaBytes
+  uint64_t unplannedBytes = 0;          // one buffer per value, for reference
+  size_t inPlaceUpdates = 0;            // llmc.next results sharing a buffer
+  size_t copiedUpdates = 0;             // llmc.next results copied at the end
+};
+
+/// Errors (an argument type the device cannot hold, a parameter without
+/// initial data) are emitted at the function and the result is failure.
+mlir::FailureOr<PlannedFunction>
+buildPlannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered,
+                 const PlanBuildOptions &options = {});
+
+} // namespace llmc::codegen
+
+#endif // LLMC_COMPILER_CODEGEN_PLANBUILDER_H

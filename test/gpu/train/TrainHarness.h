@@ -1,0 +1,82 @@
+//===- TrainHarness.h - Compiled steps on the GPU vs reference --*- C++ -*-===//
+//
+// Loads a fixture model, runs the training pipeline and the compiler on it
+// (compiler/Compile.h) and gives the pieces the GPU tests compare: the
+// @train_step the reference evaluator runs, the plan the executor runs, and
+// the arguments both get (parameters from the same llmc.init_rule draws,
+// random token ids below the vocabulary, a learning rate, zero state).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_TEST_GPU_TRAIN_TRAINHARNESS_H
+#define LLMC_TEST_GPU_TRAIN_TRAINHARNESS_H
+
+#include "compiler/Compile.h"
+#include "compiler/eval/RefTensor.h"
+#include "runtime/Executor.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+/// Skips the current test with "no CUDA GPU: <why>" when there is none.
+#define LLMC_REQUIRE_GPU()                                                     \
+  do {                                                                         \
+    std::string llmcWhy_;                                                      \
+    if (!::llmc::gpuAvailable(llmcWhy_))                                       \
+      GTEST_SKIP() << "no CUDA GPU: " << llmcWhy_;                             \
+  } while (0)
+
+namespace llmc::test {
+
+/// $LLMC_TEST_MODELS/<file>, else the source tree's test/models/<file>.
+std::string modelPath(const std::string &file);
+
+struct Fixture {
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  CompiledModel compiled;
+  mlir::func::FuncOp train();
+};
+
+/// Loads `file` and compiles its training step for this machine's GPU (or
+/// sm_90). On failure returns false with the diagnostics in `error`.
+bool compileFixture(const std::string &file, const OptimizerConfig &optimizer,
+                    Fixture &out, std::string &error);
+
+/// Every argument of @train_step: parameters as the plan initialized them,
+/// token inputs uniform in [0, vocab), `lr`, zero state.
+std::vector<RefTensor> stepArguments(Fixture &f, uint64_t seed, double lr);
+
+/// Writes the data inputs and lr of `args` into the executor's arena.
+Status writeInputs(Executor &exec, Fixture &f,
+                   const std::vector<RefTensor> &args);
+
+/// Reads every @train_step result from where the plan keeps it after a step.
+Status readResults(Executor &exec, Fixture &f, std::vector<RefTensor> &out);
+
+/// Relative L2 error of floats (integers: 0 when equal, else infinity).
+double relativeError(const RefTensor &gpu, const RefTensor &ref);
+
+/// AdamW's first step from zero moments: the reference gradient is
+/// m' / (1 - beta1). Where |g| < 1e-4 max|g| (an exactly zero gradient such
+/// as the key bias's, softmax being shift invariant) the step is rounding
+/// noise divided by epsilon in either computation, so those elements are only
+/// checked to move by at most lr (1 + wd |p|); the others give `error`, the
+/// relative L2 error of the updated parameter.
+struct AdamWParamCheck {
+  double error = 0;
+  int64_t noiseElements = 0;
+  bool noiseWithinLr = true;
+};
+AdamWParamCheck checkAdamWParam(const RefTensor &gpu, const RefTensor &ref,
+                                const RefTensor &before, const RefTensor &mRef,
+                                const OptimizerConfig &opt, double lr);
+
+/// "loss", "w" (llmc.next of a param), "adamw.m:w", ...: a result's name.
+std::string resultName(Fixture &f, unsigned i);
+
+} // namespace llmc::test
+
+#endif // LLMC_TEST_GPU_TRAIN_TRAINHARNESS_H

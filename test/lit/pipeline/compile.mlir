@@ -1,0 +1,43 @@
+// `llmc compile` on the test models: NVRTC needs no GPU, so CI compiles every
+// kernel. The second gpt2-tiny compile finds every kernel in the cache.
+// RUN: rm -rf %t.cache
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.gpt2.llmc --arch sm_90 | FileCheck %s --check-prefix=GPT2
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.gpt2.llmc --arch sm_90 | FileCheck %s --check-prefix=CACHED
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/tiny_gpt_dynamo_loss.onnx -o %t.onnx.llmc --arch sm_90 | FileCheck %s --check-prefix=ONNX
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/bigram-tiny.mlir -o %t.bigram.llmc --arch sm_90 --optimizer sgd --momentum 0.9 | FileCheck %s --check-prefix=BIGRAM
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/train-step-copy.mlir -o %t.copy.llmc --arch sm_90 | FileCheck %s --check-prefix=COPY
+// RUN: test -s %t.gpt2.llmc && test -s %t.onnx.llmc && test -s %t.bigram.llmc
+
+// GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
+// GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
+// GPT2-NEXT: kernels         {{[0-9]+}} (0 from the cache)
+// GPT2-NEXT: cuBLASLt calls  15
+// GPT2-NEXT: memsets         0
+// GPT2-NEXT: arena           {{[0-9.]+}} MiB ({{[0-9]+}} bytes; persistent {{[0-9.]+}} MiB; one buffer per value would take {{[0-9.]+}} MiB)
+// GPT2-NEXT: parameters      83904
+// GPT2-NEXT: tokens/step     32
+// GPT2-NEXT: FLOPs/step      1.65e+07 (6 * params * tokens + attention; cuBLASLt calls {{.*}})
+// GPT2-NEXT: updates         49 in place, 0 copied
+// GPT2-NEXT: compile time    {{[0-9.]+}} s (pipeline {{[0-9.]+}} s, codegen {{[0-9.]+}} s, NVRTC {{[0-9.]+}} s)
+
+// CACHED: kernels         [[N:[0-9]+]] ([[N]] from the cache)
+
+// ONNX:      wrote {{.*}}.onnx.llmc: tiny_gpt_dynamo_loss
+// ONNX:      parameters      169728
+// ONNX-NEXT: tokens/step     32
+// ONNX:      updates         88 in place, 0 copied
+
+// SGD with momentum: params and momentum buffers updated in place.
+// BIGRAM:      wrote {{.*}}.bigram.llmc: bigram-tiny
+// BIGRAM:      cuBLASLt calls  2
+// BIGRAM:      parameters      65792
+// BIGRAM-NEXT: tokens/step     128
+// BIGRAM-NEXT: FLOPs/step      5.053e+07
+// BIGRAM-NEXT: updates         4 in place, 0 copied
+
+// A hand-written @train_step is lowered as it is; its two updates cannot
+// happen in place, so two copy kernels follow the step's five ops.
+// COPY:      wrote {{.*}}.copy.llmc: train-step-copy
+// COPY-NEXT: arch            sm_90
+// COPY-NEXT: kernels         7 (
+// COPY:      updates         0 in place, 2 copied
