@@ -132,7 +132,8 @@ def run_llmc(mode, args, out):
     print(r.stdout[-4000:] + r.stderr[-4000:], file=sys.stderr)
     if r.returncode:
         return {"mode": mode, "error": "llmc train failed"}
-    steps = re.findall(r"loss ([0-9.]+) .*?\| ([0-9.]+) ms", r.stdout)
+    steps = re.findall(r"^step \d+ \| loss ([0-9.]+) \| lr \S+ \| ms ([0-9.]+)",
+                       r.stdout, re.M)
     timed = [float(ms) for _, ms in steps[args.warmup:]]
     ms = sorted(timed)[len(timed) // 2]
     params = 124439808

@@ -8,6 +8,7 @@
 #include "compiler/CpuTrainer.h"
 #include "compiler/Driver.h"
 #include "compiler/Train.h"
+#include "compiler/TrainLog.h"
 #include "runtime/DataLoader.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -146,12 +147,7 @@ int runTrain(const Args &args) {
     return usageError("'" + cfg.model + "' is a compiled bundle, which runs "
                       "on the GPU: pass --device cuda, or train the model "
                       "file on the CPU");
-  if (cfg.device == "cuda") {
-    llvm::errs() << "llmc train: error: this build has no GPU trainer yet; "
-                    "use --device cpu\n";
-    return 1;
-  }
-  return runTrainCpu(cfg);
+  return cfg.device == "cpu" ? runTrainCpu(cfg) : runTrainCuda(cfg);
 }
 
 //===----------------------------------------------------------------------===//
@@ -234,10 +230,7 @@ int runTrainCpu(const TrainConfig &cfg) {
         return false;
       sum += *loss;
     }
-    std::printf("step %4lld | val loss %.6f (%lld batches)\n",
-                static_cast<long long>(step), sum / cfg.valBatches,
-                static_cast<long long>(cfg.valBatches));
-    std::fflush(stdout);
+    printValidationLine(step - 1, sum / cfg.valBatches);
     return true;
   };
 
@@ -257,11 +250,7 @@ int runTrainCpu(const TrainConfig &cfg) {
       return fail("the loss is " + std::to_string(*loss) + " at step " +
                   std::to_string(step + 1) +
                   ": lower --lr, raise --warmup or --clip-norm");
-    std::printf("step %4lld/%lld | loss %.6f | lr %.2e | %.1f ms | %.0f tok/s\n",
-                static_cast<long long>(step + 1),
-                static_cast<long long>(cfg.steps), *loss, lr, ms,
-                1000.0 * batch * seq / ms);
-    std::fflush(stdout);
+    printStepLine({step, *loss, lr, ms, batch * seq});
     if (!cfg.val.empty() && cfg.valEvery > 0 && (step + 1) % cfg.valEvery == 0 &&
         !validate(step + 1))
       return 1;

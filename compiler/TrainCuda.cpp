@@ -172,7 +172,7 @@ int runTrainCuda(const TrainConfig &cfg) {
   int64_t b = trainer->batch(), t = trainer->seq();
   if (Status s = train.open(cfg.data, b, t, trainer->vocab()); !s)
     return fail(s.message());
-  bool validating = cfg.valEvery > 0 && !cfg.val.empty();
+  bool validating = !cfg.val.empty();
   if (validating)
     if (Status s = val.open(cfg.val, b, t, trainer->vocab()); !s)
       return fail(s.message());
@@ -198,7 +198,11 @@ int runTrainCuda(const TrainConfig &cfg) {
       return fail(text);
     }
     printStepLine({step, loss, lr, ms, b * t});
-    if (validating && (step + 1) % cfg.valEvery == 0) {
+    // Validate every --val-every steps and after the last step, as the CPU
+    // trainer does.
+    bool last = step + 1 == cfg.steps;
+    bool due = cfg.valEvery > 0 && (step + 1) % cfg.valEvery == 0;
+    if (validating && (due || last)) {
       double valLoss = 0;
       if (Status s = trainer->validate(val, cfg.valBatches, step + 1, valLoss);
           !s)

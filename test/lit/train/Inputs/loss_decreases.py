@@ -6,8 +6,8 @@ import sys
 
 log = open(sys.argv[1]).read()
 drop = float(sys.argv[sys.argv.index("--min-drop") + 1])
-train = [float(m) for m in re.findall(r"^step +\d+/\d+ \| loss ([0-9.]+)", log, re.M)]
-val = [float(m) for m in re.findall(r"\| val loss ([0-9.]+)", log)]
+train = [float(m) for m in re.findall(r"^step \d+ \| loss ([0-9.]+)", log, re.M)]
+val = [float(m) for m in re.findall(r"^val step \d+ \| loss ([0-9.]+)", log, re.M)]
 if len(train) < 11:
     sys.exit("too few steps in the log: %d" % len(train))
 last = sum(train[-10:]) / 10
