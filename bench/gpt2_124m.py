@@ -7,7 +7,8 @@ vocab 50257, seq 1024, batch 16), AdamW, tokens/s and MFU (6*params +
 time, for PyTorch eager fp32, eager bf16 (autocast), torch.compile bf16 and
 llmc (the modes it supports). Prints one table with llmc's ratios.
 
-Usage (on the GPU machine, from the repository root, with build/bin/llmc):
+Usage (on the GPU machine, from the repository root, with build/bin/llmc or
+the binary named by $LLMC):
   python3 bench/gpt2_124m.py [--steps 20] [--warmup 5] [--batch 16]
       [--modes eager-fp32,eager-bf16,compile-bf16,llmc-fp32] [--out DIR]
 """
@@ -118,17 +119,18 @@ def run_llmc(mode, args, out):
             f.write(header.tobytes())
             f.write(toks.tobytes())
     bundle = os.path.join(out, "gpt2_124m.llmc")
-    llmc = os.path.abspath("build/bin/llmc")
+    llmc = os.path.abspath(os.environ.get("LLMC", "build/bin/llmc"))
     t0 = time.time()
     r = subprocess.run([llmc, "compile", onnx_path, "-o", bundle],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, timeout=args.timeout)
     compile_s = time.time() - t0
     print(r.stdout + r.stderr, file=sys.stderr)
     if r.returncode:
         return {"mode": mode, "error": "llmc compile failed"}
     r = subprocess.run([llmc, "train", bundle, "--device", "cuda", "--data",
                         data, "--steps", str(args.steps + args.warmup),
-                        "--lr", "1e-4"], capture_output=True, text=True)
+                        "--lr", "1e-4"], capture_output=True, text=True,
+                       timeout=args.timeout)
     print(r.stdout[-4000:] + r.stderr[-4000:], file=sys.stderr)
     if r.returncode:
         return {"mode": mode, "error": "llmc train failed"}
@@ -155,6 +157,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--modes", default="eager-fp32,eager-bf16,compile-bf16,llmc-fp32")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/bench"))
+    ap.add_argument("--timeout", type=int, default=240,
+                    help="seconds for each llmc command")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rows = []
