@@ -61,9 +61,9 @@ int fail(const std::string &msg, int code = 1) {
   return code;
 }
 
-const char *kUsage =
-    "usage: llmc verify MODEL --ref MODEL.ref.json [--device cpu|cuda] [--json] "
-    "[model options]\n";
+const char *kUsage = "usage: llmc verify MODEL --ref MODEL.ref.json [--device "
+                     "cpu|cuda] [--json] "
+                     "[model options]\n";
 
 /// The batch of the reference file, typed like the step's inputs.
 bool readBatch(const Json &ref, const std::vector<StepInput> &inputs,
@@ -231,7 +231,8 @@ int runVerify(const Args &args) {
                       "  --ref FILE        the reference file\n"
                       "  --device cpu|cuda where llmc runs: the reference "
                       "evaluator (default) or the\n                    "
-                      "training step compiled for the GPU\n  --json            print the rows as "
+                      "training step compiled for the GPU\n  --json            "
+                      "print the rows as "
                       "JSON\nmodel options:\n"
                    << kModelOptionsHelp;
       return 0;
@@ -244,8 +245,7 @@ int runVerify(const Args &args) {
     } else if (model.empty()) {
       model = a;
     } else {
-      return fail("expected one model, got '" + model + "' and '" + a + "'",
-                  2);
+      return fail("expected one model, got '" + model + "' and '" + a + "'", 2);
     }
   }
   if (model.empty() || refPath.empty())
@@ -259,7 +259,8 @@ int runVerify(const Args &args) {
   Json ref = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (ref.is_discarded() || !ref.is_object() || !ref.contains("loss") ||
       !ref["loss"].is_number())
-    return fail("'" + refPath + "' is not a reference file: it needs at "
+    return fail("'" + refPath +
+                "' is not a reference file: it needs at "
                 "least \"inputs\" and \"loss\" (docs/verify.md)");
   // A model with symbolic dims takes the reference's batch shape.
   options.batchSeqAreDefaults = !options.batch && !options.seq;
