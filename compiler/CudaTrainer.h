@@ -28,8 +28,10 @@ namespace llmc {
 class CudaTrainer {
 public:
   /// Loads or compiles cfg.model and creates the executor on GPU 0. Errors
-  /// (also the compiler's diagnostics) are in the Status message.
-  static Status open(const TrainConfig &cfg, std::unique_ptr<CudaTrainer> &out);
+  /// (also the compiler's diagnostics) are in the Status message;
+  /// diagnostics name `command` (`llmc train: ...`, `llmc verify: ...`).
+  static Status open(const TrainConfig &cfg, std::unique_ptr<CudaTrainer> &out,
+                     const char *command = "train");
   /// Wraps an already built plan (tests).
   static Status fromPlan(Plan plan, const std::string &source,
                          std::unique_ptr<CudaTrainer> &out);
@@ -45,6 +47,22 @@ public:
   Status step(int64_t index, const std::vector<int64_t> &tokens,
               const std::vector<int64_t> &targets, double lr, double &loss,
               bool plain = false);
+
+  /// Writes `values` into the input buffer `name`, converted to its dtype:
+  /// any input, not only the token ids and targets (BERT's attention mask;
+  /// `llmc verify --device cuda`). Doubles hold token ids exactly.
+  Status writeInput(const std::string &name, const std::vector<double> &values);
+
+  /// A step on inputs already written: lr, the step counter, the replay (or
+  /// the steps one by one when `plain`), the loss.
+  Status run(int64_t index, double lr, double &loss, bool plain = false);
+
+  /// Parameters and optimizer state, copied to the host and back: a step
+  /// with lr = 0 (validation, verify's gradient step) leaves the parameters
+  /// but not the AdamW moments as they were.
+  using Snapshot = std::vector<std::pair<std::string, std::vector<uint8_t>>>;
+  Status saveState(Snapshot &out);
+  Status restoreState(const Snapshot &saved);
 
   /// The mean loss over `batches` batches from `loader` (reset first) at the
   /// current parameters: @train_step replayed with lr = 0, parameters and

@@ -28,14 +28,15 @@ namespace llmc {
 //===----------------------------------------------------------------------===//
 
 Status CudaTrainer::open(const TrainConfig &cfg,
-                         std::unique_ptr<CudaTrainer> &out) {
+                         std::unique_ptr<CudaTrainer> &out,
+                         const char *command) {
   Plan plan;
   int64_t vocab = 0;
   if (llvm::StringRef(cfg.model).ends_with(".llmc")) {
     LLMC_RETURN_IF_ERROR(readBundle(cfg.model, plan));
   } else {
     mlir::MLIRContext context;
-    installCliDiagnostics(context, "train", cfg.model);
+    installCliDiagnostics(context, command, cfg.model);
     auto module = loadModel(cfg.model, cfg.modelOptions, context);
     if (!module)
       return Status::error("cannot load '" + cfg.model +
@@ -119,6 +120,10 @@ Status CudaTrainer::step(int64_t index, const std::vector<int64_t> &tokens,
                          double &loss, bool plain) {
   LLMC_RETURN_IF_ERROR(writeTokens(tokens_, tokens));
   LLMC_RETURN_IF_ERROR(writeTokens(targets_, targets));
+  return run(index, lr, loss, plain);
+}
+
+Status CudaTrainer::run(int64_t index, double lr, double &loss, bool plain) {
   LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
   if (hasStep_)
     LLMC_RETURN_IF_ERROR(
@@ -127,15 +132,59 @@ Status CudaTrainer::step(int64_t index, const std::vector<int64_t> &tokens,
   return executor_->readScalar("loss", loss);
 }
 
+Status CudaTrainer::writeInput(const std::string &name,
+                               const std::vector<double> &values) {
+  const BufferInfo *b = executor_->plan().findBuffer(name);
+  if (!b || b->role != BufferRole::Input)
+    return Status::error("the plan has no input buffer '" + name + "'");
+  if (static_cast<uint64_t>(values.size()) != b->elementCount())
+    return Status::error("input '" + name + "' takes " +
+                         std::to_string(b->elementCount()) + " values, got " +
+                         std::to_string(values.size()));
+  auto write = [&](auto zero) {
+    std::vector<decltype(zero)> typed(values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      typed[i] = static_cast<decltype(zero)>(values[i]);
+    return executor_->writeBuffer(name, typed.data(),
+                                  typed.size() * sizeof(zero));
+  };
+  switch (b->dtype) {
+  case DType::I64:
+    return write(int64_t{});
+  case DType::I32:
+    return write(int32_t{});
+  case DType::U8:
+    return write(uint8_t{});
+  case DType::F32:
+    return write(float{});
+  default:
+    return Status::error("input '" + name + "' has the dtype " +
+                         dtypeName(b->dtype) +
+                         ", which the host cannot write yet");
+  }
+}
+
+Status CudaTrainer::saveState(Snapshot &out) {
+  out.clear();
+  for (const BufferInfo &b : executor_->plan().buffers)
+    if (b.role == BufferRole::Param || b.role == BufferRole::OptimizerState) {
+      out.push_back({b.name, {}});
+      LLMC_RETURN_IF_ERROR(executor_->readBuffer(b.name, out.back().second));
+    }
+  return Status::ok();
+}
+
+Status CudaTrainer::restoreState(const Snapshot &saved) {
+  for (auto &[name, bytes] : saved)
+    LLMC_RETURN_IF_ERROR(
+        executor_->writeBuffer(name, bytes.data(), bytes.size()));
+  return executor_->synchronize();
+}
+
 Status CudaTrainer::validate(DataLoader &loader, int64_t batches,
                              int64_t stepsTaken, double &loss) {
-  const Plan &plan = executor_->plan();
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> saved;
-  for (const BufferInfo &b : plan.buffers)
-    if (b.role == BufferRole::Param || b.role == BufferRole::OptimizerState) {
-      saved.push_back({b.name, {}});
-      LLMC_RETURN_IF_ERROR(executor_->readBuffer(b.name, saved.back().second));
-    }
+  Snapshot saved;
+  LLMC_RETURN_IF_ERROR(saveState(saved));
   loader.reset();
   std::vector<int64_t> tokens, targets;
   double sum = 0;
@@ -145,11 +194,9 @@ Status CudaTrainer::validate(DataLoader &loader, int64_t batches,
     LLMC_RETURN_IF_ERROR(step(stepsTaken, tokens, targets, 0.0, l));
     sum += l;
   }
-  for (auto &[name, bytes] : saved)
-    LLMC_RETURN_IF_ERROR(
-        executor_->writeBuffer(name, bytes.data(), bytes.size()));
+  LLMC_RETURN_IF_ERROR(restoreState(saved));
   loss = batches > 0 ? sum / static_cast<double>(batches) : 0.0;
-  return executor_->synchronize();
+  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,23 +4,25 @@
 // PyTorch's loss, every parameter's gradient norm and the losses of ten
 // AdamW steps) and checks llmc's training step against it, one row per
 // check. This is how anyone confirms that llmc trains their model the way
-// PyTorch does: docs/verify.md shows how to make a reference file.
+// PyTorch does: docs/verify.md shows how to make a reference file. The
+// step runs on a VerifyBackend (VerifyBackend.h): the reference evaluator
+// (--device cpu) or the compiled GPU plan (--device cuda); the checks and
+// the report here are the same for both.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/CpuTrainer.h"
 #include "compiler/Driver.h"
-#include "compiler/ModelLoader.h"
-#include "compiler/eval/Evaluator.h"
-#include "compiler/eval/ModelArguments.h"
+#include "compiler/VerifyBackend.h"
 
-#include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <set>
 
 namespace llmc {
@@ -59,9 +61,9 @@ int fail(const std::string &msg, int code = 1) {
   return code;
 }
 
-const char *kUsage =
-    "usage: llmc verify MODEL --ref MODEL.ref.json [--device cpu] [--json] "
-    "[model options]\n";
+const char *kUsage = "usage: llmc verify MODEL --ref MODEL.ref.json [--device "
+                     "cpu|cuda] [--json] "
+                     "[model options]\n";
 
 /// The batch of the reference file, typed like the step's inputs.
 bool readBatch(const Json &ref, const std::vector<StepInput> &inputs,
@@ -115,16 +117,68 @@ bool readBatch(const Json &ref, const std::vector<StepInput> &inputs,
   return true;
 }
 
-double l2Norm(const RefTensor &t) {
-  double sum = 0;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    sum += t.getDouble(i) * t.getDouble(i);
-  return std::sqrt(sum);
-}
-
 /// PyTorch names parameters without the exported module's "m." prefix.
 std::string torchName(const std::string &onnxName) {
   return onnxName.rfind("m.", 0) == 0 ? onnxName.substr(2) : onnxName;
+}
+
+/// One row per parameter: our gradient norms (by graph name) against
+/// PyTorch's, pairing tied weights by value and measuring numerically zero
+/// norms against a floor.
+void compareGradNorms(const std::map<std::string, double> &byGraphName,
+                      const Json &norms, std::vector<Row> &rows) {
+  std::map<std::string, double> ours, theirs;
+  for (auto &[name, norm] : byGraphName)
+    ours[torchName(name)] = norm;
+  double largest = 0;
+  for (auto &[name, value] : norms.items()) {
+    theirs[name] = value.get<double>();
+    largest = std::max(largest, theirs[name]);
+  }
+  // A norm under 1e-6 of the largest one is zero up to rounding.
+  double floor = 1e-6 * largest;
+  auto close = [&](double a, double b) {
+    return std::fabs(a - b) <=
+           kGradTol * std::max({std::fabs(b), floor, 1e-12});
+  };
+  std::set<std::string> matched;
+  for (auto &[name, norm] : ours)
+    if (theirs.count(name)) {
+      rows.push_back(
+          compare("grad norm " + name, norm, theirs[name], kGradTol, floor));
+      matched.insert(name);
+    }
+  // A tied weight is one initializer named after one of its PyTorch names,
+  // and PyTorch may list it under another: pair the rest by value.
+  for (auto &[name, norm] : ours) {
+    if (theirs.count(name))
+      continue;
+    std::string twin;
+    for (auto &[other, value] : theirs)
+      if (!matched.count(other) && close(norm, value))
+        twin = other;
+    if (twin.empty()) {
+      rows.push_back({"grad norm " + name, norm, 0, 0, false,
+                      "not a parameter of the PyTorch model"});
+      continue;
+    }
+    Row r = compare("grad norm " + name, norm, theirs[twin], kGradTol, floor);
+    r.note = "tied: PyTorch's " + twin;
+    rows.push_back(r);
+    matched.insert(twin);
+  }
+  // PyTorch lists a tied weight under each of its names; the graph has it
+  // once. A name left over must be such a twin.
+  for (auto &[name, value] : theirs) {
+    if (matched.count(name))
+      continue;
+    bool twin = false;
+    for (auto &[mine, norm] : ours)
+      twin |= close(norm, value);
+    if (!twin)
+      rows.push_back({"grad norm " + name, 0, value, 1, false,
+                      "missing: no parameter of the graph has it"});
+  }
 }
 
 void printRows(const std::vector<Row> &rows, bool json) {
@@ -175,8 +229,10 @@ int runVerify(const Args &args) {
                       "the losses\nof 10 AdamW steps on the same batch "
                       "(1e-4). Exits 0 only when every check\npasses.\n\n"
                       "  --ref FILE        the reference file\n"
-                      "  --device cpu      where llmc runs (the reference "
-                      "evaluator)\n  --json            print the rows as "
+                      "  --device cpu|cuda where llmc runs: the reference "
+                      "evaluator (default) or the\n                    "
+                      "training step compiled for the GPU\n  --json            "
+                      "print the rows as "
                       "JSON\nmodel options:\n"
                    << kModelOptionsHelp;
       return 0;
@@ -189,15 +245,13 @@ int runVerify(const Args &args) {
     } else if (model.empty()) {
       model = a;
     } else {
-      return fail("expected one model, got '" + model + "' and '" + a + "'",
-                  2);
+      return fail("expected one model, got '" + model + "' and '" + a + "'", 2);
     }
   }
   if (model.empty() || refPath.empty())
     return fail(std::string("expected a model and --ref; ") + kUsage, 2);
-  if (device != "cpu")
-    return fail("--device '" + device + "': verify runs on the cpu "
-                "reference evaluator in this build", 2);
+  if (device != "cpu" && device != "cuda")
+    return fail("--device '" + device + "': expected cpu or cuda", 2);
 
   std::ifstream in(refPath);
   if (!in)
@@ -205,7 +259,8 @@ int runVerify(const Args &args) {
   Json ref = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (ref.is_discarded() || !ref.is_object() || !ref.contains("loss") ||
       !ref["loss"].is_number())
-    return fail("'" + refPath + "' is not a reference file: it needs at "
+    return fail("'" + refPath +
+                "' is not a reference file: it needs at "
                 "least \"inputs\" and \"loss\" (docs/verify.md)");
   // A model with symbolic dims takes the reference's batch shape.
   options.batchSeqAreDefaults = !options.batch && !options.seq;
@@ -220,148 +275,40 @@ int runVerify(const Args &args) {
 
   // An exporter-optimized graph (merged equal-valued initializers, masks and
   // constants folded into initializers) computes PyTorch's loss but cannot
-  // train like it: only the loss is checked, from @forward alone.
-  if (optimized) {
-    mlir::MLIRContext context;
-    installCliDiagnostics(context, "verify", model);
-    auto module = loadModel(model, options, context);
-    if (!module)
-      return 1;
-    auto forward = module->lookupSymbol<mlir::func::FuncOp>("forward");
-    auto expected = expectedInputs(forward, error);
-    if (!expected)
-      return fail(error);
-    std::vector<StepInput> inputs;
-    for (auto &[name, type] : *expected)
-      inputs.push_back({name, type});
-    std::map<std::string, RefTensor> batch;
-    if (!readBatch(ref, inputs, batch, error))
-      return fail(error);
-    auto args = buildArguments(forward, batch, 0, error);
-    if (!args)
-      return fail(error);
-    auto results = evaluate(forward, *args);
-    if (mlir::failed(results))
-      return 1;
-    double loss = NAN;
-    for (const RefTensor &r : *results)
-      if (r.rank() == 0 && r.isFloat())
-        loss = r.getDouble(0);
-    rows.push_back(compare("loss", loss, ref["loss"].get<double>(), kLossTol));
+  // train like it: only the loss is checked.
+  auto backend = device == "cuda"
+                     ? openCudaVerifyBackend(model, options, optimized)
+                     : openCpuVerifyBackend(model, options, optimized);
+  if (!backend)
+    return 1;
+  VerifyBatch batch;
+  if (!readBatch(ref, backend->inputs(), batch, error))
+    return fail(error);
+
+  // 1. Loss and gradients of one step.
+  std::map<std::string, double> ours;
+  auto loss = backend->lossAndGradNorms(batch, ours);
+  if (mlir::failed(loss))
+    return 1;
+  rows.push_back(compare("loss", *loss, ref["loss"].get<double>(), kLossTol));
+  if (optimized)
     rows.push_back({"gradient norms, adamw losses", 0, 0, 0, true,
                     "skipped: the exporter optimized the graph (equal-valued "
                     "initializers merged, parameters folded), so it does not "
                     "train like the PyTorch model; export with optimize=False "
                     "(docs/onnx.md)"});
-  }
-
-  // 1. Loss and gradients of one step.
-  if (!optimized) {
-    mlir::MLIRContext context;
-    installCliDiagnostics(context, "verify", model);
-    auto module = loadModel(model, options, context);
-    if (!module)
-      return 1;
-    auto trainer = CpuTrainer::create(*module, nullptr, 0);
-    if (mlir::failed(trainer))
-      return 1;
-    std::map<std::string, RefTensor> batch;
-    if (!readBatch(ref, (*trainer)->inputs(), batch, error))
-      return fail(error);
-    auto loss = (*trainer)->step(batch);
-    if (mlir::failed(loss))
-      return 1;
-    rows.push_back(compare("loss", *loss, ref["loss"].get<double>(), kLossTol));
-
-    const Json &norms = ref.value("grad_norms", Json::object());
-    {
-      std::map<std::string, double> ours, theirs;
-      for (auto &[name, g] : (*trainer)->gradients())
-        ours[torchName(name)] = l2Norm(g);
-      double largest = 0;
-      for (auto &[name, value] : norms.items()) {
-        theirs[name] = value.get<double>();
-        largest = std::max(largest, theirs[name]);
-      }
-      // A norm under 1e-6 of the largest one is zero up to rounding.
-      double floor = 1e-6 * largest;
-      auto close = [&](double a, double b) {
-        return std::fabs(a - b) <= kGradTol * std::max({std::fabs(b), floor,
-                                                        1e-12});
-      };
-      std::set<std::string> matched;
-      for (auto &[name, norm] : ours)
-        if (theirs.count(name)) {
-          rows.push_back(compare("grad norm " + name, norm, theirs[name],
-                                 kGradTol, floor));
-          matched.insert(name);
-        }
-      // A tied weight is one initializer named after one of its PyTorch
-      // names, and PyTorch may list it under another: pair the rest by value.
-      for (auto &[name, norm] : ours) {
-        if (theirs.count(name))
-          continue;
-        std::string twin;
-        for (auto &[other, value] : theirs)
-          if (!matched.count(other) && close(norm, value))
-            twin = other;
-        if (twin.empty()) {
-          rows.push_back({"grad norm " + name, norm, 0, 0, false,
-                          "not a parameter of the PyTorch model"});
-          continue;
-        }
-        Row r = compare("grad norm " + name, norm, theirs[twin], kGradTol,
-                        floor);
-        r.note = "tied: PyTorch's " + twin;
-        rows.push_back(r);
-        matched.insert(twin);
-      }
-      // PyTorch lists a tied weight under each of its names; the graph has
-      // it once. A name left over must be such a twin.
-      for (auto &[name, value] : theirs) {
-        if (matched.count(name))
-          continue;
-        bool twin = false;
-        for (auto &[mine, norm] : ours)
-          twin |= close(norm, value);
-        if (!twin)
-          rows.push_back({"grad norm " + name, 0, value, 1, false,
-                          "missing: no parameter of the graph has it"});
-      }
-    }
-  }
+  else
+    compareGradNorms(ours, ref.value("grad_norms", Json::object()), rows);
 
   // 2. Ten AdamW steps on the same batch (the reference's optimizer).
   const Json &adamw = ref.value("adamw_losses", Json::array());
   if (!optimized && !adamw.empty()) {
-    mlir::MLIRContext context;
-    installCliDiagnostics(context, "verify", model);
-    auto module = loadModel(model, options, context);
-    if (!module)
+    auto losses = backend->adamwLosses(batch, adamw.size());
+    if (mlir::failed(losses))
       return 1;
-    // torch.optim.AdamW(lr=1e-3, betas=(0.9, 0.95), eps=1e-8,
-    // weight_decay=0.1) on every parameter, no clipping.
-    OptimizerConfig opt;
-    opt.kind = "adamw";
-    opt.beta1 = 0.9;
-    opt.beta2 = 0.95;
-    opt.epsilon = 1e-8;
-    opt.weightDecay = 0.1;
-    opt.decayMinRank = 0;
-    opt.clipNorm = 0;
-    auto trainer = CpuTrainer::create(*module, &opt, 0);
-    if (mlir::failed(trainer))
-      return 1;
-    std::map<std::string, RefTensor> batch;
-    if (!readBatch(ref, (*trainer)->inputs(), batch, error))
-      return fail(error);
-    for (size_t s = 0; s < adamw.size(); ++s) {
-      auto loss = (*trainer)->step(batch, 1e-3);
-      if (mlir::failed(loss))
-        return 1;
+    for (size_t s = 0; s < adamw.size(); ++s)
       rows.push_back(compare("adamw loss before step " + std::to_string(s + 1),
-                             *loss, adamw[s].get<double>(), kAdamTol));
-    }
+                             (*losses)[s], adamw[s].get<double>(), kAdamTol));
   }
 
   printRows(rows, json);

@@ -1,0 +1,65 @@
+//===- VerifyBackend.h - Where `llmc verify` runs the step ------*- C++ -*-===//
+//
+// `llmc verify` compares one training step and ten AdamW steps against a
+// PyTorch reference; the comparison and the report (VerifyCommand.cpp) are
+// the same whatever runs the step. A backend only computes: the CPU one on
+// the reference evaluator (VerifyCpu.cpp), the CUDA one on the compiled GPU
+// plan (VerifyCuda.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_VERIFYBACKEND_H
+#define LLMC_COMPILER_VERIFYBACKEND_H
+
+#include "compiler/CpuTrainer.h"
+#include "compiler/ModelLoader.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+using VerifyBatch = std::map<std::string, RefTensor>;
+
+/// torch.optim.AdamW(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+/// on every parameter, no clipping: the reference file's optimizer.
+OptimizerConfig referenceAdamW();
+constexpr double kReferenceLr = 1e-3;
+
+class VerifyBackend {
+public:
+  virtual ~VerifyBackend() = default;
+
+  /// The step's data inputs in argument order, to type the reference batch.
+  virtual const std::vector<StepInput> &inputs() const = 0;
+
+  /// The loss on `batch` at the initial parameters and, unless the backend
+  /// was opened loss-only, every trainable parameter's gradient norm by its
+  /// graph name. Failure: the error has been printed.
+  virtual mlir::FailureOr<double>
+  lossAndGradNorms(const VerifyBatch &batch,
+                   std::map<std::string, double> &gradNorms) = 0;
+
+  /// The losses of `steps` AdamW steps (referenceAdamW, kReferenceLr) on
+  /// `batch` from the initial parameters and fresh optimizer state, each
+  /// taken before its update.
+  virtual mlir::FailureOr<std::vector<double>>
+  adamwLosses(const VerifyBatch &batch, size_t steps) = 0;
+};
+
+/// `lossOnly`: an exporter-optimized graph, only its @forward loss is
+/// checked. Null: the error has been printed.
+std::unique_ptr<VerifyBackend> openCpuVerifyBackend(const std::string &model,
+                                                    const ModelOptions &options,
+                                                    bool lossOnly);
+std::unique_ptr<VerifyBackend>
+openCudaVerifyBackend(const std::string &model, const ModelOptions &options,
+                      bool lossOnly);
+
+/// The root-sum-square of a tensor's values.
+double l2Norm(const RefTensor &t);
+
+} // namespace llmc
+
+#endif // LLMC_COMPILER_VERIFYBACKEND_H

@@ -1,0 +1,155 @@
+//===- VerifyCpu.cpp - `llmc verify` on the reference evaluator -----------===//
+//
+// The CPU backend of `llmc verify`: the step function of CpuTrainer, run by
+// the reference evaluator. The gradient step has no optimizer (CpuTrainer
+// returns the gradients); the AdamW steps use a second module with the
+// reference optimizer appended. A loss-only backend evaluates @forward.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/VerifyBackend.h"
+
+#include "compiler/eval/Evaluator.h"
+#include "compiler/eval/ModelArguments.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace llmc {
+
+OptimizerConfig referenceAdamW() {
+  OptimizerConfig opt;
+  opt.kind = "adamw";
+  opt.beta1 = 0.9;
+  opt.beta2 = 0.95;
+  opt.epsilon = 1e-8;
+  opt.weightDecay = 0.1;
+  opt.decayMinRank = 0;
+  opt.clipNorm = 0;
+  return opt;
+}
+
+double l2Norm(const RefTensor &t) {
+  double sum = 0;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    sum += t.getDouble(i) * t.getDouble(i);
+  return std::sqrt(sum);
+}
+
+namespace {
+
+/// A loaded model with the context that owns it.
+struct Loaded {
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+
+  bool load(const std::string &model, const ModelOptions &options) {
+    context = std::make_unique<mlir::MLIRContext>();
+    installCliDiagnostics(*context, "verify", model);
+    module = loadModel(model, options, *context);
+    return static_cast<bool>(module);
+  }
+};
+
+class CpuVerifyBackend : public VerifyBackend {
+public:
+  CpuVerifyBackend(std::string model, ModelOptions options, bool lossOnly)
+      : model_(std::move(model)), options_(std::move(options)),
+        lossOnly_(lossOnly) {}
+
+  bool open() {
+    if (!loaded_.load(model_, options_))
+      return false;
+    if (lossOnly_) {
+      forward_ = loaded_.module->lookupSymbol<mlir::func::FuncOp>("forward");
+      std::string error;
+      auto expected = expectedInputs(forward_, error);
+      if (!expected) {
+        llvm::errs() << "llmc verify: error: " << error << "\n";
+        return false;
+      }
+      for (auto &[name, type] : *expected)
+        inputs_.push_back({name, type});
+      return true;
+    }
+    auto trainer = CpuTrainer::create(*loaded_.module, nullptr, 0);
+    if (mlir::failed(trainer))
+      return false;
+    trainer_ = std::move(*trainer);
+    inputs_ = trainer_->inputs();
+    return true;
+  }
+
+  const std::vector<StepInput> &inputs() const override { return inputs_; }
+
+  mlir::FailureOr<double>
+  lossAndGradNorms(const VerifyBatch &batch,
+                   std::map<std::string, double> &gradNorms) override {
+    if (lossOnly_) {
+      std::string error;
+      auto args = buildArguments(forward_, batch, 0, error);
+      if (!args) {
+        llvm::errs() << "llmc verify: error: " << error << "\n";
+        return mlir::failure();
+      }
+      auto results = evaluate(forward_, *args);
+      if (mlir::failed(results))
+        return mlir::failure();
+      double loss = NAN;
+      for (const RefTensor &r : *results)
+        if (r.rank() == 0 && r.isFloat())
+          loss = r.getDouble(0);
+      return loss;
+    }
+    auto loss = trainer_->step(batch);
+    if (mlir::failed(loss))
+      return mlir::failure();
+    for (auto &[name, g] : trainer_->gradients())
+      gradNorms[name] = l2Norm(g);
+    return *loss;
+  }
+
+  mlir::FailureOr<std::vector<double>> adamwLosses(const VerifyBatch &batch,
+                                                   size_t steps) override {
+    // A fresh module: CpuTrainer turns its module into the step in place.
+    Loaded loaded;
+    if (!loaded.load(model_, options_))
+      return mlir::failure();
+    OptimizerConfig opt = referenceAdamW();
+    auto trainer = CpuTrainer::create(*loaded.module, &opt, 0);
+    if (mlir::failed(trainer))
+      return mlir::failure();
+    std::vector<double> losses;
+    for (size_t s = 0; s < steps; ++s) {
+      auto loss = (*trainer)->step(batch, kReferenceLr);
+      if (mlir::failed(loss))
+        return mlir::failure();
+      losses.push_back(*loss);
+    }
+    return losses;
+  }
+
+private:
+  std::string model_;
+  ModelOptions options_;
+  bool lossOnly_;
+  Loaded loaded_;
+  mlir::func::FuncOp forward_;
+  std::unique_ptr<CpuTrainer> trainer_;
+  std::vector<StepInput> inputs_;
+};
+
+} // namespace
+
+std::unique_ptr<VerifyBackend> openCpuVerifyBackend(const std::string &model,
+                                                    const ModelOptions &options,
+                                                    bool lossOnly) {
+  auto backend = std::make_unique<CpuVerifyBackend>(model, options, lossOnly);
+  if (!backend->open())
+    return nullptr;
+  return backend;
+}
+
+} // namespace llmc

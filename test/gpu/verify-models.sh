@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs `llmc verify --device cuda` on every *_loss*.onnx in test/models
+# against its .ref.json (docs/verify.md): the compiled GPU training step
+# must match PyTorch's loss, gradient norms and AdamW losses like the CPU
+# evaluator does. Prints each model's report and a summary line; exits 1
+# when any model fails.
+#
+# usage: test/gpu/verify-models.sh [LLMC [MODELS_DIR]]
+set -u
+llmc=${1:-build/bin/llmc}
+models=${2:-test/models}
+
+failed=()
+passed=0
+for onnx in "$models"/*_loss*.onnx; do
+  ref=${onnx%.onnx}.ref.json
+  name=$(basename "$onnx")
+  if [[ ! -f $ref ]]; then
+    echo "== $name: no reference ${ref##*/}, skipped"
+    continue
+  fi
+  echo "== $name"
+  if "$llmc" verify "$onnx" --ref "$ref" --device cuda; then
+    passed=$((passed + 1))
+  else
+    failed+=("$name")
+  fi
+done
+echo "verify --device cuda: $passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}"
+[[ ${#failed[@]} -eq 0 ]]
