@@ -103,8 +103,12 @@ def run_llmc(mode, args, out):
     onnx_path = os.path.join(out, "gpt2_124m.onnx")
     if not os.path.exists(onnx_path):
         model = Wrap(make_model(50257)).eval()
-        idx = torch.zeros((args.batch, 1024), dtype=torch.int64)
-        torch.onnx.export(model, (idx, idx), onnx_path, dynamo=True,
+        # Two distinct tensors: the exporter turns one tensor passed twice
+        # into one graph input read by both uses (the model would then
+        # predict its own input).
+        idx = torch.randint(0, 50257, (args.batch, 1024))
+        tgt = torch.randint(0, 50257, (args.batch, 1024))
+        torch.onnx.export(model, (idx, tgt), onnx_path, dynamo=True,
                           optimize=False, input_names=["idx", "tgt"],
                           output_names=["loss"])
     data = os.path.join(out, "tokens.bin")

@@ -81,6 +81,24 @@ std::optional<ModelFormat> modelFormatOf(const std::string &path) {
   return std::nullopt;
 }
 
+/// An input the graph never reads is almost always an export mistake:
+/// torch.onnx.export given one tensor for two inputs (`(idx, idx)`) binds
+/// every use to one of them, and the model then trains on the wrong data.
+static void warnUnusedInputs(mlir::ModuleOp module) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!forward)
+    return;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "llmc.input");
+    if (name && forward.getArgument(i).use_empty())
+      mlir::emitWarning(forward.getLoc())
+          << "graph input '" << name.getValue()
+          << "' is read by no op; if the exporter was given one tensor for "
+             "two inputs (torch.onnx.export(m, (x, x), ...)), it bound both "
+             "to one input: export with distinct tensors";
+  }
+}
+
 mlir::LogicalResult raiseModel(mlir::ModuleOp module) {
   mlir::PassManager pm(module->getContext());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createRaisePass());
@@ -147,6 +165,8 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
   }
   if (module && options.raise && failed(raiseModel(*module)))
     return nullptr;
+  if (module)
+    warnUnusedInputs(*module);
   return module;
 }
 
