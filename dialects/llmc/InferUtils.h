@@ -81,6 +81,29 @@ FailureOr<int64_t> normAxis(std::optional<Location> loc, RankedTensorType input,
   return *normalized;
 }
 
+/// The loss type of a cross_entropy (and of its gradient's incoming
+/// cotangent): per position for `none`, else a scalar. Checks that the
+/// targets have the logits' shape without the class dim.
+template <typename OpTy>
+FailureOr<RankedTensorType> crossEntropyLossType(std::optional<Location> loc,
+                                                 RankedTensorType logits,
+                                                 RankedTensorType targets,
+                                                 bool perPosition) {
+  if (logits.getRank() < 1)
+    return inferError<OpTy>(loc, "logits must be [..., classes]");
+  ArrayRef<int64_t> lead = logits.getShape().drop_back();
+  bool ok = targets.getRank() == static_cast<int64_t>(lead.size());
+  for (size_t i = 0; ok && i < lead.size(); ++i)
+    ok = !dimsConflict(lead[i], targets.getDimSize(i));
+  if (!ok)
+    return inferError<OpTy>(
+        loc, "targets ", shapeToString(targets.getShape()),
+        " must have the logits' shape without the class dim, ",
+        shapeToString(lead));
+  return perPosition ? logits.clone(lead)
+                     : RankedTensorType::get({}, logits.getElementType());
+}
+
 } // namespace mlir::llmc
 
 #endif // LLMC_DIALECTS_LLMC_INFERUTILS_H

@@ -164,22 +164,13 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(MLIRContext *,
                                                    std::optional<Location> loc,
                                                    Adaptor a,
                                                    SmallVectorImpl<Type> &out) {
-  auto logits = rankedOf(a.getLogits()), targets = rankedOf(a.getTargets());
-  if (logits.getRank() < 1)
-    return inferError<CrossEntropyGradOp>(loc, "logits must be [..., classes]");
-  ArrayRef<int64_t> lead = logits.getShape().drop_back();
-  bool ok = targets.getRank() == static_cast<int64_t>(lead.size());
-  for (size_t i = 0; ok && i < lead.size(); ++i)
-    ok = !dimsConflict(lead[i], targets.getDimSize(i));
-  if (!ok)
-    return inferError<CrossEntropyGradOp>(
-        loc, "targets ", shapeToString(targets.getShape()),
-        " must have the logits' shape without the class dim, ",
-        shapeToString(lead));
-  Type lossType = a.getReduction() == LossReduction::none
-                      ? Type(logits.clone(lead))
-                      : RankedTensorType::get({}, logits.getElementType());
-  if (failed(checkGradType<CrossEntropyGradOp>(loc, a.getGrad(), lossType,
+  auto logits = rankedOf(a.getLogits());
+  auto lossType = crossEntropyLossType<CrossEntropyGradOp>(
+      loc, logits, rankedOf(a.getTargets()),
+      a.getReduction() == LossReduction::none);
+  if (failed(lossType))
+    return failure();
+  if (failed(checkGradType<CrossEntropyGradOp>(loc, a.getGrad(), *lossType,
                                                "the loss")))
     return failure();
   out.push_back(logits);

@@ -239,21 +239,11 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
                                                std::optional<Location> loc,
                                                Adaptor a,
                                                SmallVectorImpl<Type> &out) {
-  auto logits = rankedOf(a.getLogits()), targets = rankedOf(a.getTargets());
-  if (logits.getRank() < 1)
-    return inferError<CrossEntropyOp>(loc, "logits must be [..., classes]");
-  ArrayRef<int64_t> lead = logits.getShape().drop_back();
-  bool ok = targets.getRank() == static_cast<int64_t>(lead.size());
-  for (size_t i = 0; ok && i < lead.size(); ++i)
-    ok = !dimsConflict(lead[i], targets.getDimSize(i));
-  if (!ok)
-    return inferError<CrossEntropyOp>(
-        loc, "targets ", shapeToString(targets.getShape()),
-        " must have the logits' shape without the class dim, ",
-        shapeToString(lead));
-  if (a.getReduction() == LossReduction::none)
-    out.push_back(logits.clone(lead));
-  else
-    out.push_back(RankedTensorType::get({}, logits.getElementType()));
+  auto loss = crossEntropyLossType<CrossEntropyOp>(
+      loc, rankedOf(a.getLogits()), rankedOf(a.getTargets()),
+      a.getReduction() == LossReduction::none);
+  if (failed(loss))
+    return failure();
+  out.push_back(*loss);
   return success();
 }
