@@ -50,6 +50,34 @@ std::optional<DType> dtypeOf(Type t) {
   return std::nullopt;
 }
 
+::llmc::LaunchStep launchStepFor(
+    const EmittedKernel &kernel, uint32_t kernelIndex,
+    llvm::function_ref<::llmc::KernelArg(const KernelArg &)> bufferArg) {
+  ::llmc::LaunchStep step;
+  step.kernel = kernelIndex;
+  step.grid = {kernel.grid[0], kernel.grid[1], kernel.grid[2]};
+  step.block = {kernel.block[0], kernel.block[1], kernel.block[2]};
+  step.sharedBytes = kernel.sharedBytes;
+  for (const KernelArg &a : kernel.args) {
+    switch (a.kind) {
+    case KernelArg::Kind::I32:
+      step.args.push_back(
+          ::llmc::KernelArg::i32(static_cast<int32_t>(a.intValue)));
+      break;
+    case KernelArg::Kind::I64:
+      step.args.push_back(::llmc::KernelArg::i64(a.intValue));
+      break;
+    case KernelArg::Kind::F32:
+      step.args.push_back(::llmc::KernelArg::f32(a.floatValue));
+      break;
+    default:
+      step.args.push_back(bufferArg(a));
+      break;
+    }
+  }
+  return step;
+}
+
 std::string KernelArg::describe() const {
   switch (kind) {
   case Kind::Operand:

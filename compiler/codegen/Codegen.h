@@ -24,6 +24,7 @@
 #include "runtime/Plan.h"
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "mlir/Support/LogicalResult.h"
 
 #include <array>
@@ -59,6 +60,15 @@ struct KernelArg {
   /// "operand #1", "result #0", "scratch #0 (lse)" without the name.
   std::string describe() const;
 };
+
+struct EmittedKernel;
+
+/// The runtime launch step of `kernel`, the plan's kernel `kernelIndex`:
+/// grid, block, shared memory and immediates come from the kernel; each
+/// buffer argument (operand, result, scratch) from `bufferArg`.
+::llmc::LaunchStep launchStepFor(
+    const EmittedKernel &kernel, uint32_t kernelIndex,
+    llvm::function_ref<::llmc::KernelArg(const KernelArg &)> bufferArg);
 
 struct EmittedKernel {
   std::string name;   // the extern "C" __global__ symbol; unique per function

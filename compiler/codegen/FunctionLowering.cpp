@@ -261,36 +261,17 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
       info.source = k.source;
       info.origin = k.origin;
       plan.kernels.push_back(std::move(info));
-      LaunchStep step;
-      step.kernel = static_cast<uint32_t>(plan.kernels.size() - 1);
-      step.grid = {k.grid[0], k.grid[1], k.grid[2]};
-      step.block = {k.block[0], k.block[1], k.block[2]};
-      step.sharedBytes = k.sharedBytes;
-      for (const KernelArg &a : k.args) {
+      uint32_t index = static_cast<uint32_t>(plan.kernels.size() - 1);
+      LaunchStep step = launchStepFor(k, index, [&](const KernelArg &a) {
         switch (a.kind) {
         case KernelArg::Kind::Operand:
-          step.args.push_back(
-              ::llmc::KernelArg::buffer(asm_.nameOf(op->getOperand(a.index))));
-          break;
+          return ::llmc::KernelArg::buffer(asm_.nameOf(op->getOperand(a.index)));
         case KernelArg::Kind::Result:
-          step.args.push_back(
-              ::llmc::KernelArg::buffer(asm_.nameOf(op->getResult(a.index))));
-          break;
-        case KernelArg::Kind::Scratch:
-          step.args.push_back(::llmc::KernelArg::buffer(scratch[a.index]));
-          break;
-        case KernelArg::Kind::I32:
-          step.args.push_back(
-              ::llmc::KernelArg::i32(static_cast<int32_t>(a.intValue)));
-          break;
-        case KernelArg::Kind::I64:
-          step.args.push_back(::llmc::KernelArg::i64(a.intValue));
-          break;
-        case KernelArg::Kind::F32:
-          step.args.push_back(::llmc::KernelArg::f32(a.floatValue));
-          break;
+          return ::llmc::KernelArg::buffer(asm_.nameOf(op->getResult(a.index)));
+        default:
+          return ::llmc::KernelArg::buffer(scratch[a.index]);
         }
-      }
+      });
       plan.steps.push_back({std::move(step), k.name});
     }
   }

@@ -379,35 +379,17 @@ void Builder::emitSteps(Plan &plan) {
       info.source = kernel.source;
       info.origin = kernel.origin;
       plan.kernels.push_back(std::move(info));
-      LaunchStep step;
-      step.kernel = static_cast<uint32_t>(plan.kernels.size() - 1);
-      step.grid = {kernel.grid[0], kernel.grid[1], kernel.grid[2]};
-      step.block = {kernel.block[0], kernel.block[1], kernel.block[2]};
-      step.sharedBytes = kernel.sharedBytes;
-      for (const KernelArg &a : kernel.args) {
+      uint32_t index = static_cast<uint32_t>(plan.kernels.size() - 1);
+      LaunchStep step = launchStepFor(kernel, index, [&](const KernelArg &a) {
         switch (a.kind) {
         case KernelArg::Kind::Operand:
-          step.args.push_back(location(op->getOperand(a.index)));
-          break;
+          return location(op->getOperand(a.index));
         case KernelArg::Kind::Result:
-          step.args.push_back(location(op->getResult(a.index)));
-          break;
-        case KernelArg::Kind::Scratch:
-          step.args.push_back(
-              ::llmc::KernelArg::buffer(meta_[scratchSlots_[k][a.index]].name));
-          break;
-        case KernelArg::Kind::I32:
-          step.args.push_back(
-              ::llmc::KernelArg::i32(static_cast<int32_t>(a.intValue)));
-          break;
-        case KernelArg::Kind::I64:
-          step.args.push_back(::llmc::KernelArg::i64(a.intValue));
-          break;
-        case KernelArg::Kind::F32:
-          step.args.push_back(::llmc::KernelArg::f32(a.floatValue));
-          break;
+          return location(op->getResult(a.index));
+        default:
+          return ::llmc::KernelArg::buffer(meta_[scratchSlots_[k][a.index]].name);
         }
-      }
+      });
       plan.steps.push_back({std::move(step), kernel.name});
     }
   }
