@@ -57,6 +57,12 @@ public:
   /// the steps one by one when `plain`), the loss.
   Status run(int64_t index, double lr, double &loss, bool plain = false);
 
+  /// `step`, run with an event pair around every launch (--profile):
+  /// stepMs[i] is the GPU time of plan step i.
+  Status profiledStep(int64_t index, const std::vector<int64_t> &tokens,
+                      const std::vector<int64_t> &targets, double lr,
+                      double &loss, std::vector<float> &stepMs);
+
   /// Parameters and optimizer state, copied to the host and back: a step
   /// with lr = 0 (validation, verify's gradient step) leaves the parameters
   /// but not the AdamW moments as they were.

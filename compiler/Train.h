@@ -36,6 +36,7 @@ struct TrainConfig {
   int64_t valBatches = 4;
   uint64_t seed = 0;       // parameter init (normal(std) rules)
   OptimizerConfig optimizer;
+  bool profile = false;    // cuda: time each kernel of the last step
 };
 
 /// The learning rate of step `step` (0-based): linear warmup to cfg.lr.

@@ -44,6 +44,8 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --clip-norm X          clip gradients to global norm X (default 1;\n"
         "                         0 disables)\n"
         "  --decay-min-rank N     decay only parameters of rank >= N (default 2)\n"
+        "  --profile              (cuda) time every kernel of the last step and\n"
+        "                         print the breakdown by kernel family\n"
      << kModelOptionsHelp;
 }
 
@@ -72,6 +74,10 @@ int runTrain(const Args &args) {
     if (a == "--help" || a == "-h") {
       printUsage(llvm::outs());
       return 0;
+    }
+    if (a == "--profile") {
+      cfg.profile = true;
+      continue;
     }
     if (a.size() > 1 && a[0] == '-') {
       if (i + 1 >= args.size())
@@ -142,6 +148,8 @@ int runTrain(const Args &args) {
     return usageError("expected a model");
   if (cfg.data.empty())
     return usageError("expected --data TRAIN.bin");
+  if (cfg.profile && cfg.device != "cuda")
+    return usageError("--profile times the GPU kernels: pass --device cuda");
   bool bundle = llvm::StringRef(cfg.model).ends_with(".llmc");
   if (bundle && cfg.device == "cpu")
     return usageError("'" + cfg.model + "' is a compiled bundle, which runs "

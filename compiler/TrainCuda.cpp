@@ -11,6 +11,7 @@
 #include "compiler/TrainLog.h"
 
 #include "runtime/Bundle.h"
+#include "runtime/StepProfile.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringRef.h"
@@ -132,6 +133,20 @@ Status CudaTrainer::run(int64_t index, double lr, double &loss, bool plain) {
   return executor_->readScalar("loss", loss);
 }
 
+Status CudaTrainer::profiledStep(int64_t index,
+                                 const std::vector<int64_t> &tokens,
+                                 const std::vector<int64_t> &targets, double lr,
+                                 double &loss, std::vector<float> &stepMs) {
+  LLMC_RETURN_IF_ERROR(writeTokens(tokens_, tokens));
+  LLMC_RETURN_IF_ERROR(writeTokens(targets_, targets));
+  LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
+  if (hasStep_)
+    LLMC_RETURN_IF_ERROR(
+        executor_->setScalar("step", static_cast<double>(index)));
+  LLMC_RETURN_IF_ERROR(executor_->runProfiled(stepMs));
+  return executor_->readScalar("loss", loss);
+}
+
 Status CudaTrainer::writeInput(const std::string &name,
                                const std::vector<double> &values) {
   const BufferInfo *b = executor_->plan().findBuffer(name);
@@ -229,7 +244,14 @@ int runTrainCuda(const TrainConfig &cfg) {
     train.next(tokens, targets);
     double lr = learningRateAt(cfg, step), loss = 0;
     auto start = std::chrono::steady_clock::now();
-    if (Status s = trainer->step(step, tokens, targets, lr, loss); !s)
+    // --profile: the last step is a real step, launched kernel by kernel
+    // between events instead of replayed, so its ms line is slower.
+    bool profiled = cfg.profile && step + 1 == cfg.steps;
+    std::vector<float> stepMs;
+    Status s = profiled ? trainer->profiledStep(step, tokens, targets, lr, loss,
+                                                stepMs)
+                        : trainer->step(step, tokens, targets, lr, loss);
+    if (!s)
       return fail("step " + std::to_string(step + 1) + ": " + s.message());
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
@@ -245,6 +267,11 @@ int runTrainCuda(const TrainConfig &cfg) {
       return fail(text);
     }
     printStepLine({step, loss, lr, ms, b * t});
+    if (profiled) {
+      std::fputs(formatStepProfile(trainer->executor().plan(), stepMs).c_str(),
+                 stdout);
+      std::fflush(stdout);
+    }
     // Validate every --val-every steps and after the last step, as the CPU
     // trainer does.
     bool last = step + 1 == cfg.steps;

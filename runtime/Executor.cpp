@@ -347,6 +347,35 @@ Status Executor::runPlain() {
   return Status::ok();
 }
 
+Status Executor::runProfiled(std::vector<float> &stepMs) {
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  std::vector<CUevent> events(plan_.steps.size() + 1, nullptr);
+  auto destroy = [&] {
+    for (CUevent e : events)
+      if (e)
+        cu_->cuEventDestroy(e);
+  };
+  auto run = [&]() -> Status {
+    for (CUevent &e : events)
+      LLMC_CU(cu_->cuEventCreate(&e, CU_EVENT_DEFAULT), context());
+    LLMC_CU(cu_->cuEventRecord(events[0], stream_), context());
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      LLMC_RETURN_IF_ERROR(enqueueStep(i));
+      LLMC_CU(cu_->cuEventRecord(events[i + 1], stream_), stepContext(i));
+    }
+    LLMC_CU(cu_->cuEventSynchronize(events.back()),
+            "profiling " + context() + " (a kernel fault surfaces here)");
+    stepMs.assign(plan_.steps.size(), 0.0f);
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+      LLMC_CU(cu_->cuEventElapsedTime(&stepMs[i], events[i], events[i + 1]),
+              stepContext(i));
+    return Status::ok();
+  };
+  Status s = run();
+  destroy();
+  return s;
+}
+
 Status Executor::capture() {
   if (graphExec_)
     return Status::ok();

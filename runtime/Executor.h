@@ -69,6 +69,10 @@ public:
 
   /// Enqueues every step on the stream, one by one.
   Status runPlain();
+  /// runPlain with an event pair around every step: `stepMs[i]` is the GPU
+  /// time of step i (the breakdown of `llmc train --profile`). Slower than a
+  /// replay by the launch gaps, which the per-step times leave out.
+  Status runProfiled(std::vector<float> &stepMs);
   /// Captures the launch sequence as a CUDA graph (once) and instantiates it.
   Status capture();
   /// Launches the captured graph; captures first when needed.

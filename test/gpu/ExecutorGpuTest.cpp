@@ -103,6 +103,27 @@ TEST_F(GpuTest, VectorAddAndDeviceScalarScale) {
   std::filesystem::remove_all(options.cacheDir);
 }
 
+TEST_F(GpuTest, ProfiledRunTimesEveryStepAndComputesTheSame) {
+  ExecutorOptions options;
+  options.source = "add-scale";
+  options.cacheDir = tempDir("profile");
+  std::unique_ptr<Executor> executor;
+  Status status = Executor::create(addScalePlan(), options, executor);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  std::vector<float> y = ramp(1000, 1.0f, -0.11f);
+  ASSERT_TRUE(executor->writeBuffer("y", y.data(), y.size() * 4).isOk());
+  std::vector<float> ms;
+  status = executor->runProfiled(ms);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  expectAddScale(*executor, y, 2.5f);
+  ASSERT_EQ(ms.size(), executor->plan().steps.size());
+  for (float t : ms) {
+    EXPECT_GE(t, 0.0f);
+    EXPECT_LT(t, 1000.0f); // two tiny kernels: sane event times
+  }
+  std::filesystem::remove_all(options.cacheDir);
+}
+
 TEST_F(GpuTest, BundleWithCubinsForThisGpuLoadsWithoutRecompiling) {
   Plan plan = addScalePlan();
   std::string arch = detectArch();
