@@ -132,15 +132,22 @@ def run_llmc(mode, args, out):
     print(r_compile, file=sys.stderr)
     if r.returncode:
         return {"mode": mode, "error": "llmc compile failed"}
-    r = subprocess.run([llmc, "train", bundle, "--device", "cuda", "--data",
-                        data, "--steps", str(args.steps + args.warmup),
-                        "--lr", "1e-4"], capture_output=True, text=True,
+    train = [llmc, "train", bundle, "--device", "cuda", "--data", data,
+             "--steps", str(args.steps + args.warmup), "--lr", "1e-4"]
+    if args.profile:
+        train.append("--profile")
+    r = subprocess.run(train, capture_output=True, text=True,
                        timeout=args.timeout)
     print(r.stdout[-4000:] + r.stderr[-4000:], file=sys.stderr)
     if r.returncode:
         return {"mode": mode, "error": "llmc train failed"}
     steps = re.findall(r"^step \d+ \| loss ([0-9.]+) \| lr \S+ \| ms ([0-9.]+)",
                        r.stdout, re.M)
+    if args.profile:
+        # The breakdown of the last step, which ran kernel by kernel (its
+        # ms line is left out of the timing).
+        print(r.stdout[r.stdout.find("profile:"):])
+        steps = steps[:-1]
     timed = [float(ms) for _, ms in steps[args.warmup:]]
     ms = sorted(timed)[len(timed) // 2]
     params = 124439808
@@ -163,6 +170,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--modes", default="eager-fp32,eager-bf16,compile-bf16,llmc-fp32")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/bench"))
+    ap.add_argument("--profile", action="store_true",
+                    help="print llmc's per-kernel breakdown of one step")
     ap.add_argument("--timeout", type=int, default=240,
                     help="seconds for each llmc command")
     args = ap.parse_args()
