@@ -4,10 +4,18 @@
 //   rows     float reductions over trailing axes: one block per row, each
 //            thread strides over the row, then a block reduction (warp
 //            shuffles, shared memory across warps); coalesced reads.
+//   columns  float reductions over leading axes of many rows (the
+//            unbroadcast of a bias gradient, [16384, 768] -> [768]): one
+//            thread per column would leave the GPU nearly idle (768 threads
+//            each walking 16384 rows took 0.15 ms a call on an H200), so
+//            `<name>_partial` sums chunks of kChunkRows rows per 32 columns
+//            (8 row lanes per column, then a fixed-order shared-memory sum)
+//            into scratch `partials` [chunks, cols], and `<name>` adds a
+//            column's chunks in order: deterministic, no atomics.
 //   general  any axes, any type: one thread per result element, a loop over
 //            the reduced index space with baked-in strides. Adjacent threads
 //            own adjacent kept elements, so a reduction over leading axes
-//            (the unbroadcast of a bias gradient) reads coalesced.
+//            reads coalesced.
 // Sums accumulate in f32 for floats and in 64-bit two's complement for
 // integers (wrapped to the result's width); max propagates NaN.
 //
@@ -91,6 +99,83 @@ LogicalResult emitRows(Operation *op, const EmitContext &ctx, OpLowering &out,
   k.block = {block, 1, 1};
   k.args = {KernelArg::operand(0), KernelArg::result(0)};
   return singleKernel(out, std::move(k));
+}
+
+constexpr int64_t kChunkRows = 128;
+
+/// Float sum/mean over the leading `rows` of a [rows, cols] view.
+LogicalResult emitColumns(Operation *op, const EmitContext &ctx,
+                          OpLowering &out, Reduction kind, int64_t rows,
+                          int64_t cols) {
+  Type it = elementTypeOf(op->getOperand(0)),
+       rt = elementTypeOf(op->getResult(0));
+  int64_t chunks = (rows + kChunkRows - 1) / kChunkRows;
+  std::string partialName = ctx.name + "_partial";
+  KernelSource part(op, partialName);
+  part.scheme(std::string("reduce_") + reductionName(kind) +
+              " over leading axes, phase 1: a block sums kChunkRows rows of "
+              "32 columns (8 row lanes per column, then shared memory in a "
+              "fixed order) into partials[chunk, col]");
+  part.constant("kRows", rows, "reduced rows");
+  part.constant("kCols", cols, "kept columns");
+  part.constant("kChunkRows", kChunkRows, "rows per block");
+  part.kernel(
+      kernelHead(partialName, 256,
+                 inParam(it, "in") + ", float *__restrict__ partials") +
+      "  __shared__ float sums[8][33];\n"
+      "  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
+      "  const index_t col = (index_t)blockIdx.x * 32 + tx;\n"
+      "  const index_t r0 = (index_t)blockIdx.y * kChunkRows;\n"
+      "  float acc = 0.0f;\n"
+      "  if (col < kCols)\n"
+      "    for (index_t r = r0 + ty; r < r0 + kChunkRows && r < kRows; r += 8)\n"
+      "      acc += " +
+      loadAs(it, "in[r * kCols + col]") +
+      ";\n"
+      "  sums[ty][tx] = acc;\n"
+      "  __syncthreads();\n"
+      "  if (ty == 0 && col < kCols) {\n"
+      "    float total = 0.0f;\n"
+      "    for (int j = 0; j < 8; ++j)\n"
+      "      total += sums[j][tx];\n"
+      "    partials[(index_t)blockIdx.y * kCols + col] = total;\n"
+      "  }\n"
+      "}\n");
+  EmittedKernel k1;
+  k1.name = partialName;
+  k1.source = part.str();
+  k1.grid = {static_cast<unsigned>((cols + 31) / 32),
+             static_cast<unsigned>(chunks), 1};
+  k1.block = {256, 1, 1};
+  k1.args = {KernelArg::operand(0), KernelArg::scratch(0)};
+
+  KernelSource fin(op, ctx.name);
+  fin.scheme(std::string("reduce_") + reductionName(kind) +
+             " over leading axes, phase 2: one thread per column adds its "
+             "chunks' partial sums in order");
+  fin.constant("kN", cols, "result elements");
+  fin.constant("kChunks", chunks, "partial sums per column");
+  fin.constant("kRows", rows, "reduced rows");
+  std::string result =
+      kind == Reduction::Mean ? "acc / (float)kRows" : "acc";
+  fin.kernel(kernelHead(ctx.name, ctx.options.blockSize,
+                        "const float *__restrict__ partials, " +
+                            outParam(rt, "out")) +
+             "  for (index_t i = (index_t)blockIdx.x * blockDim.x + "
+             "threadIdx.x; i < kN;\n"
+             "       i += (index_t)gridDim.x * blockDim.x) {\n"
+             "    float acc = 0.0f;\n"
+             "    for (index_t c = 0; c < kChunks; ++c)\n"
+             "      acc += partials[c * kN + i];\n"
+             "    out[i] = " +
+             storeAs(rt, result) + ";\n  }\n}\n");
+  EmittedKernel k2 = elementwiseLaunch(
+      fin, ctx, cols, {KernelArg::scratch(0), KernelArg::result(0)});
+  out.kind = OpLowering::Kind::Kernels;
+  out.kernels.push_back(std::move(k1));
+  out.kernels.push_back(std::move(k2));
+  out.scratch.push_back({"partials", DType::F32, {chunks, cols}});
+  return success();
 }
 
 /// One thread per result element, looping over the reduced space.
@@ -196,8 +281,25 @@ LogicalResult emitReduce(OpTy op, const EmitContext &ctx, OpLowering &out,
       rows *= in[d];
     }
   }
-  if (trailing && isFloatType(elementTypeOf(op.getInput())) && cols > 1)
+  bool isFloat = isFloatType(elementTypeOf(op.getInput()));
+  if (trailing && isFloat && cols > 1)
     return emitRows(op, ctx, out, kind, rows, cols);
+  // Leading axes: the reduced dims all come before the kept ones.
+  int64_t lead = 1, kept = 1;
+  bool leading = true, seenKept = false;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1)
+      continue;
+    if (reduced[d]) {
+      leading &= !seenKept;
+      lead *= in[d];
+    } else {
+      seenKept = true;
+      kept *= in[d];
+    }
+  }
+  if (leading && isFloat && kind != Reduction::Max && lead >= 2 * kChunkRows)
+    return emitColumns(op, ctx, out, kind, lead, kept);
   return emitGeneral(op, ctx, out, kind, reduced);
 }
 

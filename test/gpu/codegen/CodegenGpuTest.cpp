@@ -171,6 +171,14 @@ const std::vector<GpuCase> &cases() {
     : tensor<6x5xf32>, tensor<6x1x700xf32>, tensor<5xf32>, tensor<6xf32>,
       tensor<9xbf16>, tensor<3xi32>, tensor<50xi32>, tensor<6x5x1xf32>
 })"},
+      {"ColumnReductions",
+       R"(func.func @forward(%x: tensor<20x30x70xf32>, %y: tensor<1000x3x40xbf16>)
+    -> (tensor<70xf32>, tensor<1x1x70xf32>, tensor<3x40xbf16>) {
+  %0 = llmc.reduce_sum %x axes [0, 1] : (tensor<20x30x70xf32>) -> tensor<70xf32>
+  %1 = llmc.reduce_mean %x axes [0, 1] keepdims : (tensor<20x30x70xf32>) -> tensor<1x1x70xf32>
+  %2 = llmc.reduce_sum %y axes [0] : (tensor<1000x3x40xbf16>) -> tensor<3x40xbf16>
+  return %0, %1, %2 : tensor<70xf32>, tensor<1x1x70xf32>, tensor<3x40xbf16>
+})"},
       {"RowOps",
        R"(func.func @forward(%x: tensor<3x7x333xf32>, %w: tensor<333xf32>, %b: tensor<333xf32>,
                    %h: tensor<5x2000xbf16>, %hw: tensor<2000xbf16>, %m: tensor<4x6x5xf32>)

@@ -43,3 +43,31 @@ func.func @forward(%x: tensor<3x50xi32>) -> (tensor<3xi32>, tensor<50xi32>) {
   %1 = llmc.reduce_mean %x axes [0] : (tensor<3x50xi32>) -> tensor<50xi32>
   return %0, %1 : tensor<3xi32>, tensor<50xi32>
 }
+
+// -----
+
+// Leading axes of many rows (a bias gradient): per-chunk partial sums of 32
+// columns, then one thread per column adds its chunks in order.
+// CHECK-LABEL: // ===== reduce_sum_0_partial.cu =====
+// CHECK:       //   reduce_sum over leading axes, phase 1: a block sums kChunkRows rows of 32 columns
+// CHECK:       constexpr index_t kRows = 600;  // reduced rows
+// CHECK-NEXT:  constexpr index_t kCols = 70;  // kept columns
+// CHECK:       acc += in[r * kCols + col];
+// CHECK:       partials[(index_t)blockIdx.y * kCols + col] = total;
+// CHECK-LABEL: // ===== reduce_sum_0.cu =====
+// CHECK:       constexpr index_t kChunks = 5;  // partial sums per column
+// CHECK:       acc += partials[c * kN + i];
+// CHECK-LABEL: // ===== reduce_mean_1_partial.cu =====
+// CHECK-LABEL: // ===== reduce_mean_1.cu =====
+// CHECK:       out[i] = acc / (float)kRows;
+// CHECK-LABEL: // ===== reduce_sum_2.cu =====
+// CHECK:       //   reduce_sum: one thread per result element, loop over the 200 reduced elements
+// NVRTC: step 0 launch reduce_sum_0_partial grid [3, 5, 1] block [256, 1, 1]
+// NVRTC: step 1 launch reduce_sum_0 grid
+// NVRTC: compiled 5 kernels for sm_90
+func.func @forward(%x: tensor<20x30x70xf32>, %y: tensor<200x7xf32>) -> (tensor<70xf32>, tensor<1x1x70xf32>, tensor<7xf32>) {
+  %0 = llmc.reduce_sum %x axes [0, 1] : (tensor<20x30x70xf32>) -> tensor<70xf32>
+  %1 = llmc.reduce_mean %x axes [0, 1] keepdims : (tensor<20x30x70xf32>) -> tensor<1x1x70xf32>
+  %2 = llmc.reduce_sum %y axes [0] : (tensor<200x7xf32>) -> tensor<7xf32>
+  return %0, %1, %2 : tensor<70xf32>, tensor<1x1x70xf32>, tensor<7xf32>
+}
