@@ -20,6 +20,7 @@
 // rotate with the pair partner (rotate-half or interleaved), the rest copy.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/codegen/AttentionMma.h"
 #include "compiler/codegen/Emitters.h"
 
 #include "dialects/llmc/LlmcOps.h"
@@ -36,12 +37,6 @@ namespace {
 constexpr unsigned kWarpsPerBlock = 8;
 constexpr unsigned kKeyTile = 32;
 
-struct AttentionParts {
-  Value query, key, value, mask, result, lse;
-  bool causal;
-  double scale;
-};
-
 /// Emits the attention forward. `lseIsResult`: the log-sum-exp is result #1
 /// (autodiff's attention_lse) rather than a scratch buffer.
 LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
@@ -51,6 +46,8 @@ LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
   int64_t Hkv = k[1], S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);
+  if (attentionMmaEligible(D, Dv))
+    return emitAttentionForwardMma(op, ctx, out, a);
   if (B > 65535 || Hq > 65535)
     return op->emitError("codegen: attention with batch ")
            << B << " and " << Hq

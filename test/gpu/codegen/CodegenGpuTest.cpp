@@ -235,6 +235,12 @@ const std::vector<GpuCase> &cases() {
   %0 = llmc.attention %q, %k, %v {causal} : (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>) -> tensor<1x2x100x128xbf16>
   return %0 : tensor<1x2x100x128xbf16>
 })"},
+      {"AttentionCudaCores",
+       R"(func.func @forward(%q: tensor<1x3x37x20xf32>, %k: tensor<1x3x37x20xf32>, %v: tensor<1x3x37x20xf32>)
+    -> tensor<1x3x37x20xf32> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<1x3x37x20xf32>, tensor<1x3x37x20xf32>, tensor<1x3x37x20xf32>) -> tensor<1x3x37x20xf32>
+  return %0 : tensor<1x3x37x20xf32>
+})"},
       {"AttentionGpt2Size", R"(func.func @forward(%q: tensor<2x12x1024x64xf32>, %k: tensor<2x12x1024x64xf32>, %v: tensor<2x12x1024x64xf32>)
     -> tensor<2x12x1024x64xf32> {
   %0 = llmc.attention %q, %k, %v {causal} : (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>) -> tensor<2x12x1024x64xf32>

@@ -38,7 +38,7 @@
 // CHECK:       dqAcc[i][j] += ds[i] * x;
 // CHECK:       dq[(qRow0 + ry + 16 * i) * kD + d] = __float2bfloat16(dqAcc[i][j] * kScale);
 // NVRTC:       buffer attention_grad_1.rowdot scratch f32[8, 32, 1024]
-// NVRTC:       step 0 launch attention_lse_0 grid [128, 32, 8] block [256, 1, 1] smem 18560 args (arg0, arg1, arg2, arg4, attention_lse_0.out0, attention_lse_0.out1)
+// NVRTC:       step 0 launch attention_lse_0 grid [16, 32, 8] block [128, 1, 1] smem 70656 args (arg0, arg1, arg2, arg4, attention_lse_0.out0, attention_lse_0.out1)
 // NVRTC-NEXT:  step 1 launch attention_grad_1_dot grid [32768, 1, 1] block [256, 1, 1] smem 0 args (attention_lse_0.out0, arg3, attention_grad_1.rowdot)
 // NVRTC-NEXT:  step 2 launch attention_grad_1_kv grid [16, 8, 8] block [256, 1, 1] smem 100352 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out1, attention_grad_1.out2)
 // NVRTC-NEXT:  step 3 launch attention_grad_1_q grid [16, 32, 8] block [256, 1, 1] smem 100352 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out0)

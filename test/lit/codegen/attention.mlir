@@ -1,31 +1,54 @@
 // RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
 
-// Flash-style forward: key tiles through shared memory, online softmax,
-// the row log-sum-exp written to scratch; never a [T, S] buffer.
+// Flash forward on tensor cores (3xTF32) when the head dims are multiples
+// of 8 up to 128: key tiles through shared memory, online softmax, the row
+// log-sum-exp written to scratch; never a [T, S] buffer.
 
 // CHECK-LABEL: // ===== attention_0.cu =====
 // CHECK:       // attention_0: llmc.attention "/h.0/attn/sdpa"
 // CHECK-NEXT:  //   (bf16[8, 32, 1024, 64], bf16[8, 8, 1024, 64], bf16[8, 8, 1024, 64]) -> bf16[8, 32, 1024, 64]
+// CHECK:       //   flash forward on tensor cores (3xTF32 mma.sync m16n8k8)
 // CHECK:       //   writes the row log-sum-exp (f32 [B, Hq, T]) for the backward
 // CHECK:       constexpr index_t kHq = 32;  // query heads
 // CHECK-NEXT:  constexpr index_t kHkv = 8;  // key/value heads
 // CHECK:       constexpr index_t kGroup = 4;  // query heads per kv head (GQA)
 // CHECK:       constexpr float kScale = 0.125f;  // applied to q.k
 // CHECK-NEXT:  static_assert(kHq % kHkv == 0, "GQA groups are whole");
-// CHECK:       extern "C" __global__ void __launch_bounds__(kWarps * 32)
+// CHECK:       asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+// CHECK:       mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// CHECK:       extern "C" __global__ void __launch_bounds__(128)
 // CHECK-NEXT:  attention_0(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
 // CHECK:       extern __shared__ float smem[];
 // CHECK:       // Causal: key s is visible to row t when s <= t + S - T.
-// CHECK:       if (s < kS && s <= t + kS - kT) {
-// CHECK:       lse[row] = l > 0.0f ? m + logf(l) : -INFINITY;
+// CHECK:       mmaTile<kBc / 8, kD, true>(s, Qs + warp * 16 * kLdQ, kLdQ, Ks, kLdK);
+// CHECK:       if (row < kT && col < kS && col <= row + kS - kT) {
+// CHECK:       mmaTile<kDv / 8, kBc, false>(o, Pw, kLdP, Vs, kLdV);
+// CHECK:       lse[at] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
 // NVRTC:       buffer attention_0.lse scratch f32[8, 32, 1024]
-// NVRTC:       step 0 launch attention_0 grid [128, 32, 8] block [256, 1, 1] smem 18560 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
+// NVRTC:       step 0 launch attention_0 grid [16, 32, 8] block [128, 1, 1] smem 70656 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
 // NVRTC:       compiled 1 kernels for sm_90
 func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, %v: tensor<8x8x1024x64xbf16>)
     -> tensor<8x32x1024x64xbf16> {
   %0 = llmc.attention %q, %k, %v {causal} : (tensor<8x32x1024x64xbf16>, tensor<8x8x1024x64xbf16>, tensor<8x8x1024x64xbf16>) -> tensor<8x32x1024x64xbf16> loc("/h.0/attn/sdpa")
   return %0 : tensor<8x32x1024x64xbf16>
+}
+
+// -----
+
+// Head dims that are not multiples of 8 take the CUDA-core kernel: one warp
+// per query row, 32-key tiles.
+// CHECK-LABEL: // ===== attention_0.cu =====
+// CHECK:       //   flash-style forward: one warp per query row
+// CHECK:       extern "C" __global__ void __launch_bounds__(kWarps * 32)
+// CHECK:       if (s < kS && s <= t + kS - kT) {
+// CHECK:       lse[row] = l > 0.0f ? m + logf(l) : -INFINITY;
+// NVRTC:       step 0 launch attention_0 grid [5, 2, 1] block [256, 1, 1]
+// NVRTC:       compiled 1 kernels for sm_90
+func.func @forward(%q: tensor<1x2x37x20xf32>, %k: tensor<1x2x37x20xf32>, %v: tensor<1x2x37x20xf32>)
+    -> tensor<1x2x37x20xf32> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<1x2x37x20xf32>, tensor<1x2x37x20xf32>, tensor<1x2x37x20xf32>) -> tensor<1x2x37x20xf32>
+  return %0 : tensor<1x2x37x20xf32>
 }
 
 // -----
@@ -37,11 +60,11 @@ func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, 
 // CHECK-NEXT:  constexpr index_t kMaskH = 0;
 // CHECK-NEXT:  constexpr index_t kMaskT = 70;
 // CHECK-NEXT:  constexpr index_t kMaskS = 1;
-// CHECK:       score += mask[b * kMaskB + h * kMaskH + t * kMaskT + s * kMaskS];
+// CHECK:       x += mask[b * kMaskB + h * kMaskH + (row) * kMaskT + (col) * kMaskS];
 // CHECK-LABEL: // ===== attention_1.cu =====
 // CHECK:       constexpr index_t kMaskB = 3150;
-// CHECK:       if (mask[b * kMaskB + h * kMaskH + t * kMaskT + s * kMaskS] == 0)
-// CHECK-NEXT:    score = -INFINITY;
+// CHECK:       if (mask[b * kMaskB + h * kMaskH + (row) * kMaskT + (col) * kMaskS] == 0)
+// CHECK-NEXT:    x = -INFINITY;
 // NVRTC: compiled 2 kernels for sm_90
 func.func @forward(%q: tensor<2x4x45x64xf32>, %k: tensor<2x2x70x64xf32>, %v: tensor<2x2x70x48xf32>,
                    %fm: tensor<45x70xf32>, %bm: tensor<2x1x45x70xi1>) -> (tensor<2x4x45x48xf32>, tensor<2x4x45x48xf32>) {

@@ -15,7 +15,7 @@
 // compiles with NVRTC: the GPT-2 fixture and the HF exports.
 
 // CHECK:      # train_step: {{[0-9]+}} buffers, {{[0-9]+}} bytes unplanned; 83 steps
-// CHECK:      step 9 launch attention_lse_12 grid [2, 4, 2]
+// CHECK:      step 9 launch attention_lse_12 grid [1, 4, 2]
 // CHECK-SAME: args (transpose_9.out0, transpose_10.out0, transpose_11.out0, attention_lse_12.out0, attention_lse_12.out1)
 // CHECK:      step 26 launch cross_entropy_grad_29 grid [32, 1, 1]
 // CHECK:      step 29 launch layer_norm_grad_34_rows

@@ -1,0 +1,322 @@
+//===- AttentionMma.cpp - Tensor-core (3xTF32) attention forward ----------===//
+//
+// The forward, FlashAttention-2's loop on m16n8k8 TF32 tiles:
+//
+//   grid (ceil(T / 64), Hq, B), 4 warps; a block owns 64 query rows, a warp
+//   16 of them. Per tile of 64 keys (K and V staged in shared memory as
+//   f32): S = Q K^T into registers (the C fragments), scale and mask, the
+//   online softmax (row max over the 4 lanes sharing a row, running sum kept
+//   per lane and added up once at the end), P written to the warp's slice
+//   of shared memory (the C layout is not the A layout for TF32), then
+//   O += P V. Rows padded by 4 (A and K read row-wise) or 8 (V read
+//   column-wise) floats so a warp's fragment loads hit 32 distinct banks.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/AttentionMma.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+using namespace mlir;
+
+namespace llmc::codegen {
+
+bool attentionMmaEligible(int64_t d, int64_t dv) {
+  return d % 8 == 0 && dv % 8 == 0 && d <= 128 && dv <= 128;
+}
+
+const char *const kMmaTf32Helpers = R"(#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+__device__ __forceinline__ unsigned toTf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+// x = hi + lo, both TF32: the 3xTF32 operands.
+__device__ __forceinline__ void splitTf32(float x, unsigned &hi, unsigned &lo) {
+  hi = toTf32(x);
+  lo = toTf32(x - __uint_as_float(hi));
+}
+__device__ __forceinline__ void mmaTf32(float (&d)[4], const unsigned (&a)[4],
+                                        const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]));
+}
+// acc[j] (rows 0..15, columns 8j..8j+7) += A[16 x K] B[K x 8 NT], three
+// TF32 products each (small terms first). A is row-major in shared memory
+// (row stride lda); B(k, n) = B[n * ldb + k] when kNMajor (K^T from K rows),
+// else B[k * ldb + n]. Fragment layout (PTX ISA, m16n8k8 .tf32): lane =
+// 4 g + t holds A (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4), B (t, g),
+// (t + 4, g), C (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1).
+template <int NT, int K, bool kNMajor>
+__device__ __forceinline__ void mmaTile(float (&acc)[NT][4],
+                                        const float *A, int lda,
+                                        const float *B, int ldb) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int kk = 0; kk < K; kk += 8) {
+    unsigned ahi[4], alo[4];
+    splitTf32(A[g * lda + kk + t], ahi[0], alo[0]);
+    splitTf32(A[(g + 8) * lda + kk + t], ahi[1], alo[1]);
+    splitTf32(A[g * lda + kk + t + 4], ahi[2], alo[2]);
+    splitTf32(A[(g + 8) * lda + kk + t + 4], ahi[3], alo[3]);
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const int n = j * 8 + g;
+      const float b0 = kNMajor ? B[n * ldb + kk + t] : B[(kk + t) * ldb + n];
+      const float b1 =
+          kNMajor ? B[n * ldb + kk + t + 4] : B[(kk + t + 4) * ldb + n];
+      unsigned bhi[2], blo[2];
+      splitTf32(b0, bhi[0], blo[0]);
+      splitTf32(b1, bhi[1], blo[1]);
+      mmaTf32(acc[j], alo, bhi);
+      mmaTf32(acc[j], ahi, blo);
+      mmaTf32(acc[j], ahi, bhi);
+    }
+  }
+}
+#else
+#error "the 3xTF32 attention kernels need sm_80 or newer"
+#endif)";
+
+void maskConstants(KernelSource &src, Value mask, const Shape &scores) {
+  Strides ms = broadcastStrides(shapeOf(mask), scores);
+  src.constant("kMaskB", ms[0], "mask strides in [B, Hq, T, S]");
+  src.constant("kMaskH", ms[1]);
+  src.constant("kMaskT", ms[2]);
+  src.constant("kMaskS", ms[3]);
+}
+
+std::string maskStatements(Type mt, const std::string &row,
+                           const std::string &col, const std::string &x,
+                           const std::string &indent) {
+  std::string at = "mask[b * kMaskB + h * kMaskH + (" + row + ") * kMaskT + (" +
+                   col + ") * kMaskS]";
+  if (mt.isSignlessInteger(1))
+    return indent + "if (" + at + " == 0)\n" + indent + "  " + x +
+           " = -INFINITY;\n";
+  return indent + x + " += " + loadAs(mt, at) + ";\n";
+}
+
+namespace {
+
+constexpr unsigned kWarps = 4;
+constexpr int64_t kRowTile = 16 * kWarps; // query rows per block
+constexpr int64_t kKeyTile = 64;
+
+} // namespace
+
+LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
+                                      OpLowering &out,
+                                      const AttentionParts &a) {
+  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
+  int64_t Hkv = k[1], S = k[2], Dv = v[3];
+  Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
+       vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);
+  if (B > 65535 || Hq > 65535)
+    return op->emitError("codegen: attention with batch ")
+           << B << " and " << Hq
+           << " heads exceeds the grid (at most 65535 each)";
+
+  KernelSource src(op, ctx.name);
+  src.scheme("flash forward on tensor cores (3xTF32 mma.sync m16n8k8): 4 "
+             "warps x 16 query rows per block, keys in tiles of 64 through "
+             "shared memory, online softmax; never materializes [T, S]");
+  src.scheme("writes the row log-sum-exp (f32 [B, Hq, T]) for the backward");
+  src.constant("kB", B, "batch");
+  src.constant("kHq", Hq, "query heads");
+  src.constant("kHkv", Hkv, "key/value heads");
+  src.constant("kT", T, "query positions");
+  src.constant("kS", S, "key positions");
+  src.constant("kD", D, "q/k head dim");
+  src.constant("kDv", Dv, "v head dim");
+  src.constant("kGroup", Hq / Hkv, "query heads per kv head (GQA)");
+  src.constant("kBr", kRowTile, "query rows per block (16 per warp)");
+  src.constant("kBc", kKeyTile, "keys per tile");
+  src.constant("kLdQ", D + 4, "shared row strides (bank-conflict padding)");
+  src.constant("kLdK", D + 4);
+  src.constant("kLdV", Dv + 8);
+  src.constant("kLdP", kKeyTile + 4);
+  src.floatConstant("kScale", a.scale, "applied to q.k");
+  src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
+  src.staticAssert("kD % 8 == 0 && kDv % 8 == 0", "whole m16n8k8 tiles");
+  src.helper(kMmaTf32Helpers);
+
+  std::string params =
+      inParam(qt, "q") + ", " + inParam(kt, "k") + ", " + inParam(vt, "v");
+  std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1),
+                                 KernelArg::operand(2)};
+  std::string mask;
+  if (a.mask) {
+    maskConstants(src, a.mask, {B, Hq, T, S});
+    params += ", " + inParam(elementTypeOf(a.mask), "mask");
+    args.push_back(KernelArg::operand(3));
+    mask = maskStatements(elementTypeOf(a.mask), "row", "col", "x",
+                          "          ");
+  }
+  params += ", " + outParam(rt, "out") + ", float *__restrict__ lse";
+  args.push_back(KernelArg::result(0));
+  args.push_back(a.lse ? KernelArg::result(1) : KernelArg::scratch(0));
+  if (!a.lse)
+    out.scratch.push_back({"lse", DType::F32, {B, Hq, T}});
+
+  std::string causalEnd =
+      a.causal ? "  // Causal: key s is visible to row t when s <= t + S - T.\n"
+                 "  const index_t lastRow = min(q0 + kBr, kT) - 1;\n"
+                 "  const index_t kvEnd = max((index_t)0, min(kS, lastRow + "
+                 "kS - kT + 1));\n"
+               : "  const index_t kvEnd = kS;\n";
+  std::string visible =
+      a.causal ? "row < kT && col < kS && col <= row + kS - kT"
+               : "row < kT && col < kS";
+  src.kernel(
+      "extern \"C\" __global__ void __launch_bounds__(" +
+      std::to_string(kWarps * 32) + ")\n" + ctx.name + "(" + params +
+      ") {\n"
+      "  extern __shared__ float smem[];\n"
+      "  float *Qs = smem;               // [kBr][kLdQ]\n"
+      "  float *Ks = Qs + kBr * kLdQ;    // [kBc][kLdK]\n"
+      "  float *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
+      "  float *Ps = Vs + kBc * kLdV;    // [warps][16][kLdP]\n"
+      "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
+      "  const int g = lane / 4, t = lane % 4;\n"
+      "  const index_t b = blockIdx.z, h = blockIdx.y;\n"
+      "  const index_t q0 = (index_t)blockIdx.x * kBr;\n"
+      "  const index_t kvh = h / kGroup;\n"
+      "  const " +
+      storageType(qt) +
+      " *qp = q + (b * kHq + h) * kT * kD;\n"
+      "  const " +
+      storageType(kt) +
+      " *kp = k + (b * kHkv + kvh) * kS * kD;\n"
+      "  const " +
+      storageType(vt) +
+      " *vp = v + (b * kHkv + kvh) * kS * kDv;\n"
+      "  for (index_t e = threadIdx.x; e < kBr * kD; e += blockDim.x) {\n"
+      "    const index_t r = e / kD, d = e % kD;\n"
+      "    Qs[r * kLdQ + d] = q0 + r < kT ? " +
+      loadAs(qt, "qp[(q0 + r) * kD + d]") +
+      " : 0.0f;\n"
+      "  }\n" +
+      causalEnd +
+      "  float o[kDv / 8][4];\n"
+      "#pragma unroll\n"
+      "  for (int j = 0; j < kDv / 8; ++j)\n"
+      "    o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;\n"
+      "  // Rows g and g + 8 of the warp's 16: running max, per-lane sum.\n"
+      "  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};\n"
+      "  const index_t rowBase = q0 + warp * 16 + g;\n"
+      "  float *Pw = Ps + warp * 16 * kLdP;\n"
+      "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
+      "    __syncthreads(); // the previous tile is consumed\n"
+      "    for (index_t e = threadIdx.x; e < kBc * kD; e += blockDim.x) {\n"
+      "      const index_t j = e / kD, d = e % kD;\n"
+      "      Ks[j * kLdK + d] = s0 + j < kS ? " +
+      loadAs(kt, "kp[(s0 + j) * kD + d]") +
+      " : 0.0f;\n"
+      "    }\n"
+      "    for (index_t e = threadIdx.x; e < kBc * kDv; e += blockDim.x) {\n"
+      "      const index_t j = e / kDv, d = e % kDv;\n"
+      "      Vs[j * kLdV + d] = s0 + j < kS ? " +
+      loadAs(vt, "vp[(s0 + j) * kDv + d]") +
+      " : 0.0f;\n"
+      "    }\n"
+      "    __syncthreads();\n"
+      "    float s[kBc / 8][4];\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kBc / 8; ++j)\n"
+      "      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;\n"
+      "    mmaTile<kBc / 8, kD, true>(s, Qs + warp * 16 * kLdQ, kLdQ, Ks, "
+      "kLdK);\n"
+      "    float mx[2] = {-INFINITY, -INFINITY};\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kBc / 8; ++j)\n"
+      "#pragma unroll\n"
+      "      for (int e = 0; e < 4; ++e) {\n"
+      "        const index_t row = rowBase + (e / 2) * 8;\n"
+      "        const index_t col = s0 + j * 8 + 2 * t + (e % 2);\n"
+      "        float x = -INFINITY;\n"
+      "        if (" +
+      visible +
+      ") {\n"
+      "          x = s[j][e] * kScale;\n" +
+      mask +
+      "        }\n"
+      "        s[j][e] = x;\n"
+      "        mx[e / 2] = fmaxf(mx[e / 2], x);\n"
+      "      }\n"
+      "    float alpha[2];\n"
+      "#pragma unroll\n"
+      "    for (int r = 0; r < 2; ++r) {\n"
+      "      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));\n"
+      "      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));\n"
+      "      const float mNew = fmaxf(m[r], mx[r]);\n"
+      "      // Nothing visible yet: keep the (zero) state as it is.\n"
+      "      alpha[r] = mNew == -INFINITY ? 1.0f : expf(m[r] - mNew);\n"
+      "      m[r] = mNew;\n"
+      "      l[r] *= alpha[r];\n"
+      "    }\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kBc / 8; ++j)\n"
+      "#pragma unroll\n"
+      "      for (int e = 0; e < 4; ++e) {\n"
+      "        const int r = e / 2;\n"
+      "        const float p = m[r] == -INFINITY ? 0.0f : expf(s[j][e] - "
+      "m[r]);\n"
+      "        l[r] += p;\n"
+      "        Pw[(g + 8 * r) * kLdP + j * 8 + 2 * t + (e % 2)] = p;\n"
+      "      }\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kDv / 8; ++j) {\n"
+      "      o[j][0] *= alpha[0];\n"
+      "      o[j][1] *= alpha[0];\n"
+      "      o[j][2] *= alpha[1];\n"
+      "      o[j][3] *= alpha[1];\n"
+      "    }\n"
+      "    __syncwarp();\n"
+      "    mmaTile<kDv / 8, kBc, false>(o, Pw, kLdP, Vs, kLdV);\n"
+      "    __syncwarp(); // P is read before the next tile overwrites it\n"
+      "  }\n"
+      "  // A row that saw no key: output 0 and lse -inf.\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < 2; ++r) {\n"
+      "    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);\n"
+      "    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);\n"
+      "    const index_t row = rowBase + 8 * r;\n"
+      "    if (row >= kT)\n"
+      "      continue;\n"
+      "    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;\n"
+      "    const index_t at = (b * kHq + h) * kT + row;\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kDv / 8; ++j) {\n"
+      "      out[at * kDv + j * 8 + 2 * t] = " +
+      storeAs(rt, "o[j][2 * r] * inv") +
+      ";\n"
+      "      out[at * kDv + j * 8 + 2 * t + 1] = " +
+      storeAs(rt, "o[j][2 * r + 1] * inv") +
+      ";\n"
+      "    }\n"
+      "    if (t == 0)\n"
+      "      lse[at] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;\n"
+      "  }\n"
+      "}\n");
+
+  EmittedKernel kern;
+  kern.name = ctx.name;
+  kern.source = src.str();
+  kern.grid = {static_cast<unsigned>((T + kRowTile - 1) / kRowTile),
+               static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
+  kern.block = {kWarps * 32, 1, 1};
+  kern.sharedBytes = static_cast<unsigned>(
+      4 * (kRowTile * (D + 4) + kKeyTile * (D + 4) + kKeyTile * (Dv + 8) +
+           kWarps * 16 * (kKeyTile + 4)));
+  kern.args = std::move(args);
+  out.kind = OpLowering::Kind::Kernels;
+  out.kernels.push_back(std::move(kern));
+  return success();
+}
+
+} // namespace llmc::codegen

@@ -1,0 +1,51 @@
+//===- AttentionMma.h - Tensor-core (3xTF32) attention kernels --*- C++ -*-===//
+//
+// The attention forward and backward on tensor cores for f32 training
+// without TF32 rounding: every product goes through mma.sync m16n8k8 TF32
+// three times, a * b ~ a_hi b_hi + a_hi b_lo + a_lo b_hi with a = a_hi +
+// a_lo split into two TF32 values (CUTLASS's "3xTF32", the scheme of
+// PyTorch's f32 memory-efficient attention). The dropped a_lo b_lo term and
+// the TF32 rounding of the split leave about f32 accuracy (relative error
+// near 1e-6 on attention outputs), at several times the speed of CUDA-core
+// f32. Needs sm_80 or newer.
+//
+// Eligible shapes: q/k and v head dims multiples of 8, at most 128 (the
+// register tiles); the SIMT kernels handle the rest.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_CODEGEN_ATTENTIONMMA_H
+#define LLMC_COMPILER_CODEGEN_ATTENTIONMMA_H
+
+#include "compiler/codegen/Emitters.h"
+
+namespace llmc::codegen {
+
+struct AttentionParts {
+  mlir::Value query, key, value, mask, result, lse;
+  bool causal = false;
+  double scale = 1.0;
+};
+
+/// True when the tensor-core kernels take head dims `d` (q/k) and `dv`.
+bool attentionMmaEligible(int64_t d, int64_t dv);
+
+/// Device helpers: tf32 split, the m16n8k8 mma, and mmaTile (a warp's
+/// 16 x 8NT accumulator += A[16 x K] B[K x 8NT] from shared memory).
+extern const char *const kMmaTf32Helpers;
+
+/// The scores' mask as CUDA statements on `x` at (b, h, row, col), using the
+/// kernel constants kMaskB/H/T/S that `maskConstants` defines.
+std::string maskStatements(mlir::Type maskType, const std::string &row,
+                           const std::string &col, const std::string &x,
+                           const std::string &indent);
+void maskConstants(KernelSource &src, mlir::Value mask, const Shape &scores);
+
+/// The forward (flash, online softmax) writing out and the row lse.
+mlir::LogicalResult emitAttentionForwardMma(mlir::Operation *op,
+                                            const EmitContext &ctx,
+                                            OpLowering &out,
+                                            const AttentionParts &a);
+
+} // namespace llmc::codegen
+
+#endif // LLMC_COMPILER_CODEGEN_ATTENTIONMMA_H
