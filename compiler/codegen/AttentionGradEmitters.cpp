@@ -26,6 +26,7 @@
 // (lse = -inf) get P = 0 and no gradient, as the reference gives.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/codegen/AttentionMma.h"
 #include "compiler/codegen/Emitters.h"
 
 #include "dialects/llmc/LlmcOps.h"
@@ -278,6 +279,11 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
       KernelArg::operand(0), KernelArg::operand(1), KernelArg::operand(2),
       KernelArg::operand(4), KernelArg::operand(5), KernelArg::scratch(0)};
   commonArgs.insert(commonArgs.end(), maskArg.begin(), maskArg.end());
+  if (attentionMmaEligible(D, Dv)) {
+    AttentionParts a{op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
+                     Value(),       Value(),     causal,        scale};
+    return appendAttentionGradMma(op, ctx, out, a, common, commonArgs);
+  }
 
   // Kernel 2: dK, dV per key tile.
   std::string kvName = ctx.name + "_kv";

@@ -6,10 +6,11 @@
 //   16 of them. Per tile of 64 keys (K and V staged in shared memory as
 //   f32): S = Q K^T into registers (the C fragments), scale and mask, the
 //   online softmax (row max over the 4 lanes sharing a row, running sum kept
-//   per lane and added up once at the end), P written to the warp's slice
-//   of shared memory (the C layout is not the A layout for TF32), then
-//   O += P V. Rows padded by 4 (A and K read row-wise) or 8 (V read
-//   column-wise) floats so a warp's fragment loads hit 32 distinct banks.
+//   per lane and added up once at the end), then O += P V with P moved from
+//   the C to the A fragment layout by shuffles. Rows padded by 4 (A and K
+//   read row-wise) or 8 (V read column-wise) floats so a warp's fragment
+//   loads hit 32 distinct banks. Blocks start with the last query tile,
+//   which under causal masking has the most keys.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/AttentionMma.h"
@@ -25,15 +26,13 @@ bool attentionMmaEligible(int64_t d, int64_t dv) {
 }
 
 const char *const kMmaTf32Helpers = R"(#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-__device__ __forceinline__ unsigned toTf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-}
-// x = hi + lo, both TF32: the 3xTF32 operands.
+// x = hi + lo: hi is x truncated to TF32 (a mask, not a cvt: the split
+// runs for every operand element of every mma), lo = x - hi exactly, which
+// the tensor core reads truncated to TF32 in turn: hi + lo keeps about 22
+// of x's 24 significant bits.
 __device__ __forceinline__ void splitTf32(float x, unsigned &hi, unsigned &lo) {
-  hi = toTf32(x);
-  lo = toTf32(x - __uint_as_float(hi));
+  hi = __float_as_uint(x) & 0xffffe000u;
+  lo = __float_as_uint(x - __uint_as_float(hi));
 }
 __device__ __forceinline__ void mmaTf32(float (&d)[4], const unsigned (&a)[4],
                                         const unsigned (&b)[2]) {
@@ -68,6 +67,58 @@ __device__ __forceinline__ void mmaTile(float (&acc)[NT][4],
       const float b0 = kNMajor ? B[n * ldb + kk + t] : B[(kk + t) * ldb + n];
       const float b1 =
           kNMajor ? B[n * ldb + kk + t + 4] : B[(kk + t + 4) * ldb + n];
+      unsigned bhi[2], blo[2];
+      splitTf32(b0, bhi[0], blo[0]);
+      splitTf32(b1, bhi[1], blo[1]);
+      mmaTf32(acc[j], alo, bhi);
+      mmaTf32(acc[j], ahi, blo);
+      mmaTf32(acc[j], ahi, bhi);
+    }
+  }
+}
+// The C fragment c of a 16 x 8 tile as the A fragment of the same 16 x 8
+// slice (lane 4g + t needs columns t and t + 4, which lanes 4g + t/2 and
+// 4g + t/2 + 2 hold as element t % 2): a product's result feeds the next
+// product without a trip through shared memory.
+__device__ __forceinline__ void cToA(const float (&c)[4], float (&a)[4]) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int src0 = 4 * g + t / 2, src1 = src0 + 2;
+  const bool odd = t & 1;
+  float x0 = __shfl_sync(0xffffffffu, c[0], src0);
+  float x1 = __shfl_sync(0xffffffffu, c[1], src0);
+  a[0] = odd ? x1 : x0;
+  x0 = __shfl_sync(0xffffffffu, c[2], src0);
+  x1 = __shfl_sync(0xffffffffu, c[3], src0);
+  a[1] = odd ? x1 : x0;
+  x0 = __shfl_sync(0xffffffffu, c[0], src1);
+  x1 = __shfl_sync(0xffffffffu, c[1], src1);
+  a[2] = odd ? x1 : x0;
+  x0 = __shfl_sync(0xffffffffu, c[2], src1);
+  x1 = __shfl_sync(0xffffffffu, c[3], src1);
+  a[3] = odd ? x1 : x0;
+}
+// mmaTile with A = a 16 x 8KT tile held in registers as C fragments
+// (c[kk] covers columns 8kk..8kk+7).
+template <int NT, int KT, bool kNMajor>
+__device__ __forceinline__ void mmaRegA(float (&acc)[NT][4],
+                                        const float (&c)[KT][4],
+                                        const float *B, int ldb) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int kk = 0; kk < KT; ++kk) {
+    float a[4];
+    cToA(c[kk], a);
+    unsigned ahi[4], alo[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      splitTf32(a[i], ahi[i], alo[i]);
+    const int k0 = kk * 8;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const int n = j * 8 + g;
+      const float b0 = kNMajor ? B[n * ldb + k0 + t] : B[(k0 + t) * ldb + n];
+      const float b1 =
+          kNMajor ? B[n * ldb + k0 + t + 4] : B[(k0 + t + 4) * ldb + n];
       unsigned bhi[2], blo[2];
       splitTf32(b0, bhi[0], blo[0]);
       splitTf32(b1, bhi[1], blo[1]);
@@ -139,7 +190,6 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
   src.constant("kLdQ", D + 4, "shared row strides (bank-conflict padding)");
   src.constant("kLdK", D + 4);
   src.constant("kLdV", Dv + 8);
-  src.constant("kLdP", kKeyTile + 4);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
   src.staticAssert("kD % 8 == 0 && kDv % 8 == 0", "whole m16n8k8 tiles");
@@ -180,11 +230,12 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "  float *Qs = smem;               // [kBr][kLdQ]\n"
       "  float *Ks = Qs + kBr * kLdQ;    // [kBc][kLdK]\n"
       "  float *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
-      "  float *Ps = Vs + kBc * kLdV;    // [warps][16][kLdP]\n"
+
       "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
       "  const int g = lane / 4, t = lane % 4;\n"
       "  const index_t b = blockIdx.z, h = blockIdx.y;\n"
-      "  const index_t q0 = (index_t)blockIdx.x * kBr;\n"
+      "  // The longest rows (last, under causal) start first.\n"
+      "  const index_t q0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;\n"
       "  const index_t kvh = h / kGroup;\n"
       "  const " +
       storageType(qt) +
@@ -209,7 +260,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "  // Rows g and g + 8 of the warp's 16: running max, per-lane sum.\n"
       "  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};\n"
       "  const index_t rowBase = q0 + warp * 16 + g;\n"
-      "  float *Pw = Ps + warp * 16 * kLdP;\n"
+
       "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
       "    __syncthreads(); // the previous tile is consumed\n"
       "    for (index_t e = threadIdx.x; e < kBc * kD; e += blockDim.x) {\n"
@@ -267,7 +318,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "        const float p = m[r] == -INFINITY ? 0.0f : expf(s[j][e] - "
       "m[r]);\n"
       "        l[r] += p;\n"
-      "        Pw[(g + 8 * r) * kLdP + j * 8 + 2 * t + (e % 2)] = p;\n"
+      "        s[j][e] = p;\n"
       "      }\n"
       "#pragma unroll\n"
       "    for (int j = 0; j < kDv / 8; ++j) {\n"
@@ -276,9 +327,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "      o[j][2] *= alpha[1];\n"
       "      o[j][3] *= alpha[1];\n"
       "    }\n"
-      "    __syncwarp();\n"
-      "    mmaTile<kDv / 8, kBc, false>(o, Pw, kLdP, Vs, kLdV);\n"
-      "    __syncwarp(); // P is read before the next tile overwrites it\n"
+      "    mmaRegA<kDv / 8, kBc / 8, false>(o, s, Vs, kLdV);\n"
       "  }\n"
       "  // A row that saw no key: output 0 and lse -inf.\n"
       "#pragma unroll\n"
@@ -311,8 +360,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
                static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
   kern.block = {kWarps * 32, 1, 1};
   kern.sharedBytes = static_cast<unsigned>(
-      4 * (kRowTile * (D + 4) + kKeyTile * (D + 4) + kKeyTile * (Dv + 8) +
-           kWarps * 16 * (kKeyTile + 4)));
+      4 * (kRowTile * (D + 4) + kKeyTile * (D + 4) + kKeyTile * (Dv + 8)));
   kern.args = std::move(args);
   out.kind = OpLowering::Kind::Kernels;
   out.kernels.push_back(std::move(kern));

@@ -46,6 +46,16 @@ mlir::LogicalResult emitAttentionForwardMma(mlir::Operation *op,
                                             OpLowering &out,
                                             const AttentionParts &a);
 
+/// attention_grad's `<name>_kv` and `<name>_q` kernels on tensor cores,
+/// appended to `out` after the `<name>_dot` kernel that fills the scratch
+/// `rowdot`. `common`/`commonArgs`: the parameters and arguments both
+/// kernels take first (q, k, v, lse, dout, rowdot[, mask]).
+mlir::LogicalResult
+appendAttentionGradMma(mlir::Operation *op, const EmitContext &ctx,
+                       OpLowering &out, const AttentionParts &a,
+                       const std::string &common,
+                       const std::vector<KernelArg> &commonArgs);
+
 } // namespace llmc::codegen
 
 #endif // LLMC_COMPILER_CODEGEN_ATTENTIONMMA_H

@@ -14,6 +14,7 @@
 // CHECK:       acc += __bfloat162float(dout[row * kDv + e]) * __bfloat162float(out[row * kDv + e]);
 // CHECK-LABEL: // ===== attention_grad_1_kv.cu =====
 // CHECK:       // attention_grad_1_kv: llmc.attention_grad "/h.0/attn/sdpa"
+// CHECK:       //   attention_grad, kernel 2/3, tensor cores (3xTF32)
 // CHECK:       constexpr index_t kGroup = 4;  // query heads per kv head (GQA)
 // CHECK-NEXT:  constexpr index_t kBr = 64;  // query rows per tile
 // CHECK-NEXT:  constexpr index_t kBc = 64;  // keys per tile
@@ -22,26 +23,28 @@
 // CHECK-NEXT:  constexpr index_t kMaskH = 0;
 // CHECK:       attention_grad_1_kv(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v, const float *__restrict__ lse, const __nv_bfloat16 *__restrict__ dout, const float *__restrict__ rowdot, const unsigned char *__restrict__ mask, __nv_bfloat16 *__restrict__ dk, __nv_bfloat16 *__restrict__ dv)
 // CHECK:       const index_t tFirst = max((index_t)0, s0 - (kS - kT));
-// CHECK:       for (index_t h = kvh * kGroup; h < (kvh + 1) * kGroup; ++h) {
-// CHECK:       if (t < kT && s < kS && s <= t + kS - kT && rowLse != -INFINITY) {
-// CHECK:       if (mask[b * kMaskB + h * kMaskH + t * kMaskT + s * kMaskS] == 0)
-// CHECK:       p = expf(score - rowLse);
-// CHECK:       dss[r * (kBc + 1) + c] = p * (dp[i][j] - rowDot);
-// CHECK:       dvAcc[i][j] += p[i] * g;
-// CHECK:       dkAcc[i][j] += ds[i] * x;
-// CHECK:       dk[((b * kHkv + kvh) * kS + s) * kD + d] = __float2bfloat16(dkAcc[i][j] * kScale);
-// CHECK:       dv[((b * kHkv + kvh) * kS + s) * kDv + e] = __float2bfloat16(dvAcc[i][j]);
+// CHECK:       for (index_t h = kvh * kGroup; h < (kvh + 1) * kGroup; ++h)
+// CHECK:       mmaTile<kBr / 8, kD, true>(st, Ks + warp * 16 * kLdK, kLdK, Qs, kLdQ);
+// CHECK:       if (tq < kT && s < kS && s <= tq + kS - kT && Ls[qi] != -INFINITY) {
+// CHECK:       if (mask[b * kMaskB + h * kMaskH + (tq) * kMaskT + (s) * kMaskS] == 0)
+// CHECK:       p = expf(x - Ls[qi]);
+// CHECK:       dpt[j][e] = p * (dpt[j][e] - Rs[qi]);
+// CHECK:       mmaRegA<kDv / 8, kBr / 8, false>(dvAcc, st, Os, kLdO);
+// CHECK:       mmaRegA<kD / 8, kBr / 8, false>(dkAcc, dpt, Qs, kLdQ);
+// CHECK:       dk[at * kD + j * 8 + 2 * t] = __float2bfloat16(dkAcc[j][2 * r] * kScale);
+// CHECK:       dv[at * kDv + j * 8 + 2 * t] = __float2bfloat16(dvAcc[j][2 * r]);
 // CHECK-NOT:   atomic
 // CHECK-LABEL: // ===== attention_grad_1_q.cu =====
 // CHECK:       const index_t t0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;
 // CHECK:       const index_t kvEnd = max((index_t)0, min(kS, lastRow + kS - kT + 1));
-// CHECK:       dqAcc[i][j] += ds[i] * x;
-// CHECK:       dq[(qRow0 + ry + 16 * i) * kD + d] = __float2bfloat16(dqAcc[i][j] * kScale);
+// CHECK:       sc[j][e] = p * (dp[j][e] - rd[r]);
+// CHECK:       mmaRegA<kD / 8, kBc / 8, false>(dqAcc, sc, Ks, kLdK);
+// CHECK:       dq[at * kD + j * 8 + 2 * t] = __float2bfloat16(dqAcc[j][2 * r] * kScale);
 // NVRTC:       buffer attention_grad_1.rowdot scratch f32[8, 32, 1024]
-// NVRTC:       step 0 launch attention_lse_0 grid [16, 32, 8] block [128, 1, 1] smem 70656 args (arg0, arg1, arg2, arg4, attention_lse_0.out0, attention_lse_0.out1)
+// NVRTC:       step 0 launch attention_lse_0 grid [16, 32, 8] block [128, 1, 1] smem 53248 args (arg0, arg1, arg2, arg4, attention_lse_0.out0, attention_lse_0.out1)
 // NVRTC-NEXT:  step 1 launch attention_grad_1_dot grid [32768, 1, 1] block [256, 1, 1] smem 0 args (attention_lse_0.out0, arg3, attention_grad_1.rowdot)
-// NVRTC-NEXT:  step 2 launch attention_grad_1_kv grid [16, 8, 8] block [256, 1, 1] smem 100352 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out1, attention_grad_1.out2)
-// NVRTC-NEXT:  step 3 launch attention_grad_1_q grid [16, 32, 8] block [256, 1, 1] smem 100352 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out0)
+// NVRTC-NEXT:  step 2 launch attention_grad_1_kv grid [16, 8, 8] block [128, 1, 1] smem 70144 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out1, attention_grad_1.out2)
+// NVRTC-NEXT:  step 3 launch attention_grad_1_q grid [16, 32, 8] block [128, 1, 1] smem 70144 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out0)
 // NVRTC:       compiled 4 kernels for sm_90
 func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, %v: tensor<8x8x1024x64xbf16>, %do: tensor<8x32x1024x64xbf16>, %m: tensor<8x1x1024x1024xi1>)
     -> (tensor<8x32x1024x64xbf16>, tensor<8x8x1024x64xbf16>, tensor<8x8x1024x64xbf16>) {
@@ -52,21 +55,22 @@ func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, 
 
 // -----
 
-// Head dims above 64 take 32-row query tiles; a float mask is added; without
-// causal every query tile is visited.
+// Head dims above 128 take the CUDA-core kernels, with 32-row query tiles
+// above 64; a float mask is added; without causal every query tile is
+// visited.
 // CHECK-LABEL: // ===== attention_grad_1_kv.cu =====
 // CHECK:       constexpr index_t kBr = 32;  // query rows per tile
 // CHECK:       constexpr index_t kRowsPT = 2;  // tile rows per thread (16 x 16)
-// CHECK:       constexpr index_t kDPT = 8;  // q/k features per thread
+// CHECK:       constexpr index_t kDPT = 9;  // q/k features per thread
 // CHECK:       constexpr index_t kDvPT = 5;  // v features per thread
 // CHECK:       const index_t tileStart = 0;
 // CHECK:       score += mask[b * kMaskB + h * kMaskH + t * kMaskT + s * kMaskS];
 // CHECK:       if (t < kT && s < kS && rowLse != -INFINITY) {
-// NVRTC:       step 3 launch attention_grad_1_q grid [4, 6, 2] block [256, 1, 1] smem 97536
+// NVRTC:       step 3 launch attention_grad_1_q grid [4, 6, 2] block [256, 1, 1]
 // NVRTC:       compiled 4 kernels for sm_90
-func.func @forward(%q: tensor<2x6x100x128xf32>, %k: tensor<2x2x77x128xf32>, %v: tensor<2x2x77x80xf32>, %do: tensor<2x6x100x80xf32>, %m: tensor<100x77xf32>)
-    -> (tensor<2x6x100x128xf32>, tensor<2x2x77x128xf32>, tensor<2x2x77x80xf32>) {
-  %o, %l = llmc.attention_lse %q, %k, %v mask %m : (tensor<2x6x100x128xf32>, tensor<2x2x77x128xf32>, tensor<2x2x77x80xf32>, tensor<100x77xf32>) -> (tensor<2x6x100x80xf32>, tensor<2x6x100xf32>)
-  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %l, %do mask %m : (tensor<2x6x100x128xf32>, tensor<2x2x77x128xf32>, tensor<2x2x77x80xf32>, tensor<2x6x100x80xf32>, tensor<2x6x100xf32>, tensor<2x6x100x80xf32>, tensor<100x77xf32>) -> (tensor<2x6x100x128xf32>, tensor<2x2x77x128xf32>, tensor<2x2x77x80xf32>)
-  return %dq, %dk, %dv : tensor<2x6x100x128xf32>, tensor<2x2x77x128xf32>, tensor<2x2x77x80xf32>
+func.func @forward(%q: tensor<2x6x100x136xf32>, %k: tensor<2x2x77x136xf32>, %v: tensor<2x2x77x80xf32>, %do: tensor<2x6x100x80xf32>, %m: tensor<100x77xf32>)
+    -> (tensor<2x6x100x136xf32>, tensor<2x2x77x136xf32>, tensor<2x2x77x80xf32>) {
+  %o, %l = llmc.attention_lse %q, %k, %v mask %m : (tensor<2x6x100x136xf32>, tensor<2x2x77x136xf32>, tensor<2x2x77x80xf32>, tensor<100x77xf32>) -> (tensor<2x6x100x80xf32>, tensor<2x6x100xf32>)
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %l, %do mask %m : (tensor<2x6x100x136xf32>, tensor<2x2x77x136xf32>, tensor<2x2x77x80xf32>, tensor<2x6x100x80xf32>, tensor<2x6x100xf32>, tensor<2x6x100x80xf32>, tensor<100x77xf32>) -> (tensor<2x6x100x136xf32>, tensor<2x2x77x136xf32>, tensor<2x2x77x80xf32>)
+  return %dq, %dk, %dv : tensor<2x6x100x136xf32>, tensor<2x2x77x136xf32>, tensor<2x2x77x80xf32>
 }

@@ -15,7 +15,7 @@
 // CHECK:       constexpr index_t kGroup = 4;  // query heads per kv head (GQA)
 // CHECK:       constexpr float kScale = 0.125f;  // applied to q.k
 // CHECK-NEXT:  static_assert(kHq % kHkv == 0, "GQA groups are whole");
-// CHECK:       asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+// CHECK:       hi = __float_as_uint(x) & 0xffffe000u;
 // CHECK:       mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // CHECK:       extern "C" __global__ void __launch_bounds__(128)
 // CHECK-NEXT:  attention_0(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
@@ -23,10 +23,10 @@
 // CHECK:       // Causal: key s is visible to row t when s <= t + S - T.
 // CHECK:       mmaTile<kBc / 8, kD, true>(s, Qs + warp * 16 * kLdQ, kLdQ, Ks, kLdK);
 // CHECK:       if (row < kT && col < kS && col <= row + kS - kT) {
-// CHECK:       mmaTile<kDv / 8, kBc, false>(o, Pw, kLdP, Vs, kLdV);
+// CHECK:       mmaRegA<kDv / 8, kBc / 8, false>(o, s, Vs, kLdV);
 // CHECK:       lse[at] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
 // NVRTC:       buffer attention_0.lse scratch f32[8, 32, 1024]
-// NVRTC:       step 0 launch attention_0 grid [16, 32, 8] block [128, 1, 1] smem 70656 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
+// NVRTC:       step 0 launch attention_0 grid [16, 32, 8] block [128, 1, 1] smem 53248 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
 // NVRTC:       compiled 1 kernels for sm_90
 func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, %v: tensor<8x8x1024x64xbf16>)
     -> tensor<8x32x1024x64xbf16> {

@@ -1,0 +1,337 @@
+//===- AttentionGradMma.cpp - Tensor-core (3xTF32) attention backward -----===//
+//
+// FlashAttention-2's backward on m16n8k8 TF32 tiles (3xTF32, see
+// AttentionMma.h), the same split as the CUDA-core kernels so that nothing
+// needs atomics:
+//
+//   <name>_kv  a block owns (b, kv head, 64 keys), a warp 16 of them, dK and
+//              dV in registers. For every query head of the GQA group and
+//              every query tile of 64 that sees its keys (q, dout, lse and
+//              rowdot staged in shared memory):
+//                S^T = K Q^T, dP^T = V dout^T           (C fragments)
+//                P^T = exp(scale S^T + mask - lse), dS^T = P^T (dP^T - Dr)
+//                dV += P^T dout, dK += dS^T Q           (A from C by shuffles)
+//   <name>_q   a block owns (b, head, 64 queries), a warp 16 of them, dQ in
+//              registers; it walks the key tiles they see:
+//                S = Q K^T, dP = dout V^T, dS = P (dP - Dr), dQ += dS K
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/AttentionMma.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+using namespace mlir;
+
+namespace llmc::codegen {
+
+namespace {
+
+constexpr unsigned kWarps = 4;
+constexpr int64_t kTile = 16 * kWarps; // rows of either side per tile
+
+void gradConstants(KernelSource &src, const AttentionParts &a) {
+  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  src.constant("kB", q[0], "batch");
+  src.constant("kHq", q[1], "query heads");
+  src.constant("kHkv", k[1], "key/value heads");
+  src.constant("kT", q[2], "query positions");
+  src.constant("kS", k[2], "key positions");
+  src.constant("kD", q[3], "q/k head dim");
+  src.constant("kDv", v[3], "v head dim");
+  src.constant("kGroup", q[1] / k[1], "query heads per kv head (GQA)");
+  src.constant("kBr", kTile, "query rows per tile");
+  src.constant("kBc", kTile, "keys per tile");
+  src.constant("kLdQ", q[3] + 4, "shared row strides (bank-conflict padding)");
+  src.constant("kLdK", q[3] + 4);
+  src.constant("kLdV", v[3] + 4);
+  src.constant("kLdO", v[3] + 4);
+  src.floatConstant("kScale", a.scale, "applied to q.k");
+  src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
+  src.staticAssert("kD % 8 == 0 && kDv % 8 == 0", "whole m16n8k8 tiles");
+  if (a.mask)
+    maskConstants(src, a.mask, {q[0], q[1], q[2], k[2]});
+  src.helper(kMmaTf32Helpers);
+}
+
+/// Stages rows t0.. of head h: q, dout (and lse, rowdot when `stats`).
+std::string loadQueryTile(Type qt, Type gt, bool stats) {
+  std::string code =
+      "    for (index_t e = threadIdx.x; e < kBr * kD; e += blockDim.x) {\n"
+      "      const index_t r = e / kD, d = e % kD;\n"
+      "      Qs[r * kLdQ + d] = t0 + r < kT ? " +
+      loadAs(qt, "q[(qRow0 + r) * kD + d]") +
+      " : 0.0f;\n"
+      "    }\n"
+      "    for (index_t e = threadIdx.x; e < kBr * kDv; e += blockDim.x) {\n"
+      "      const index_t r = e / kDv, d = e % kDv;\n"
+      "      Os[r * kLdO + d] = t0 + r < kT ? " +
+      loadAs(gt, "dout[(qRow0 + r) * kDv + d]") +
+      " : 0.0f;\n"
+      "    }\n";
+  if (stats)
+    code += "    for (index_t r = threadIdx.x; r < kBr; r += blockDim.x) {\n"
+            "      Ls[r] = t0 + r < kT ? lse[qRow0 + r] : -INFINITY;\n"
+            "      Rs[r] = t0 + r < kT ? rowdot[qRow0 + r] : 0.0f;\n"
+            "    }\n";
+  return code;
+}
+
+/// Stages keys s0.. of kv head kvh: k, v.
+std::string loadKeyTile(Type kt, Type vt) {
+  return "    for (index_t e = threadIdx.x; e < kBc * kD; e += blockDim.x) {\n"
+         "      const index_t c = e / kD, d = e % kD;\n"
+         "      Ks[c * kLdK + d] = s0 + c < kS ? " +
+         loadAs(kt, "k[(kvRow0 + c) * kD + d]") +
+         " : 0.0f;\n"
+         "    }\n"
+         "    for (index_t e = threadIdx.x; e < kBc * kDv; e += blockDim.x) {\n"
+         "      const index_t c = e / kDv, d = e % kDv;\n"
+         "      Vs[c * kLdV + d] = s0 + c < kS ? " +
+         loadAs(vt, "v[(kvRow0 + c) * kDv + d]") +
+         " : 0.0f;\n"
+         "    }\n";
+}
+
+std::string visibleExpr(bool causal) {
+  return causal ? "tq < kT && s < kS && s <= tq + kS - kT" : "tq < kT && s < kS";
+}
+
+const char *kZero = "    x[j][0] = x[j][1] = x[j][2] = x[j][3] = 0.0f;\n";
+
+std::string zeroTile(const std::string &name, const std::string &tiles) {
+  std::string z = kZero;
+  for (size_t at; (at = z.find("x[")) != std::string::npos;)
+    z.replace(at, 1, name);
+  return "  float " + name + "[" + tiles + "][4];\n#pragma unroll\n"
+         "  for (int j = 0; j < " + tiles + "; ++j)\n" + z;
+}
+
+} // namespace
+
+LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
+                                     OpLowering &out, const AttentionParts &a,
+                                     const std::string &common,
+                                     const std::vector<KernelArg> &commonArgs) {
+  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
+  int64_t Hkv = k[1], S = k[2], Dv = v[3];
+  Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
+       vt = elementTypeOf(a.value), gt = elementTypeOf(op->getOperand(5));
+  std::string mask =
+      a.mask ? maskStatements(elementTypeOf(a.mask), "tq", "s", "x",
+                              "          ")
+             : "";
+  unsigned shared = static_cast<unsigned>(
+      4 * (kTile * (D + 4) * 2 + kTile * (Dv + 4) * 2 + 2 * kTile));
+
+  // <name>_kv: dK, dV of 64 keys.
+  std::string kvName = ctx.name + "_kv";
+  KernelSource kv(op, kvName);
+  kv.scheme("attention_grad, kernel 2/3, tensor cores (3xTF32): a block owns "
+            "(b, kv head, 64 keys), a warp 16; it walks the query tiles of "
+            "every head of its group: dV += P^T dout, dK += scale dS^T q in "
+            "registers (no atomics)");
+  gradConstants(kv, a);
+  std::string firstTile =
+      a.causal ? "  // Causal: row t sees key s0 from t = s0 - (kS - kT) on.\n"
+                 "  const index_t tFirst = max((index_t)0, s0 - (kS - kT));\n"
+                 "  const index_t tileStart = tFirst / kBr * kBr;\n"
+               : "  const index_t tileStart = 0;\n";
+  kv.kernel(
+      "extern \"C\" __global__ void __launch_bounds__(" +
+      std::to_string(kWarps * 32) + ")\n" + kvName + "(" + common + ", " +
+      outParam(kt, "dk") + ", " + outParam(vt, "dv") +
+      ") {\n"
+      "  extern __shared__ float smem[];\n"
+      "  float *Ks = smem;               // [kBc][kLdK] the block's keys\n"
+      "  float *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
+      "  float *Qs = Vs + kBc * kLdV;    // [kBr][kLdQ] a query tile\n"
+      "  float *Os = Qs + kBr * kLdQ;    // [kBr][kLdO] its dout\n"
+      "  float *Ls = Os + kBr * kLdO;    // [kBr] its lse\n"
+      "  float *Rs = Ls + kBr;           // [kBr] its rowdot\n"
+      "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
+      "  const int g = lane / 4, t = lane % 4;\n"
+      "  const index_t b = blockIdx.z, kvh = blockIdx.y;\n"
+      "  const index_t s0 = (index_t)blockIdx.x * kBc;\n"
+      "  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n" +
+      loadKeyTile(kt, vt) + zeroTile("dkAcc", "kD / 8") +
+      zeroTile("dvAcc", "kDv / 8") + firstTile +
+      "  // This lane's keys: key0 and key0 + 8.\n"
+      "  const index_t key0 = s0 + warp * 16 + g;\n"
+      "  for (index_t h = kvh * kGroup; h < (kvh + 1) * kGroup; ++h)\n"
+      "  for (index_t t0 = tileStart; t0 < kT; t0 += kBr) {\n"
+      "    const index_t qRow0 = (b * kHq + h) * kT + t0;\n"
+      "    __syncthreads(); // the previous tile is consumed\n" +
+      loadQueryTile(qt, gt, true) +
+      "    __syncthreads();\n"
+      "    float st[kBr / 8][4], dpt[kBr / 8][4];\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kBr / 8; ++j)\n"
+      "      st[j][0] = st[j][1] = st[j][2] = st[j][3] = dpt[j][0] = "
+      "dpt[j][1] = dpt[j][2] = dpt[j][3] = 0.0f;\n"
+      "    mmaTile<kBr / 8, kD, true>(st, Ks + warp * 16 * kLdK, kLdK, Qs, "
+      "kLdQ);\n"
+      "    mmaTile<kBr / 8, kDv, true>(dpt, Vs + warp * 16 * kLdV, kLdV, Os, "
+      "kLdO);\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kBr / 8; ++j)\n"
+      "#pragma unroll\n"
+      "      for (int e = 0; e < 4; ++e) {\n"
+      "        const index_t s = key0 + (e / 2) * 8;\n"
+      "        const int qi = j * 8 + 2 * t + (e % 2);\n"
+      "        const index_t tq = t0 + qi;\n"
+      "        float p = 0.0f;\n"
+      "        if (" +
+      visibleExpr(a.causal) +
+      " && Ls[qi] != -INFINITY) {\n"
+      "          float x = st[j][e] * kScale;\n" +
+      mask +
+      "          p = expf(x - Ls[qi]);\n"
+      "        }\n"
+      "        st[j][e] = p;\n"
+      "        dpt[j][e] = p * (dpt[j][e] - Rs[qi]);\n"
+      "      }\n"
+      "    mmaRegA<kDv / 8, kBr / 8, false>(dvAcc, st, Os, kLdO);\n"
+      "    mmaRegA<kD / 8, kBr / 8, false>(dkAcc, dpt, Qs, kLdQ);\n"
+      "  }\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < 2; ++r) {\n"
+      "    const index_t s = key0 + 8 * r;\n"
+      "    if (s >= kS)\n"
+      "      continue;\n"
+      "    const index_t at = (b * kHkv + kvh) * kS + s;\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kD / 8; ++j) {\n"
+      "      dk[at * kD + j * 8 + 2 * t] = " +
+      storeAs(kt, "dkAcc[j][2 * r] * kScale") +
+      ";\n"
+      "      dk[at * kD + j * 8 + 2 * t + 1] = " +
+      storeAs(kt, "dkAcc[j][2 * r + 1] * kScale") +
+      ";\n"
+      "    }\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kDv / 8; ++j) {\n"
+      "      dv[at * kDv + j * 8 + 2 * t] = " +
+      storeAs(vt, "dvAcc[j][2 * r]") +
+      ";\n"
+      "      dv[at * kDv + j * 8 + 2 * t + 1] = " +
+      storeAs(vt, "dvAcc[j][2 * r + 1]") +
+      ";\n"
+      "    }\n"
+      "  }\n"
+      "}\n");
+  EmittedKernel k2;
+  k2.name = kvName;
+  k2.source = kv.str();
+  k2.grid = {static_cast<unsigned>((S + kTile - 1) / kTile),
+             static_cast<unsigned>(Hkv), static_cast<unsigned>(B)};
+  k2.block = {kWarps * 32, 1, 1};
+  k2.sharedBytes = shared;
+  k2.args = commonArgs;
+  k2.args.push_back(KernelArg::result(1));
+  k2.args.push_back(KernelArg::result(2));
+  out.kernels.push_back(std::move(k2));
+
+  // <name>_q: dQ of 64 queries.
+  std::string qName = ctx.name + "_q";
+  KernelSource qk(op, qName);
+  qk.scheme("attention_grad, kernel 3/3, tensor cores (3xTF32): a block owns "
+            "(b, head, 64 queries), a warp 16, and walks the key tiles they "
+            "see: dQ += scale dS k in registers; the longest (last, under "
+            "causal) tiles start first");
+  gradConstants(qk, a);
+  std::string kvEnd =
+      a.causal ? "  // Causal: key s is visible to row t when s <= t + S - T.\n"
+                 "  const index_t lastRow = min(t0 + kBr, kT) - 1;\n"
+                 "  const index_t kvEnd = max((index_t)0, min(kS, lastRow + kS "
+                 "- kT + 1));\n"
+               : "  const index_t kvEnd = kS;\n";
+  qk.kernel(
+      "extern \"C\" __global__ void __launch_bounds__(" +
+      std::to_string(kWarps * 32) + ")\n" + qName + "(" + common + ", " +
+      outParam(qt, "dq") +
+      ") {\n"
+      "  extern __shared__ float smem[];\n"
+      "  float *Qs = smem;               // [kBr][kLdQ] the block's queries\n"
+      "  float *Os = Qs + kBr * kLdQ;    // [kBr][kLdO] their dout\n"
+      "  float *Ks = Os + kBr * kLdO;    // [kBc][kLdK] a key tile\n"
+      "  float *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
+      "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
+      "  const int g = lane / 4, t = lane % 4;\n"
+      "  const index_t b = blockIdx.z, h = blockIdx.y, kvh = h / kGroup;\n"
+      "  const index_t t0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;\n"
+      "  const index_t qRow0 = (b * kHq + h) * kT + t0;\n" +
+      loadQueryTile(qt, gt, false) +
+      "  // This lane's rows: row0 and row0 + 8.\n"
+      "  const index_t row0 = t0 + warp * 16 + g;\n"
+      "  float lr[2], rd[2];\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < 2; ++r) {\n"
+      "    const bool in = row0 + 8 * r < kT;\n"
+      "    lr[r] = in ? lse[qRow0 + warp * 16 + g + 8 * r] : -INFINITY;\n"
+      "    rd[r] = in ? rowdot[qRow0 + warp * 16 + g + 8 * r] : 0.0f;\n"
+      "  }\n" +
+      kvEnd + zeroTile("dqAcc", "kD / 8") +
+      "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
+      "    const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n"
+      "    __syncthreads(); // the previous tile is consumed\n" +
+      loadKeyTile(kt, vt) +
+      "    __syncthreads();\n"
+      "    float sc[kBc / 8][4], dp[kBc / 8][4];\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kBc / 8; ++j)\n"
+      "      sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = dp[j][0] = "
+      "dp[j][1] = dp[j][2] = dp[j][3] = 0.0f;\n"
+      "    mmaTile<kBc / 8, kD, true>(sc, Qs + warp * 16 * kLdQ, kLdQ, Ks, "
+      "kLdK);\n"
+      "    mmaTile<kBc / 8, kDv, true>(dp, Os + warp * 16 * kLdO, kLdO, Vs, "
+      "kLdV);\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kBc / 8; ++j)\n"
+      "#pragma unroll\n"
+      "      for (int e = 0; e < 4; ++e) {\n"
+      "        const int r = e / 2;\n"
+      "        const index_t tq = row0 + 8 * r;\n"
+      "        const index_t s = s0 + j * 8 + 2 * t + (e % 2);\n"
+      "        float p = 0.0f;\n"
+      "        if (" +
+      visibleExpr(a.causal) +
+      " && lr[r] != -INFINITY) {\n"
+      "          float x = sc[j][e] * kScale;\n" +
+      mask +
+      "          p = expf(x - lr[r]);\n"
+      "        }\n"
+      "        sc[j][e] = p * (dp[j][e] - rd[r]);\n"
+      "      }\n"
+      "    mmaRegA<kD / 8, kBc / 8, false>(dqAcc, sc, Ks, kLdK);\n"
+      "  }\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < 2; ++r) {\n"
+      "    if (row0 + 8 * r >= kT)\n"
+      "      continue;\n"
+      "    const index_t at = qRow0 + warp * 16 + g + 8 * r;\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < kD / 8; ++j) {\n"
+      "      dq[at * kD + j * 8 + 2 * t] = " +
+      storeAs(qt, "dqAcc[j][2 * r] * kScale") +
+      ";\n"
+      "      dq[at * kD + j * 8 + 2 * t + 1] = " +
+      storeAs(qt, "dqAcc[j][2 * r + 1] * kScale") +
+      ";\n"
+      "    }\n"
+      "  }\n"
+      "}\n");
+  EmittedKernel k3;
+  k3.name = qName;
+  k3.source = qk.str();
+  k3.grid = {static_cast<unsigned>((T + kTile - 1) / kTile),
+             static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
+  k3.block = {kWarps * 32, 1, 1};
+  k3.sharedBytes = shared;
+  k3.args = commonArgs;
+  k3.args.push_back(KernelArg::result(0));
+  out.kernels.push_back(std::move(k3));
+  return success();
+}
+
+} // namespace llmc::codegen
