@@ -41,6 +41,7 @@ void gradConstants(KernelSource &src, const AttentionParts &a) {
   src.constant("kGroup", q[1] / k[1], "query heads per kv head (GQA)");
   src.constant("kBr", kTile, "query rows per tile");
   src.constant("kBc", kTile, "keys per tile");
+  src.constant("kThreadsPerBlock", kWarps * 32, "4 warps");
   src.constant("kLdQ", q[3] + 4, "shared row strides (bank-conflict padding)");
   src.constant("kLdK", q[3] + 4);
   src.constant("kLdV", v[3] + 4);
@@ -54,20 +55,13 @@ void gradConstants(KernelSource &src, const AttentionParts &a) {
 }
 
 /// Stages rows t0.. of head h: q, dout (and lse, rowdot when `stats`).
-std::string loadQueryTile(Type qt, Type gt, bool stats) {
+std::string loadQueryTile(Type qt, Type gt, int64_t D, int64_t Dv,
+                          bool stats) {
   std::string code =
-      "    for (index_t e = threadIdx.x; e < kBr * kD; e += blockDim.x) {\n"
-      "      const index_t r = e / kD, d = e % kD;\n"
-      "      Qs[r * kLdQ + d] = t0 + r < kT ? " +
-      loadAs(qt, "q[(qRow0 + r) * kD + d]") +
-      " : 0.0f;\n"
-      "    }\n"
-      "    for (index_t e = threadIdx.x; e < kBr * kDv; e += blockDim.x) {\n"
-      "      const index_t r = e / kDv, d = e % kDv;\n"
-      "      Os[r * kLdO + d] = t0 + r < kT ? " +
-      loadAs(gt, "dout[(qRow0 + r) * kDv + d]") +
-      " : 0.0f;\n"
-      "    }\n";
+      stageTile(qt, "Qs", "kLdQ", "q + qRow0 * kD", kTile, D, "kT - t0",
+                "    ") +
+      stageTile(gt, "Os", "kLdO", "dout + qRow0 * kDv", kTile, Dv, "kT - t0",
+                "    ");
   if (stats)
     code += "    for (index_t r = threadIdx.x; r < kBr; r += blockDim.x) {\n"
             "      Ls[r] = t0 + r < kT ? lse[qRow0 + r] : -INFINITY;\n"
@@ -77,19 +71,11 @@ std::string loadQueryTile(Type qt, Type gt, bool stats) {
 }
 
 /// Stages keys s0.. of kv head kvh: k, v.
-std::string loadKeyTile(Type kt, Type vt) {
-  return "    for (index_t e = threadIdx.x; e < kBc * kD; e += blockDim.x) {\n"
-         "      const index_t c = e / kD, d = e % kD;\n"
-         "      Ks[c * kLdK + d] = s0 + c < kS ? " +
-         loadAs(kt, "k[(kvRow0 + c) * kD + d]") +
-         " : 0.0f;\n"
-         "    }\n"
-         "    for (index_t e = threadIdx.x; e < kBc * kDv; e += blockDim.x) {\n"
-         "      const index_t c = e / kDv, d = e % kDv;\n"
-         "      Vs[c * kLdV + d] = s0 + c < kS ? " +
-         loadAs(vt, "v[(kvRow0 + c) * kDv + d]") +
-         " : 0.0f;\n"
-         "    }\n";
+std::string loadKeyTile(Type kt, Type vt, int64_t D, int64_t Dv) {
+  return stageTile(kt, "Ks", "kLdK", "k + kvRow0 * kD", kTile, D, "kS - s0",
+                   "    ") +
+         stageTile(vt, "Vs", "kLdV", "v + kvRow0 * kDv", kTile, Dv,
+                   "kS - s0", "    ");
 }
 
 std::string visibleExpr(bool causal) {
@@ -154,7 +140,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  const index_t b = blockIdx.z, kvh = blockIdx.y;\n"
       "  const index_t s0 = (index_t)blockIdx.x * kBc;\n"
       "  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n" +
-      loadKeyTile(kt, vt) + zeroTile("dkAcc", "kD / 8") +
+      loadKeyTile(kt, vt, D, Dv) + zeroTile("dkAcc", "kD / 8") +
       zeroTile("dvAcc", "kDv / 8") + firstTile +
       "  // This lane's keys: key0 and key0 + 8.\n"
       "  const index_t key0 = s0 + warp * 16 + g;\n"
@@ -162,7 +148,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  for (index_t t0 = tileStart; t0 < kT; t0 += kBr) {\n"
       "    const index_t qRow0 = (b * kHq + h) * kT + t0;\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
-      loadQueryTile(qt, gt, true) +
+      loadQueryTile(qt, gt, D, Dv, true) +
       "    __syncthreads();\n"
       "    float st[kBr / 8][4], dpt[kBr / 8][4];\n"
       "#pragma unroll\n"
@@ -261,7 +247,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  const index_t b = blockIdx.z, h = blockIdx.y, kvh = h / kGroup;\n"
       "  const index_t t0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;\n"
       "  const index_t qRow0 = (b * kHq + h) * kT + t0;\n" +
-      loadQueryTile(qt, gt, false) +
+      loadQueryTile(qt, gt, D, Dv, false) +
       "  // This lane's rows: row0 and row0 + 8.\n"
       "  const index_t row0 = t0 + warp * 16 + g;\n"
       "  float lr[2], rd[2];\n"
@@ -275,7 +261,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
       "    const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
-      loadKeyTile(kt, vt) +
+      loadKeyTile(kt, vt, D, Dv) +
       "    __syncthreads();\n"
       "    float sc[kBc / 8][4], dp[kBc / 8][4];\n"
       "#pragma unroll\n"

@@ -40,6 +40,15 @@ std::string maskStatements(mlir::Type maskType, const std::string &row,
                            const std::string &indent);
 void maskConstants(KernelSource &src, mlir::Value mask, const Shape &scores);
 
+/// CUDA statements that copy a [rows, cols] tile starting at `src` (rows
+/// contiguous) into shared `dst` with row stride `ld`, zero-filling rows at
+/// or past `valid`; f32 tiles move as float4 with all loads in flight at
+/// once. Needs `kThreadsPerBlock` and `index_t`.
+std::string stageTile(mlir::Type t, const std::string &dst,
+                      const std::string &ld, const std::string &src,
+                      int64_t rows, int64_t cols, const std::string &valid,
+                      const std::string &indent);
+
 /// The forward (flash, online softmax) writing out and the row lse.
 mlir::LogicalResult emitAttentionForwardMma(mlir::Operation *op,
                                             const EmitContext &ctx,
