@@ -71,8 +71,8 @@ void countModel(func::FuncOp train, CompileReport &report) {
   });
   double passes = report.eval ? 1.0 : 3.0; // forward, or forward + backward
   report.modelFlops =
-      passes * (2.0 * static_cast<double>(report.params) * report.tokens +
-                attention);
+      passes *
+      (2.0 * static_cast<double>(report.params) * report.tokens + attention);
 }
 
 /// The function to lower: @train_step after the training pipeline, or

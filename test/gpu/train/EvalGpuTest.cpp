@@ -66,8 +66,8 @@ double relative(double a, double b) {
   return std::abs(a - b) / std::max(1e-30, std::abs(b));
 }
 
-std::map<std::string, std::vector<uint8_t>>
-readParams(Executor &exec, bool &ok) {
+std::map<std::string, std::vector<uint8_t>> readParams(Executor &exec,
+                                                       bool &ok) {
   std::map<std::string, std::vector<uint8_t>> out;
   for (const BufferInfo &b : exec.plan().buffers)
     if (b.role == BufferRole::Param)
