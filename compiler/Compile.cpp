@@ -1,6 +1,7 @@
 //===- Compile.cpp - From a loaded model to a runnable plan ---------------===//
 //
-// 1. The training pipeline, unless the module already has @train_step.
+// 1. The training pipeline, unless the module already has @train_step (an
+//    eval plan: the eval pipeline, and @forward is what is compiled).
 // 2. lowerFunction + buildPlannedPlan (kernels, cuBLASLt calls, memory plan,
 //    scalar slots, initial weights).
 // 3. NVRTC for every kernel on a thread pool, through the kernel cache; the
@@ -37,9 +38,10 @@ int64_t elements(Type t) {
   return type && type.hasStaticShape() ? type.getNumElements() : 0;
 }
 
-/// Parameters, tokens and attention FLOPs of @train_step: the yardstick's
-/// 6 * params * tokens + 12 * d * S per token and attention op (forward
-/// QK^T and PV, 4 T S d, times three for the backward).
+/// Parameters, tokens and attention FLOPs of the compiled function: the
+/// yardstick's 6 * params * tokens + 12 * d * S per token and attention op
+/// (forward QK^T and PV, 4 T S d, times three for the backward); an eval
+/// plan has the forward third of both.
 void countModel(func::FuncOp train, CompileReport &report) {
   for (unsigned i = 0; i < train.getNumArguments(); ++i) {
     Type t = train.getArgument(i).getType();
@@ -65,10 +67,41 @@ void countModel(func::FuncOp train, CompileReport &report) {
       return;
     double tokens = static_cast<double>(q.getDimSize(0)) * q.getDimSize(2);
     double width = static_cast<double>(q.getDimSize(1)) * q.getDimSize(3);
-    attention += 12.0 * width * static_cast<double>(k.getDimSize(2)) * tokens;
+    attention += 4.0 * width * static_cast<double>(k.getDimSize(2)) * tokens;
   });
+  double passes = report.eval ? 1.0 : 3.0; // forward, or forward + backward
   report.modelFlops =
-      6.0 * static_cast<double>(report.params) * report.tokens + attention;
+      passes *
+      (2.0 * static_cast<double>(report.params) * report.tokens + attention);
+}
+
+/// The function to lower: @train_step after the training pipeline, or
+/// @forward after the eval pipeline.
+FailureOr<func::FuncOp> runPipeline(ModuleOp module,
+                                    const CompileConfig &config) {
+  auto train = module.lookupSymbol<func::FuncOp>("train_step");
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (config.eval) {
+    if (!forward && train)
+      return emitError(module.getLoc())
+             << "an eval plan is compiled from @forward, and the module has "
+                "only @train_step (a hand-written step has no forward to "
+                "take apart)";
+    if (!forward)
+      return emitError(module.getLoc())
+             << "the model has no func.func @forward (docs/model-ir.md)";
+    if (failed(runEvalPipeline(module)))
+      return failure();
+    return module.lookupSymbol<func::FuncOp>("forward");
+  }
+  if (train)
+    return train;
+  if (!forward)
+    return emitError(module.getLoc())
+           << "the model has no func.func @forward (docs/model-ir.md)";
+  if (failed(runTrainingPipeline(module, config.optimizer)))
+    return failure();
+  return module.lookupSymbol<func::FuncOp>("train_step");
 }
 
 void countPlan(const Plan &plan, CompileReport &report) {
@@ -141,29 +174,29 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   auto start = std::chrono::steady_clock::now();
   CompiledModel out;
   CompileReport &report = out.report;
-  auto train = module.lookupSymbol<func::FuncOp>("train_step");
-  if (!train) {
-    if (!module.lookupSymbol<func::FuncOp>("forward"))
-      return emitError(module.getLoc())
-             << "the model has no func.func @forward (docs/model-ir.md)";
-    if (failed(runTrainingPipeline(module, config.optimizer)))
-      return failure();
-    train = module.lookupSymbol<func::FuncOp>("train_step");
-  }
+  report.eval = config.eval;
+  auto func = runPipeline(module, config);
+  if (failed(func))
+    return failure();
   report.pipelineSeconds = secondsSince(start);
 
   auto t1 = std::chrono::steady_clock::now();
-  countModel(train, report);
-  auto lowered = codegen::lowerFunction(train, codegen::CodegenOptions());
+  countModel(*func, report);
+  auto lowered = codegen::lowerFunction(*func, codegen::CodegenOptions());
   if (failed(lowered))
     return failure();
   codegen::PlanBuildOptions planOptions;
   planOptions.seed = config.seed;
-  auto planned = codegen::buildPlannedPlan(train, *lowered, planOptions);
+  auto planned = codegen::buildPlannedPlan(*func, *lowered, planOptions);
   if (failed(planned))
     return failure();
   out.planned = std::move(*planned);
   Plan &plan = out.planned.plan;
+  // What an eval plan is for: the host reads the loss from its slot.
+  if (config.eval && !plan.findScalar("loss"))
+    return func->emitError("an eval plan needs the loss in a scalar slot: "
+                           "@forward must return it as a rank-0 f32 result "
+                           "named 'loss' (llmc.output)");
   if (!config.name.empty())
     plan.name = config.name;
   countPlan(plan, report);
@@ -202,11 +235,14 @@ std::string formatReport(const CompileReport &r) {
        bytesText(r.unplannedBytes).c_str());
   line("parameters      %lld\n", static_cast<long long>(r.params));
   line("tokens/step     %lld\n", static_cast<long long>(r.tokens));
-  line("FLOPs/step      %.4g (6 * params * tokens + attention; cuBLASLt "
+  line("FLOPs/step      %.4g (%d * params * tokens + attention; cuBLASLt "
        "calls %.4g)\n",
-       r.modelFlops, r.matmulFlops);
-  line("updates         %zu in place, %zu copied\n", r.inPlaceUpdates,
-       r.copiedUpdates);
+       r.modelFlops, r.eval ? 2 : 6, r.matmulFlops);
+  if (r.eval)
+    s += "updates         none (eval plan: forward and loss only)\n";
+  else
+    line("updates         %zu in place, %zu copied\n", r.inPlaceUpdates,
+         r.copiedUpdates);
   line("compile time    %.2f s (pipeline %.2f s, codegen %.2f s, NVRTC "
        "%.2f s)\n",
        r.pipelineSeconds + r.codegenSeconds + r.nvrtcSeconds, r.pipelineSeconds,

@@ -7,6 +7,10 @@
 // result is the plan that a bundle holds, plus the numbers the command
 // reports.
 //
+// An eval plan (CompileConfig::eval, `llmc compile --eval`) takes the same
+// path from the eval pipeline's @forward instead: forward and loss, no
+// autodiff, no optimizer, the same input buffers and `loss` slot.
+//
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_COMPILE_H
 #define LLMC_COMPILER_COMPILE_H
@@ -23,9 +27,13 @@ struct CompileConfig {
   bool compileKernels = true;
   std::string cacheDir; // "" = KernelCache::defaultDir()
   OptimizerConfig optimizer;
+  /// Forward and loss only: @forward through the eval pipeline; the plan
+  /// has a `loss` slot and no `lr`, gradients or optimizer state.
+  bool eval = false;
 };
 
 struct CompileReport {
+  bool eval = false; // an eval plan: FLOPs of the forward only, no updates
   std::string arch, nvrtcVersion;
   size_t kernels = 0, matmuls = 0, memsets = 0, cacheHits = 0;
   size_t inPlaceUpdates = 0, copiedUpdates = 0;
@@ -33,7 +41,7 @@ struct CompileReport {
   int64_t params = 0;     // elements of every llmc.param argument
   int64_t tokens = 0;     // elements of the token-id input (0: none)
   int64_t vocab = 0;      // classes of the cross-entropy loss (0: none)
-  double modelFlops = 0;  // 6 * params * tokens + attention, per step
+  double modelFlops = 0;  // 6 (eval: 2) * params * tokens + attention
   double matmulFlops = 0; // 2 m n k batch over the plan's cuBLASLt calls
   double pipelineSeconds = 0, codegenSeconds = 0, nvrtcSeconds = 0;
 };
@@ -45,8 +53,9 @@ struct CompiledModel {
 
 /// Runs the pipeline on a module that has @forward (a module that already
 /// has @train_step is lowered as it is), then lowers, plans and compiles
-/// @train_step. Errors are emitted as diagnostics (at the op that caused
-/// them when there is one) and the result is failure.
+/// @train_step; with config.eval, the eval pipeline and @forward. Errors are
+/// emitted as diagnostics (at the op that caused them when there is one) and
+/// the result is failure.
 mlir::FailureOr<CompiledModel> compileModule(mlir::ModuleOp module,
                                              const CompileConfig &config);
 

@@ -1,12 +1,13 @@
 //===- CompileCommand.cpp - `llmc compile`: a model to a .llmc bundle -----===//
 //
 //   llmc compile MODEL -o model.llmc [--batch B --seq T --shape N=V]
-//                [--arch sm_XY] [--seed S] [optimizer options]
+//                [--arch sm_XY] [--seed S] [--eval | optimizer options]
 //
 // Loads the model (ONNX, JSON or llmc IR; compiler/ModelLoader.h), builds
-// the training step, plans its memory, compiles its kernels with NVRTC and
-// writes the bundle (runtime/Bundle.h). NVRTC needs no GPU, so this runs on
-// any machine; the report says what the step holds and costs.
+// the training step (with --eval: the forward and loss only), plans its
+// memory, compiles its kernels with NVRTC and writes the bundle
+// (runtime/Bundle.h). NVRTC needs no GPU, so this runs on any machine; the
+// report says what the step holds and costs.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
@@ -23,7 +24,8 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: llmc compile MODEL -o OUT.llmc [--batch B] [--seq T] "
-    "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [optimizer options]\n";
+    "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [--eval | optimizer "
+    "options]\n";
 
 int fail(const std::string &message, int code = 1) {
   llvm::errs() << "llmc compile: error: " << message << "\n";
@@ -44,6 +46,12 @@ void printHelp() {
          "else sm_90)\n"
          "  --seed S               seed of the llmc.init_rule draws "
          "(default 0)\n"
+         "  --eval                 the forward and loss only (no backward "
+         "pass, no\n"
+         "                         optimizer): a plan that computes the loss "
+         "at fixed\n"
+         "                         parameters, for graphs that cannot be "
+         "differentiated\n"
       << kModelOptionsHelp << kOptimizerOptionsHelp;
 }
 
@@ -53,6 +61,7 @@ int runCompile(const Args &args) {
   std::string model, out;
   ModelOptions modelOptions;
   CompileConfig config;
+  std::string optimizerOption; // the first one given, for --eval's error
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     std::string error;
@@ -60,10 +69,20 @@ int runCompile(const Args &args) {
       printHelp();
       return 0;
     }
-    if (parseModelOption(args, i, modelOptions, error) ||
-        parseOptimizerOption(args, i, config.optimizer, error)) {
+    if (parseModelOption(args, i, modelOptions, error)) {
       if (!error.empty())
         return fail(error, 2);
+      continue;
+    }
+    if (parseOptimizerOption(args, i, config.optimizer, error)) {
+      if (!error.empty())
+        return fail(error, 2);
+      if (optimizerOption.empty())
+        optimizerOption = a;
+      continue;
+    }
+    if (a == "--eval") {
+      config.eval = true;
       continue;
     }
     bool hasValue = i + 1 < args.size();
@@ -90,6 +109,12 @@ int runCompile(const Args &args) {
   }
   if (model.empty())
     return fail(std::string("expected a model file; ") + kUsage, 2);
+  // An option that would change nothing is a mistake worth naming.
+  if (config.eval && !optimizerOption.empty())
+    return fail(optimizerOption +
+                    " is an optimizer option, and --eval compiles no "
+                    "optimizer",
+                2);
   std::string stem = llvm::sys::path::stem(model).str();
   if (out.empty())
     out = stem + ".llmc";

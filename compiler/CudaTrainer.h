@@ -11,6 +11,10 @@
 // every step), `step` (i64: the number of steps already taken; the step
 // increments it on the device) and `loss` (f32, read after the step).
 //
+// An eval plan (PlanKind::Eval, `llmc compile --eval`) has the same inputs
+// and `loss` but no `lr` or `step`: a run computes the loss and changes no
+// parameter.
+//
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_CUDATRAINER_H
 #define LLMC_COMPILER_CUDATRAINER_H
@@ -25,16 +29,22 @@
 
 namespace llmc {
 
+/// What a plan computes: a training step, or the loss only.
+enum class PlanKind { Train, Eval };
+
 class CudaTrainer {
 public:
   /// Loads or compiles cfg.model and creates the executor on GPU 0. Errors
   /// (also the compiler's diagnostics) are in the Status message;
   /// diagnostics name `command` (`llmc train: ...`, `llmc verify: ...`).
+  /// A model file is compiled as `kind` says; a bundle must hold that kind.
   static Status open(const TrainConfig &cfg, std::unique_ptr<CudaTrainer> &out,
-                     const char *command = "train");
+                     const char *command = "train",
+                     PlanKind kind = PlanKind::Train);
   /// Wraps an already built plan (tests).
   static Status fromPlan(Plan plan, const std::string &source,
-                         std::unique_ptr<CudaTrainer> &out);
+                         std::unique_ptr<CudaTrainer> &out,
+                         PlanKind kind = PlanKind::Train);
 
   int64_t batch() const { return batch_; }
   int64_t seq() const { return seq_; }
@@ -54,7 +64,8 @@ public:
   Status writeInput(const std::string &name, const std::vector<double> &values);
 
   /// A step on inputs already written: lr, the step counter, the replay (or
-  /// the steps one by one when `plain`), the loss.
+  /// the steps one by one when `plain`), the loss. An eval plan ignores
+  /// `index` and `lr`.
   Status run(int64_t index, double lr, double &loss, bool plain = false);
 
   /// `step`, run with an event pair around every launch (--profile):
@@ -77,8 +88,10 @@ public:
   Status validate(DataLoader &loader, int64_t batches, int64_t stepsTaken,
                   double &loss);
 
+  PlanKind kind() const { return kind_; }
+
 private:
-  Status bind();
+  Status bind(PlanKind kind);
   Status writeTokens(const std::string &buffer,
                      const std::vector<int64_t> &values);
 
@@ -87,6 +100,7 @@ private:
   DType tokenType_ = DType::I64, targetType_ = DType::I64;
   int64_t batch_ = 0, seq_ = 0, vocab_ = 0;
   bool hasStep_ = false;
+  PlanKind kind_ = PlanKind::Train;
 };
 
 } // namespace llmc

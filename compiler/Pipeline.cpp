@@ -13,6 +13,12 @@
 // Padding, precision lowering, checkpointing and fusion go between 3 and 4
 // as they are written.
 //
+// The eval pipeline (`--llmc-eval-pipeline`) is steps 1 and 4 only: @forward
+// with its loss, no backward pass and no optimizer. It is what a loss needs
+// when nothing is trained (validation, `llmc verify` of a graph that cannot
+// be differentiated), and it is a prefix of the training pipeline, so both
+// compute the loss with the same ops.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Pipeline.h"
 #include "passes/Passes.h"
@@ -22,11 +28,26 @@
 
 namespace llmc {
 
-void buildTrainingPipeline(mlir::OpPassManager &pm,
-                           const OptimizerConfig &optimizer) {
+namespace {
+
+/// Step 1: a loss for a @forward that ends in logits.
+void addAppendLoss(mlir::OpPassManager &pm) {
   mlir::llmc::AppendLossPassOptions loss;
   loss.ifNoLoss = true;
   pm.addPass(mlir::llmc::createAppendLossPass(loss));
+}
+
+/// Step 4.
+void addCleanup(mlir::OpPassManager &pm) {
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
+} // namespace
+
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const OptimizerConfig &optimizer) {
+  addAppendLoss(pm);
 
   mlir::llmc::AutodiffPassOptions autodiff;
   autodiff.keepForward = false;
@@ -43,14 +64,24 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   opt.clipNorm = optimizer.clipNorm;
   pm.addPass(mlir::llmc::createAppendOptimizerPass(opt));
 
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
+  addCleanup(pm);
 }
 
 mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
                                         const OptimizerConfig &optimizer) {
   mlir::PassManager pm(module->getContext());
   buildTrainingPipeline(pm, optimizer);
+  return pm.run(module);
+}
+
+void buildEvalPipeline(mlir::OpPassManager &pm) {
+  addAppendLoss(pm);
+  addCleanup(pm);
+}
+
+mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module) {
+  mlir::PassManager pm(module->getContext());
+  buildEvalPipeline(pm);
   return pm.run(module);
 }
 
@@ -92,6 +123,11 @@ void registerTrainingPipeline() {
         o.clipNorm = cli.clipNorm;
         buildTrainingPipeline(pm, o);
       });
+  mlir::PassPipelineRegistration<>(
+      "llmc-eval-pipeline",
+      "The eval pipeline: append-loss (when @forward returns logits), "
+      "canonicalize, cse; @forward stays, with its loss",
+      [](mlir::OpPassManager &pm) { buildEvalPipeline(pm); });
 }
 
 } // namespace llmc

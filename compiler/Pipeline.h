@@ -3,7 +3,9 @@
 // The passes that turn a loaded model (@forward, already raised by
 // ModelLoader) into the @train_step that the code generator lowers
 // (docs/training-ir.md). `llmc compile`, `llmc train --device cuda` and
-// `llmc-opt --llmc-pipeline` all run exactly this list.
+// `llmc-opt --llmc-pipeline` all run exactly this list. Eval plans (`llmc
+// compile --eval`, `llmc verify --device cuda` of a loss-only graph) run its
+// forward part only.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_PIPELINE_H
@@ -25,7 +27,13 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
                                         const OptimizerConfig &optimizer);
 
-/// Registers `--llmc-pipeline` (with the optimizer options) for llmc-opt.
+/// The forward-only pipeline of an eval plan: @forward keeps its name and
+/// gains a `loss` result (and a `targets` input) when it returns logits.
+void buildEvalPipeline(mlir::OpPassManager &pm);
+mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module);
+
+/// Registers `--llmc-pipeline` (with the optimizer options) and
+/// `--llmc-eval-pipeline` for llmc-opt.
 void registerTrainingPipeline();
 
 } // namespace llmc

@@ -29,8 +29,8 @@ namespace llmc {
 //===----------------------------------------------------------------------===//
 
 Status CudaTrainer::open(const TrainConfig &cfg,
-                         std::unique_ptr<CudaTrainer> &out,
-                         const char *command) {
+                         std::unique_ptr<CudaTrainer> &out, const char *command,
+                         PlanKind kind) {
   Plan plan;
   int64_t vocab = 0;
   if (llvm::StringRef(cfg.model).ends_with(".llmc")) {
@@ -46,6 +46,7 @@ Status CudaTrainer::open(const TrainConfig &cfg,
     config.name = llvm::sys::path::stem(cfg.model).str();
     config.seed = cfg.seed;
     config.optimizer = cfg.optimizer;
+    config.eval = kind == PlanKind::Eval;
     auto compiled = compileModule(*module, config);
     if (mlir::failed(compiled))
       return Status::error("cannot compile '" + cfg.model +
@@ -53,25 +54,27 @@ Status CudaTrainer::open(const TrainConfig &cfg,
     plan = std::move(compiled->planned.plan);
     vocab = compiled->report.vocab;
   }
-  LLMC_RETURN_IF_ERROR(fromPlan(std::move(plan), cfg.model, out));
+  LLMC_RETURN_IF_ERROR(fromPlan(std::move(plan), cfg.model, out, kind));
   out->vocab_ = vocab;
   return Status::ok();
 }
 
 Status CudaTrainer::fromPlan(Plan plan, const std::string &source,
-                             std::unique_ptr<CudaTrainer> &out) {
+                             std::unique_ptr<CudaTrainer> &out, PlanKind kind) {
   std::unique_ptr<CudaTrainer> t(new CudaTrainer());
   ExecutorOptions options;
   options.source = source;
   LLMC_RETURN_IF_ERROR(
       Executor::create(std::move(plan), options, t->executor_));
-  LLMC_RETURN_IF_ERROR(t->bind());
+  LLMC_RETURN_IF_ERROR(t->bind(kind));
   out = std::move(t);
   return Status::ok();
 }
 
-/// Finds the token and target buffers and the scalar slots the loop needs.
-Status CudaTrainer::bind() {
+/// Finds the token and target buffers and the scalar slots the loop needs;
+/// a training step has `lr`, an eval plan has none (a plan without `lr`
+/// trains nothing, one with it would change the parameters).
+Status CudaTrainer::bind(PlanKind kind) {
   const Plan &plan = executor_->plan();
   std::vector<const BufferInfo *> ints;
   for (const BufferInfo &b : plan.buffers)
@@ -94,11 +97,27 @@ Status CudaTrainer::bind() {
   targetType_ = ints[1]->dtype;
   batch_ = ints[0]->shape[0];
   seq_ = ints[0]->shape[1];
-  for (const char *name : {"lr", "loss"})
+  kind_ = kind;
+  bool hasLr = plan.findScalar("lr") != nullptr;
+  if (kind == PlanKind::Eval && hasLr)
+    return Status::error(where + " is a training step (it has the scalar slot "
+                                 "'lr'); evaluation needs a plan compiled "
+                                 "with `llmc compile --eval`");
+  if (kind == PlanKind::Train && !hasLr && plan.findScalar("loss"))
+    return Status::error(where + " has no scalar slot 'lr': it is an eval "
+                                 "plan (llmc compile --eval), which computes "
+                                 "the loss and trains nothing");
+  std::vector<const char *> needed = {"loss"};
+  if (kind == PlanKind::Train)
+    needed.insert(needed.begin(), "lr");
+  for (const char *name : needed)
     if (!plan.findScalar(name))
       return Status::error(where + " has no scalar slot '" + name +
-                           "': it is not a training step compiled by llmc "
-                           "compile");
+                           (kind == PlanKind::Train
+                                ? "': it is not a training step compiled by "
+                                  "llmc compile"
+                                : "': it is not a plan compiled by llmc "
+                                  "compile --eval"));
   hasStep_ = plan.findScalar("step") != nullptr;
   return Status::ok();
 }
@@ -125,7 +144,8 @@ Status CudaTrainer::step(int64_t index, const std::vector<int64_t> &tokens,
 }
 
 Status CudaTrainer::run(int64_t index, double lr, double &loss, bool plain) {
-  LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
+  if (kind_ == PlanKind::Train)
+    LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
   if (hasStep_)
     LLMC_RETURN_IF_ERROR(
         executor_->setScalar("step", static_cast<double>(index)));

@@ -14,6 +14,11 @@
 // The moments and the step counter that lr = 0 still advances are restored
 // from a host copy before the AdamW steps, which start from fresh state.
 //
+// Loss only (an exporter-optimized graph, whose folded constants are
+// parameters that autodiff may not differentiate through, such as a causal
+// mask): the eval plan, forward and loss without autodiff or optimizer, as
+// the CPU backend evaluates @forward.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/CudaTrainer.h"
 #include "compiler/VerifyBackend.h"
@@ -64,7 +69,8 @@ public:
     cfg.modelOptions = options;
     cfg.device = "cuda";
     cfg.optimizer = referenceAdamW();
-    LLMC_RETURN_IF_ERROR(CudaTrainer::open(cfg, trainer_, "verify"));
+    LLMC_RETURN_IF_ERROR(CudaTrainer::open(
+        cfg, trainer_, "verify", lossOnly_ ? PlanKind::Eval : PlanKind::Train));
     const Plan &plan = trainer_->executor().plan();
     // The data inputs in argument order; lr is a scalar slot, not data.
     for (const BufferInfo &b : plan.buffers) {
@@ -99,6 +105,10 @@ public:
   mlir::FailureOr<std::vector<double>> adamwLosses(const VerifyBatch &batch,
                                                    size_t steps) override {
     std::vector<double> losses;
+    if (lossOnly_) { // verify skips these checks for a loss-only graph
+      (void)failWith(Status::error("an eval plan takes no AdamW steps"));
+      return mlir::failure();
+    }
     if (Status s = start(batch); !s) {
       (void)failWith(s);
       return mlir::failure();

@@ -26,8 +26,13 @@ func::FuncOp Fixture::train() {
   return module->lookupSymbol<func::FuncOp>("train_step");
 }
 
+func::FuncOp Fixture::step() {
+  return module->lookupSymbol<func::FuncOp>(eval ? "forward" : "train_step");
+}
+
 bool compileFixture(const std::string &file, const OptimizerConfig &optimizer,
-                    Fixture &out, std::string &error) {
+                    Fixture &out, std::string &error, bool eval) {
+  out.eval = eval;
   out.context = std::make_unique<MLIRContext>();
   ScopedDiagnosticHandler handler(out.context.get(), [&](Diagnostic &d) {
     error += d.str() + "\n";
@@ -39,6 +44,7 @@ bool compileFixture(const std::string &file, const OptimizerConfig &optimizer,
   CompileConfig config;
   config.name = file;
   config.optimizer = optimizer;
+  config.eval = eval;
   auto compiled = compileModule(*out.module, config);
   if (failed(compiled))
     return false;
@@ -47,7 +53,7 @@ bool compileFixture(const std::string &file, const OptimizerConfig &optimizer,
 }
 
 std::vector<RefTensor> stepArguments(Fixture &f, uint64_t seed, double lr) {
-  func::FuncOp train = f.train();
+  func::FuncOp train = f.step();
   std::mt19937_64 rng(seed);
   int64_t vocab = std::max<int64_t>(1, f.compiled.report.vocab);
   std::vector<RefTensor> args;
@@ -76,7 +82,7 @@ std::vector<RefTensor> stepArguments(Fixture &f, uint64_t seed, double lr) {
 
 Status writeInputs(Executor &exec, Fixture &f,
                    const std::vector<RefTensor> &args) {
-  func::FuncOp train = f.train();
+  func::FuncOp train = f.step();
   const auto &locations = f.compiled.planned.arguments;
   for (unsigned i = 0; i < train.getNumArguments(); ++i) {
     if (!train.getArgAttr(i, "llmc.input"))
@@ -95,7 +101,7 @@ Status writeInputs(Executor &exec, Fixture &f,
 }
 
 Status readResults(Executor &exec, Fixture &f, std::vector<RefTensor> &out) {
-  func::FuncOp train = f.train();
+  func::FuncOp train = f.step();
   out.clear();
   for (unsigned r = 0; r < train.getNumResults(); ++r) {
     auto type = cast<RankedTensorType>(train.getResultTypes()[r]);
@@ -158,7 +164,7 @@ AdamWParamCheck checkAdamWParam(const RefTensor &gpu, const RefTensor &ref,
 }
 
 std::string resultName(Fixture &f, unsigned i) {
-  func::FuncOp train = f.train();
+  func::FuncOp train = f.step();
   if (auto next = train.getResultAttrOfType<IntegerAttr>(i, "llmc.next"))
     return "next " + f.compiled.planned.arguments[next.getInt()].name;
   if (auto n = train.getResultAttrOfType<StringAttr>(i, "llmc.output"))

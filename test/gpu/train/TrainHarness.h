@@ -4,7 +4,8 @@
 // (compiler/Compile.h) and gives the pieces the GPU tests compare: the
 // @train_step the reference evaluator runs, the plan the executor runs, and
 // the arguments both get (parameters from the same llmc.init_rule draws,
-// random token ids below the vocabulary, a learning rate, zero state).
+// random token ids below the vocabulary, a learning rate, zero state). An
+// eval fixture compiles @forward through the eval pipeline instead.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TEST_GPU_TRAIN_TRAINHARNESS_H
@@ -37,23 +38,28 @@ struct Fixture {
   std::unique_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   CompiledModel compiled;
+  bool eval = false;
   mlir::func::FuncOp train();
+  /// The compiled function: @train_step, or @forward of an eval fixture.
+  mlir::func::FuncOp step();
 };
 
-/// Loads `file` and compiles its training step for this machine's GPU (or
-/// sm_90). On failure returns false with the diagnostics in `error`.
+/// Loads `file` and compiles its training step (`eval`: its eval plan) for
+/// this machine's GPU (or sm_90). On failure returns false with the
+/// diagnostics in `error`.
 bool compileFixture(const std::string &file, const OptimizerConfig &optimizer,
-                    Fixture &out, std::string &error);
+                    Fixture &out, std::string &error, bool eval = false);
 
-/// Every argument of @train_step: parameters as the plan initialized them,
-/// token inputs uniform in [0, vocab), `lr`, zero state.
+/// Every argument of the compiled function: parameters as the plan
+/// initialized them, token inputs uniform in [0, vocab), `lr`, zero state.
 std::vector<RefTensor> stepArguments(Fixture &f, uint64_t seed, double lr);
 
 /// Writes the data inputs and lr of `args` into the executor's arena.
 Status writeInputs(Executor &exec, Fixture &f,
                    const std::vector<RefTensor> &args);
 
-/// Reads every @train_step result from where the plan keeps it after a step.
+/// Reads every result of the compiled function from where the plan keeps it
+/// after a step.
 Status readResults(Executor &exec, Fixture &f, std::vector<RefTensor> &out);
 
 /// Relative L2 error of floats (integers: 0 when equal, else infinity).

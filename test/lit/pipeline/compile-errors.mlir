@@ -19,6 +19,11 @@
 // RUN: not llmc compile %models/gpt2-tiny.mlir --batch 4 2>&1 | FileCheck %s --check-prefix=SHAPES
 // RUN: not llmc compile %t/bigram.mlir --optimizer sgd -o %t/no/such/dir/x.llmc 2>&1 | FileCheck %s --check-prefix=WRITE
 // RUN: llmc compile --help | FileCheck %s --check-prefix=HELP
+// RUN: not llmc compile %models/gpt2-tiny.mlir --eval --optimizer sgd 2>&1 | FileCheck %s --check-prefix=EVALOPT
+// RUN: not llmc compile %t/call.mlir --eval 2>&1 | FileCheck %s --check-prefix=EVALSTEP
+// RUN: not llmc compile %t/noforward.mlir --eval 2>&1 | FileCheck %s --check-prefix=NOFORWARD
+// RUN: not llmc compile %t/noloss.mlir --eval 2>&1 | FileCheck %s --check-prefix=NOLOSS
+// RUN: not llmc compile %t/unnamed.mlir --eval 2>&1 | FileCheck %s --check-prefix=EVALSLOT
 
 // EMITTER: llmc compile: error: {{.*}}call.mlir:{{[0-9]+}}:{{[0-9]+}}: codegen: no CUDA emitter for 'func.call'
 // F64: llmc compile: error: {{.*}}codegen: 'llmc.{{[a-z_]+}}' {{(operand|result)}} #0 has the element type 'f64', which the CUDA backend does not support yet
@@ -40,7 +45,11 @@
 // WRITE: llmc compile: error: cannot write the bundle: {{.*}}no/such/dir/x.llmc
 // HELP: usage: llmc compile MODEL -o OUT.llmc
 // HELP: --batch B
+// HELP: --eval
 // HELP: --optimizer adamw|sgd
+// EVALOPT: llmc compile: error: --optimizer is an optimizer option, and --eval compiles no optimizer
+// EVALSTEP: llmc compile: error: {{.*}}an eval plan is compiled from @forward, and the module has only @train_step
+// EVALSLOT: llmc compile: error: {{.*}}unnamed.mlir:{{[0-9]+}}:{{[0-9]+}}: an eval plan needs the loss in a scalar slot: @forward must return it as a rank-0 f32 result named 'loss' (llmc.output)
 
 //--- call.mlir
 // A hand-written training step is lowered as it is; its call has no kernel.
@@ -75,6 +84,16 @@ func.func @forward(%w: tensor<4xf32> {llmc.param = "w", llmc.init_rule = "ones"}
 //--- bigram.mlir
 func.func @forward(%w: tensor<4xf32> {llmc.param = "w", llmc.init_rule = "ones"},
                    %x: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss"}) {
+  %0 = llmc.mul %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = llmc.reduce_sum %0 axes [0] : (tensor<4xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+//--- unnamed.mlir
+// A loss (rank 0) under another name: it trains (autodiff takes the only
+// rank-0 result), but an eval plan has nothing to read the loss from.
+func.func @forward(%w: tensor<4xf32> {llmc.param = "w", llmc.init_rule = "ones"},
+                   %x: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "total"}) {
   %0 = llmc.mul %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %1 = llmc.reduce_sum %0 axes [0] : (tensor<4xf32>) -> tensor<f32>
   return %1 : tensor<f32>

@@ -7,6 +7,10 @@
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/bigram-tiny.mlir -o %t.bigram.llmc --arch sm_90 --optimizer sgd --momentum 0.9 | FileCheck %s --check-prefix=BIGRAM
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/train-step-copy.mlir -o %t.copy.llmc --arch sm_90 | FileCheck %s --check-prefix=COPY
 // RUN: test -s %t.gpt2.llmc && test -s %t.onnx.llmc && test -s %t.bigram.llmc
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir --eval -o %t.eval.llmc --arch sm_90 | FileCheck %s --check-prefix=EVAL
+// RUN: not llmc compile %models/tiny_gpt_dynamo_loss_opt.onnx -o %t.opt.llmc --arch sm_90 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/tiny_gpt_dynamo_loss_opt.onnx --eval -o %t.opt.llmc --arch sm_90 2>/dev/null | FileCheck %s --check-prefix=OPTEVAL
+// RUN: test -s %t.eval.llmc && test -s %t.opt.llmc
 
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
@@ -41,3 +45,20 @@
 // COPY-NEXT: arch            sm_90
 // COPY-NEXT: kernels         7 (
 // COPY:      updates         0 in place, 2 copied
+
+// The eval plan of gpt2-tiny: the forward and loss, a third of the step's
+// FLOPs, its forward GEMMs only, nothing updated.
+// EVAL:      wrote {{.*}}.eval.llmc: gpt2-tiny
+// EVAL:      cuBLASLt calls  5
+// EVAL:      parameters      83904
+// EVAL-NEXT: tokens/step     32
+// EVAL-NEXT: FLOPs/step      5.501e+06 (2 * params * tokens + attention; cuBLASLt calls {{.*}})
+// EVAL-NEXT: updates         none (eval plan: forward and loss only)
+
+// The exporter-optimized export folded its causal mask into an initializer,
+// which the importer makes a parameter: its training step does not compile
+// (autodiff refuses a gradient through attention's mask), its eval plan does
+// (what `llmc verify --device cuda` runs on it).
+// OPT: error: {{.*}}gradient with respect to the attention mask is not supported
+// OPTEVAL:      wrote {{.*}}.opt.llmc: tiny_gpt_dynamo_loss_opt
+// OPTEVAL:      updates         none (eval plan: forward and loss only)
