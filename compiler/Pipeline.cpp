@@ -9,6 +9,9 @@
 //   2. llmc-autodiff         @forward => @train_step (loss, grads)
 //   3. llmc-append-optimizer grads => updated params and state (llmc.next)
 //   4. canonicalize, cse     fold what autodiff left (zero adds, reshapes)
+//   5. llmc-batch-adamw      the per-parameter AdamW updates into one
+//                            multi-tensor update (after cse, so that the
+//                            clip coefficient's casts are one value per type)
 //
 // Padding, precision lowering, checkpointing and fusion go between 3 and 4
 // as they are written.
@@ -65,6 +68,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::llmc::createAppendOptimizerPass(opt));
 
   addCleanup(pm);
+  if (optimizer.multiTensor)
+    pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createBatchAdamWPass());
 }
 
 mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
@@ -102,6 +107,10 @@ struct PipelineCliOptions
   Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
   Option<double> clipNorm{*this, "clip-norm", llvm::cl::desc("0: no clipping"),
                           llvm::cl::init(1.0)};
+  Option<bool> multiTensor{
+      *this, "multi-tensor",
+      llvm::cl::desc("one multi-tensor AdamW update (llmc-batch-adamw)"),
+      llvm::cl::init(true)};
 };
 
 } // namespace
@@ -110,7 +119,7 @@ void registerTrainingPipeline() {
   mlir::PassPipelineRegistration<PipelineCliOptions>(
       "llmc-pipeline",
       "The training pipeline: append-loss (when @forward returns logits), "
-      "autodiff, append-optimizer, canonicalize, cse",
+      "autodiff, append-optimizer, canonicalize, cse, batch-adamw",
       [](mlir::OpPassManager &pm, const PipelineCliOptions &cli) {
         OptimizerConfig o;
         o.kind = cli.optimizer;
@@ -121,6 +130,7 @@ void registerTrainingPipeline() {
         o.decayMinRank = cli.decayMinRank;
         o.momentum = cli.momentum;
         o.clipNorm = cli.clipNorm;
+        o.multiTensor = cli.multiTensor;
         buildTrainingPipeline(pm, o);
       });
   mlir::PassPipelineRegistration<>(

@@ -22,6 +22,9 @@ struct OptimizerConfig {
   double momentum = 0.0;
   double clipNorm = 1.0;   // 0: no clipping
   int64_t decayMinRank = 2; // nanoGPT/llm.c: decay matrices and embeddings
+  // One multi-tensor AdamW kernel for all parameters (llmc-batch-adamw);
+  // false keeps one adamw_update kernel per parameter (tests compare both).
+  bool multiTensor = true;
 };
 
 struct TrainConfig {

@@ -6,7 +6,8 @@
 // 1. Map each `llmc.grad_of` result to its parameter argument.
 // 2. Append the learning rate as a runtime input (`llmc.input = "lr"`,
 //    tensor<f32>), so schedules never recompile.
-// 3. Optionally clip all gradients by their global L2 norm.
+// 3. Optionally clip all gradients by their global L2 norm (one
+//    `llmc.global_norm`, then a rank-0 coefficient they are multiplied by).
 // 4. Append the state arguments (`llmc.state`, zero-initialized) and build
 //    the update: one `llmc.adamw_update` per parameter, or SGD's elementwise
 //    momentum update.
@@ -93,27 +94,21 @@ struct AppendOptimizerPass
     return grads;
   }
 
-  /// Scales every gradient by min(1, clip / (norm + 1e-6)); returns the norm.
-  /// The norm accumulates in f32 (f64 when a gradient is f64, for reference
-  /// runs), whatever the gradients' types.
+  /// Scales every gradient by min(1, clip / (norm + 1e-6)); returns the norm,
+  /// one `llmc.global_norm` over all gradients. The norm accumulates in f32
+  /// (f64 when a gradient is f64, for reference runs), whatever the
+  /// gradients' types.
   Value clipGrads(vjp::GradBuilder &b, MutableArrayRef<ParamGrad> grads) {
     OpBuilder &ob = b.builder();
     Type f32 = ob.getF32Type();
-    for (ParamGrad &pg : grads)
+    SmallVector<Value> all;
+    for (ParamGrad &pg : grads) {
+      all.push_back(pg.grad);
       if (getElementTypeOrSelf(pg.grad.getType()).isF64())
         f32 = ob.getF64Type();
-    Value sumSq = b.scalar(f32, 0.0);
-    for (ParamGrad &pg : grads) {
-      auto type = cast<RankedTensorType>(pg.grad.getType());
-      Value g = pg.grad;
-      if (type.getElementType() != f32)
-        g = ob.create<CastOp>(b.location(), type.clone(f32), g);
-      SmallVector<int64_t> all =
-          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-      Value sq = b.mul(g, g);
-      sumSq = b.add(sumSq, all.empty() ? sq : b.reduceSum(sq, all, false));
     }
-    Value norm = b.unary<SqrtOp>(sumSq);
+    Value norm = ob.create<GlobalNormOp>(b.location(),
+                                         RankedTensorType::get({}, f32), all);
     Value coef =
         b.div(b.scalar(f32, clipNorm), b.add(norm, b.scalar(f32, 1e-6)));
     coef = ob.create<MinOp>(b.location(), coef, b.scalar(f32, 1.0));

@@ -240,8 +240,8 @@ def AppendOptimizerPass : Pass<"llmc-append-optimizer", "::mlir::ModuleOp"> {
     `p' = p - lr * buf'`, as torch.optim.SGD; elementwise ops). With
     `clip-norm > 0` every gradient is first scaled by
     `min(1, clip / (||g||_2 + 1e-6))` over all gradients together
-    (torch.nn.utils.clip_grad_norm_), and the norm is returned as
-    `grad_norm`. Each result that replaces an argument carries
+    (torch.nn.utils.clip_grad_norm_; the norm is one `llmc.global_norm`),
+    and the norm is returned as `grad_norm`. Each result that replaces an argument carries
     `llmc.next = <argument index>`.
   }];
   let options = [
@@ -288,6 +288,32 @@ def AutodiffPass : Pass<"llmc-autodiff", "::mlir::ModuleOp"> {
     Option<"keepForward", "keep-forward", "bool", "true",
            "keep @forward next to @train_step">,
   ];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
+def BatchAdamWPass : Pass<"llmc-batch-adamw", "::mlir::func::FuncOp"> {
+  let summary = "Group per-parameter AdamW updates into multi-tensor updates";
+  let description = [{
+    Replaces the `llmc.adamw_update` ops of a function by one
+    `llmc.multi_adamw_update` per group of updates that share `lr`, `step`,
+    `beta1`, `beta2`, `epsilon`, the element type and the gradient scale
+    (one group for an f32 model), so that the CUDA backend launches one
+    kernel for all parameters instead of one per parameter. Weight decay
+    stays per tensor. A gradient that is `llmc.mul(g, s)` with a rank-0 `s`
+    (the clip coefficient of llmc-append-optimizer) and no other use is
+    read as `g` with `scale(s)`, so clipping costs no kernel per parameter:
+    ```
+    %g1 = llmc.mul %g, %c
+    %p1, %m1, %v1 = llmc.adamw_update %p, %g1, %m, %v, %lr, %t {wd = 0.1}
+    %q1, %n1, %w1 = llmc.adamw_update %q, %h, %n, %w, %lr, %t {wd = 0.0}
+      => %r:6 = llmc.multi_adamw_update params(%p) grads(%g) m(%m) v(%v)
+                  lr(%lr) step(%t) scale(%c) {weight_decays = [0.1]}
+         %s:3 = llmc.multi_adamw_update params(%q) grads(%h) ... {[0.0]}
+    ```
+    The math is the per-parameter op's, element for element, so results are
+    bitwise those of the per-parameter kernels. The group is built where its
+    last update was.
+  }];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 

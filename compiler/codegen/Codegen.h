@@ -82,10 +82,19 @@ struct EmittedKernel {
 
 /// A device buffer a lowering needs besides the op's operands and results
 /// (the per-row losses of a mean cross-entropy, attention's log-sum-exp).
+///
+/// An offset table (non-empty `offsetsOf`, dtype i64, one entry each) is
+/// what a multi-tensor kernel finds its tensors by: entry i is the byte
+/// offset of `offsetsOf[i]`'s buffer (an operand or result of the op) minus
+/// that of `offsetBase`'s, which the kernel also receives as a pointer. The
+/// plan builders fill it once buffers are placed; it is persistent and
+/// written at load, so nothing is done on the host per step.
 struct ScratchBuffer {
   std::string name; // "lse", "row_loss"
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  std::vector<KernelArg> offsetsOf;
+  KernelArg offsetBase;
 };
 
 struct OpLowering {

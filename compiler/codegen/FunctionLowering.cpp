@@ -212,6 +212,12 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
   Plan &plan = out.plan;
   plan.name = func.getSymName().str();
   PlanAssembler asm_(plan);
+  struct Table {
+    Operation *op;
+    const ScratchBuffer *scratch;
+    std::string buffer;
+  };
+  std::vector<Table> tables; // offset tables, filled once all are placed
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     BufferRole role;
     std::string name = argumentName(func, i, role);
@@ -253,6 +259,8 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
     for (const ScratchBuffer &s : l.scratch) {
       scratch.push_back(lo.name + "." + s.name);
       asm_.addScratch(s, scratch.back());
+      if (!s.offsetsOf.empty())
+        tables.push_back({op, &s, scratch.back()});
     }
     for (const EmittedKernel &k : l.kernels) {
       KernelInfo info;
@@ -283,6 +291,19 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
     if (b && b->role == BufferRole::Scratch)
       b->role = BufferRole::Output;
     out.resultBuffers.push_back(name);
+  }
+  for (const Table &t : tables) {
+    auto offsetOf = [&](const KernelArg &a) {
+      Value v = a.kind == KernelArg::Kind::Result ? t.op->getResult(a.index)
+                                                  : t.op->getOperand(a.index);
+      return static_cast<int64_t>(asm_.find(asm_.nameOf(v))->offset);
+    };
+    std::vector<int64_t> entries;
+    for (const KernelArg &a : t.scratch->offsetsOf)
+      entries.push_back(offsetOf(a) - offsetOf(t.scratch->offsetBase));
+    std::vector<uint8_t> &init = asm_.find(t.buffer)->init;
+    init.resize(entries.size() * sizeof(int64_t));
+    std::memcpy(init.data(), entries.data(), init.size());
   }
   asm_.finish();
   return out;

@@ -6,7 +6,8 @@
 //    constants become persistent.
 // 3. `llmc.next` results alias their argument when the update is in place,
 //    else they are copied at the end (position N).
-// 4. Scalars (lr, step, loss) are chosen; planMemory places everything.
+// 4. Scalars (lr, step, loss) are chosen; planMemory places everything;
+//    offset tables of multi-tensor kernels get their data.
 // 5. Buffers, slots and the launch sequence are written out.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +20,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <cstring>
 #include <set>
 
 using namespace mlir;
@@ -38,9 +40,13 @@ struct Meta {
   std::string scalar; // non-empty: a scalar slot of this name
 };
 
-/// True when `op` reads operand `i` only at the index of the result element
-/// it writes (see the file comment of PlanBuilder.h).
-bool readsElementwise(Operation *op, unsigned i) {
+/// True when `op` reads operand `i` only at the index of the element of
+/// result `r` it writes (see the file comment of PlanBuilder.h). A
+/// multi-tensor update reads tensor k's operands for tensor k's results.
+bool readsElementwise(Operation *op, unsigned i, unsigned r) {
+  if (auto multi = dyn_cast<MultiAdamWUpdateOp>(op))
+    return multi.tensorOfOperand(i) >= 0 &&
+           multi.tensorOfOperand(i) == multi.tensorOfResult(r);
   if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, WhereOp, NegOp,
            AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
            SigmoidOp, ReluOp, GeluOp, SiluOp, AdamWUpdateOp>(op))
@@ -48,6 +54,17 @@ bool readsElementwise(Operation *op, unsigned i) {
   Type operand = op->getOperand(i).getType();
   return llvm::all_of(op->getResultTypes(),
                       [&](Type r) { return r == operand; });
+}
+
+/// The gradients an optimizer op reads, with their parameters.
+SmallVector<std::pair<Value, Value>> gradientsRead(Operation *op) {
+  SmallVector<std::pair<Value, Value>> out;
+  if (auto update = dyn_cast<AdamWUpdateOp>(op))
+    out.push_back({update.getGrad(), update.getParam()});
+  if (auto multi = dyn_cast<MultiAdamWUpdateOp>(op))
+    for (auto [g, p] : llvm::zip(multi.getGrads(), multi.getParams()))
+      out.push_back({g, p});
+  return out;
 }
 
 std::string stringAttr(func::FuncOp func, unsigned i, StringRef name) {
@@ -139,6 +156,7 @@ private:
   ::llmc::KernelArg location(Value v);
   std::string bufferName(Value v) { return meta_[rootOf(v)].name; }
   void emitSteps(Plan &plan);
+  void fillOffsetTables(const MemoryLayout &layout);
 
   func::FuncOp func_;
   const LoweredFunction &lowered_;
@@ -244,8 +262,9 @@ LogicalResult Builder::addOps() {
       uint64_t n = 1;
       for (int64_t d : s.shape)
         n *= d;
-      scratchSlots_[k].push_back(
-          addRequest(std::move(m), n * dtypeSize(s.dtype), false, pos));
+      // Offset tables hold data written at load: persistent.
+      scratchSlots_[k].push_back(addRequest(
+          std::move(m), n * dtypeSize(s.dtype), !s.offsetsOf.empty(), pos));
     }
   }
   return success();
@@ -272,8 +291,10 @@ void Builder::markOutputs() {
       int64_t pos = inPlace ? requests_[slot].first : 0;
       if (inPlace && lastUseOfFamily(argSlot) > pos)
         inPlace = false;
+      unsigned defResult = inPlace ? cast<OpResult>(v).getResultNumber() : 0;
       for (unsigned i = 0; inPlace && i < def->getNumOperands(); ++i)
-        if (rootOf(def->getOperand(i)) == argSlot && !readsElementwise(def, i))
+        if (rootOf(def->getOperand(i)) == argSlot &&
+            !readsElementwise(def, i, defResult))
           inPlace = false;
       if (inPlace) {
         requests_[slot].aliasOf = argSlot;
@@ -304,19 +325,16 @@ void Builder::markOutputs() {
       meta_[root].name = uniqueName(output.getValue().str());
     }
   }
-  for (const LoweredOp &lo : lowered_.ops) {
-    auto update = dyn_cast<AdamWUpdateOp>(lo.op);
-    if (!update)
-      continue;
-    int64_t root = rootOf(update.getGrad());
-    if (requests_[root].persistent)
-      continue;
-    requests_[root].persistent = true;
-    meta_[root].role = BufferRole::Grad;
-    names_.erase(meta_[root].name);
-    meta_[root].name =
-        uniqueName("grad:" + meta_[rootOf(update.getParam())].name);
-  }
+  for (const LoweredOp &lo : lowered_.ops)
+    for (auto [grad, param] : gradientsRead(lo.op)) {
+      int64_t root = rootOf(grad);
+      if (requests_[root].persistent)
+        continue;
+      requests_[root].persistent = true;
+      meta_[root].role = BufferRole::Grad;
+      names_.erase(meta_[root].name);
+      meta_[root].name = uniqueName("grad:" + meta_[rootOf(param)].name);
+    }
 }
 
 /// lr, step and loss become scalar slots unless a matmul reads or writes
@@ -418,12 +436,36 @@ void Builder::emitSteps(Plan &plan) {
   }
 }
 
+/// Offset tables (ScratchBuffer::offsetsOf): byte offsets of operands and
+/// results relative to the base's, now that the layout is known.
+void Builder::fillOffsetTables(const MemoryLayout &layout) {
+  for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
+    Operation *op = lo.op;
+    auto offsetOf = [&](const KernelArg &a) {
+      Value v = a.kind == KernelArg::Kind::Result ? op->getResult(a.index)
+                                                  : op->getOperand(a.index);
+      return static_cast<int64_t>(layout.offsets[slotOf_.lookup(v)]);
+    };
+    for (auto [s, scratch] : llvm::enumerate(lo.lowering.scratch)) {
+      if (scratch.offsetsOf.empty())
+        continue;
+      std::vector<int64_t> table;
+      for (const KernelArg &a : scratch.offsetsOf)
+        table.push_back(offsetOf(a) - offsetOf(scratch.offsetBase));
+      std::vector<uint8_t> &init = meta_[scratchSlots_[k][s]].init;
+      init.resize(table.size() * sizeof(int64_t));
+      std::memcpy(init.data(), table.data(), init.size());
+    }
+  }
+}
+
 FailureOr<PlannedFunction> Builder::build() {
   if (failed(addArguments()) || failed(addOps()))
     return failure();
   markOutputs();
   chooseScalars();
   MemoryLayout layout = planMemory(requests_);
+  fillOffsetTables(layout);
 
   Plan &plan = out_.plan;
   plan.name = func_.getSymName().str();

@@ -22,8 +22,12 @@
 // In place: the op defining the result is the last reader of the argument's
 // buffer (no op after it reads the argument or a reshape of it), and the op
 // reads it only element-for-element (an elementwise op whose operand has the
-// result's shape, or adamw_update), so that the thread that writes element k
+// result's shape, adamw_update, or multi_adamw_update reading only the
+// result's own tensor through it), so that the thread that writes element k
 // has already read element k and no other thread reads it.
+//
+// Offset tables of multi-tensor kernels (ScratchBuffer::offsetsOf) are
+// persistent buffers whose data is filled in once the layout is known.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_CODEGEN_PLANBUILDER_H

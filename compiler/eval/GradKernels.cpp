@@ -1,9 +1,10 @@
 //===- GradKernels.cpp - Backward and optimizer ops -----------------------===//
 //
-// Kernels of the ops that llmc-autodiff and llmc-append-optimizer emit
-// (LlmcGradOps.td), except attention's (AttentionGradKernels.cpp). Each one
-// is the closed form in the op's description, computed in double and
-// rounded once per result, like the forward kernels:
+// Kernels of the ops that llmc-autodiff emits (LlmcGradOps.td), except
+// attention's (AttentionGradKernels.cpp) and the optimizer's
+// (OptimizerKernels.cpp). Each one is the closed form in the op's
+// description, computed in double and rounded once per result, like the
+// forward kernels:
 // - norm grads recompute the row statistics two-pass, as the forward does;
 // - scatter-adds (gather_grad, gather_elements_grad) accumulate in double in
 //   index order, so repeated indices sum exactly before the one rounding;
@@ -309,37 +310,6 @@ LogicalResult sliceGradKernel(SliceGradOp op, Operands in,
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// adamw_update
-//===----------------------------------------------------------------------===//
-
-LogicalResult adamwKernel(AdamWUpdateOp op, Operands in,
-                          std::vector<RefTensor> &out) {
-  const RefTensor &p = *in[0], &g = *in[1], &m = *in[2], &v = *in[3];
-  double lr = in[4]->floats[0];
-  double t = static_cast<double>(in[5]->ints[0]);
-  double b1 = op.getBeta1().convertToDouble();
-  double b2 = op.getBeta2().convertToDouble();
-  double eps = op.getEpsilon().convertToDouble();
-  double wd = op.getWeightDecay().convertToDouble();
-  double bc1 = 1.0 - std::pow(b1, t), bc2 = 1.0 - std::pow(b2, t);
-  RefTensor np = makeResult(op.getNewParam()), nm = makeResult(op.getNewM()),
-            nv = makeResult(op.getNewV());
-  for (int64_t i = 0, e = p.numElements(); i < e; ++i) {
-    double gi = g.floats[i];
-    double mi = b1 * m.floats[i] + (1.0 - b1) * gi;
-    double vi = b2 * v.floats[i] + (1.0 - b2) * gi * gi;
-    double denom = std::sqrt(vi) / std::sqrt(bc2) + eps;
-    np.floats[i] = p.floats[i] * (1.0 - lr * wd) - lr / bc1 * mi / denom;
-    nm.floats[i] = mi;
-    nv.floats[i] = vi;
-  }
-  finish(np, out);
-  finish(nm, out);
-  finish(nv, out);
-  return success();
-}
-
 } // namespace
 
 void registerGradKernels(KernelTable &table) {
@@ -353,7 +323,7 @@ void registerGradKernels(KernelTable &table) {
   addKernel<GatherGradOp>(table, gatherGradKernel);
   addKernel<GatherElementsGradOp>(table, gatherElementsGradKernel);
   addKernel<SliceGradOp>(table, sliceGradKernel);
-  addKernel<AdamWUpdateOp>(table, adamwKernel);
+  registerOptimizerKernels(table);
   registerAttentionGradKernels(table);
 }
 

@@ -47,6 +47,8 @@ void registerAttentionKernels(KernelTable &table);
 /// Backward and optimizer ops (GradKernels.cpp, AttentionGradKernels.cpp).
 void registerGradKernels(KernelTable &table);
 void registerAttentionGradKernels(KernelTable &table);
+/// adamw_update, multi_adamw_update, global_norm (OptimizerKernels.cpp).
+void registerOptimizerKernels(KernelTable &table);
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by the kernel files

@@ -299,3 +299,80 @@ LogicalResult AdamWUpdateOp::inferReturnTypes(MLIRContext *,
   out.append(3, p);
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// MultiAdamWUpdateOp
+//===----------------------------------------------------------------------===//
+
+int64_t MultiAdamWUpdateOp::tensorOfOperand(unsigned i) {
+  unsigned n = getNumTensors();
+  return i < 4 * n ? static_cast<int64_t>(i % n) : -1;
+}
+
+LogicalResult MultiAdamWUpdateOp::verify() {
+  unsigned n = getNumTensors();
+  if (n == 0)
+    return emitOpError("needs at least one tensor");
+  for (auto [name, size] :
+       {std::pair<StringRef, size_t>{"grads", getGrads().size()},
+        {"m", getMs().size()},
+        {"v", getVs().size()},
+        {"weight_decays", getWeightDecays().size()}})
+    if (size != n)
+      return emitOpError("has ") << n << " params but " << size << " " << name;
+  if (getNumResults() != 3 * n)
+    return emitOpError("has ") << getNumResults() << " results but needs "
+                               << 3 * n << " (new params, m, v)";
+  Type element = getElementTypeOrSelf(getParams()[0].getType());
+  for (unsigned k = 0; k < n; ++k) {
+    Type p = getParams()[k].getType();
+    if (getElementTypeOrSelf(p) != element)
+      return emitOpError("param ")
+             << k << " has element type " << getElementTypeOrSelf(p)
+             << " but param 0 has " << element
+             << "; all tensors of one update share an element type";
+    for (auto [name, v] : {std::pair<StringRef, Value>{"grad", getGrads()[k]},
+                           {"m", getMs()[k]},
+                           {"v", getVs()[k]},
+                           {"new param", getNewParam(k)},
+                           {"new m", getNewM(k)},
+                           {"new v", getNewV(k)}})
+      if (v.getType() != p)
+        return emitOpError("tensor ")
+               << k << ": " << name << " has type " << v.getType()
+               << " but param has type " << p;
+  }
+  if (Value scale = getScale()) {
+    Type s = getElementTypeOrSelf(scale.getType());
+    for (auto [k, g] : llvm::enumerate(getGrads()))
+      if (getElementTypeOrSelf(g.getType()) != s)
+        return emitOpError("scale has element type ")
+               << s << " but grad " << k << " has "
+               << getElementTypeOrSelf(g.getType());
+  }
+  for (auto [name, value] :
+       {std::pair<StringRef, double>{"beta1", getBeta1().convertToDouble()},
+        {"beta2", getBeta2().convertToDouble()}})
+    if (!(value >= 0 && value < 1))
+      return emitOpError(name) << " = " << value << " must be in [0, 1)";
+  if (!(getEpsilon().convertToDouble() > 0))
+    return emitOpError("epsilon must be positive");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GlobalNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GlobalNormOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  bool f64 = llvm::any_of(getInputs(), [](Value v) {
+    return getElementTypeOrSelf(v.getType()).isF64();
+  });
+  Type acc = getElementTypeOrSelf(getNorm().getType());
+  if (acc.isF64() != f64)
+    return emitOpError("result has element type ")
+           << acc << " but must be " << (f64 ? "f64 (an input is f64)" : "f32");
+  return success();
+}

@@ -331,9 +331,9 @@ def Llmc_AdamWUpdateOp : Llmc_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
     ```
     which is `torch.optim.AdamW` (decoupled weight decay applied first,
     bias correction of both moments). `param`, `grad`, `m` and `v` share
-    one type; the results are the new param, m and v. One op per parameter
-    keeps the update one elementwise kernel; a later pass may batch them
-    into a multi-tensor launch.
+    one type; the results are the new param, m and v. `llmc-append-optimizer`
+    emits one op per parameter; `llmc-batch-adamw` groups them into
+    `llmc.multi_adamw_update` (one kernel for all parameters).
 
     ```mlir
     %p1, %m1, %v1 = llmc.adamw_update %p, %g, %m, %v, %lr, %t {beta1 = 0.9 : f64, beta2 = 0.95 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.1 : f64} : (tensor<768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<f32>, tensor<i64>) -> (tensor<768xf32>, tensor<768xf32>, tensor<768xf32>)
@@ -350,6 +350,77 @@ def Llmc_AdamWUpdateOp : Llmc_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
                       Llmc_FloatTensor:$new_v);
   let assemblyFormat = "$param `,` $grad `,` $m `,` $v `,` $lr `,` $step "
                        "attr-dict `:` functional-type(operands, results)";
+}
+
+def Llmc_MultiAdamWUpdateOp : Llmc_Op<"multi_adamw_update",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "AdamW steps of several parameters (one multi-tensor kernel)";
+  let description = [{
+    `N` `llmc.adamw_update`s that share `lr`, `step`, `beta1`, `beta2` and
+    `epsilon`, as one op: tensor `k` is `(params[k], grads[k], ms[k],
+    vs[k])` with weight decay `weight_decays[k]`, and is updated exactly as
+    `adamw_update` would update it. All tensors share one element type. With `scale` (a rank-0 tensor of the
+    gradients' element type, the clip coefficient) the update reads
+    `grads[k] * scale`, rounded to the gradients' type as `llmc.mul` rounds
+    it. The `3 N` results are the new params, then the new m, then the new
+    v, each group in tensor order. `llmc-batch-adamw` builds it; the CUDA
+    backend lowers it to one kernel that walks a chunk table of all
+    tensors.
+
+    ```mlir
+    %r:6 = llmc.multi_adamw_update params(%w, %b) grads(%gw, %gb) m(%mw, %mb) v(%vw, %vb) lr(%lr) step(%t) scale(%c) {beta1 = 0.9 : f64, beta2 = 0.95 : f64, epsilon = 1.0e-08 : f64, weight_decays = array<f64: 0.1, 0.0>} : (tensor<64x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<64x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<Llmc_FloatTensor>:$params,
+                       Variadic<Llmc_FloatTensor>:$grads,
+                       Variadic<Llmc_FloatTensor>:$ms,
+                       Variadic<Llmc_FloatTensor>:$vs,
+                       0DTensorOf<[F32]>:$lr, 0DTensorOf<[I64]>:$step,
+                       Optional<Llmc_FloatScalar>:$scale,
+                       DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+                       DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+                       DefaultValuedAttr<F64Attr, "1e-8">:$epsilon,
+                       DenseF64ArrayAttr:$weight_decays);
+  let results = (outs Variadic<Llmc_FloatTensor>:$results);
+  let assemblyFormat = "`params` `(` $params `)` `grads` `(` $grads `)` "
+                       "`m` `(` $ms `)` `v` `(` $vs `)` `lr` `(` $lr `)` "
+                       "`step` `(` $step `)` (`scale` `(` $scale^ `)`)? "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of tensors updated.
+    unsigned getNumTensors() { return getParams().size(); }
+    Value getNewParam(unsigned k) { return getResult(k); }
+    Value getNewM(unsigned k) { return getResult(getNumTensors() + k); }
+    Value getNewV(unsigned k) { return getResult(2 * getNumTensors() + k); }
+    /// The tensor an operand or result belongs to; -1 for lr, step, scale.
+    int64_t tensorOfOperand(unsigned i);
+    int64_t tensorOfResult(unsigned r) { return r % getNumTensors(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient clipping
+//===----------------------------------------------------------------------===//
+
+def Llmc_GlobalNormOp : Llmc_Op<"global_norm", [Pure]> {
+  let summary = "the L2 norm of several tensors taken together";
+  let description = [{
+    `sqrt(sum_k sum_i inputs[k][i]^2)`, the norm that
+    `torch.nn.utils.clip_grad_norm_` clips by. The sum accumulates in the
+    result's type: f32, or f64 when an input is f64 (reference runs).
+    `llmc-append-optimizer` emits it for `--clip-norm`; the CUDA backend
+    lowers it to one multi-tensor kernel writing per-block partial sums and
+    one block that adds them in a fixed order (deterministic, no atomics).
+
+    ```mlir
+    %norm = llmc.global_norm %gw, %gb : (tensor<64x64xf32>, tensor<64xbf16>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Llmc_FloatTensor>:$inputs);
+  let results = (outs 0DTensorOf<[F32, F64]>:$norm);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $norm)";
+  let hasVerifier = 1;
 }
 
 #endif // LLMC_GRAD_OPS_TD

@@ -158,6 +158,58 @@ const std::vector<GradCase> &cases() {
   %3, %4, %5 = llmc.adamw_update %pb, %gb, %mb, %vb, %lr, %t : (tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>, tensor<f32>, tensor<i64>) -> (tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>)
   return %0, %1, %2, %3, %4, %5 : tensor<33x31xf32>, tensor<33x31xf32>, tensor<33x31xf32>, tensor<700xbf16>, tensor<700xbf16>, tensor<700xbf16>
 })"},
+      // Five tensors of different sizes and ranks (one of 9 chunks, a
+      // rank-0 one, sizes that end mid-chunk) and weight decays, with the
+      // clip scale: the chunk table, the offset table and per-tensor decay.
+      {"MultiAdamW",
+       R"(func.func @forward(%p0: tensor<33x31xf32>, %p1: tensor<700xf32>, %p2: tensor<3x100x117xf32>, %p3: tensor<f32>, %p4: tensor<4097xf32>,
+                   %g0: tensor<33x31xf32>, %g1: tensor<700xf32>, %g2: tensor<3x100x117xf32>, %g3: tensor<f32>, %g4: tensor<4097xf32>,
+                   %m0: tensor<33x31xf32>, %m1: tensor<700xf32>, %m2: tensor<3x100x117xf32>, %m3: tensor<f32>, %m4: tensor<4097xf32>,
+                   %v0: tensor<33x31xf32> {gpu_test.abs}, %v1: tensor<700xf32> {gpu_test.abs}, %v2: tensor<3x100x117xf32> {gpu_test.abs},
+                   %v3: tensor<f32> {gpu_test.abs}, %v4: tensor<4097xf32> {gpu_test.abs},
+                   %lr: tensor<f32> {gpu_test.abs, gpu_test.scale = 0.01 : f64},
+                   %t: tensor<i64> {gpu_test.range = array<i64: 1, 50>},
+                   %c: tensor<f32> {gpu_test.abs, gpu_test.scale = 0.5 : f64})
+    -> (tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+        tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+        tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>) {
+  %r:15 = llmc.multi_adamw_update params(%p0, %p1, %p2, %p3, %p4) grads(%g0, %g1, %g2, %g3, %g4) m(%m0, %m1, %m2, %m3, %m4) v(%v0, %v1, %v2, %v3, %v4) lr(%lr) step(%t) scale(%c) {beta2 = 0.95 : f64, weight_decays = array<f64: 0.1, 0.0, 0.3, 0.0, 0.05>}
+    : (tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+       tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+       tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+       tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+       tensor<f32>, tensor<i64>, tensor<f32>)
+    -> (tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+        tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+        tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>)
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5, %r#6, %r#7, %r#8, %r#9, %r#10, %r#11, %r#12, %r#13, %r#14
+    : tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+      tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>,
+      tensor<33x31xf32>, tensor<700xf32>, tensor<3x100x117xf32>, tensor<f32>, tensor<4097xf32>
+})"},
+      {"MultiAdamWBf16",
+       R"(func.func @forward(%p0: tensor<700xbf16>, %p1: tensor<9000xbf16>, %g0: tensor<700xbf16>, %g1: tensor<9000xbf16>,
+                   %m0: tensor<700xbf16>, %m1: tensor<9000xbf16>,
+                   %v0: tensor<700xbf16> {gpu_test.abs}, %v1: tensor<9000xbf16> {gpu_test.abs},
+                   %lr: tensor<f32> {gpu_test.abs, gpu_test.scale = 0.01 : f64},
+                   %t: tensor<i64> {gpu_test.range = array<i64: 1, 50>},
+                   %c: tensor<bf16> {gpu_test.abs, gpu_test.scale = 0.5 : f64})
+    -> (tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>) {
+  %r:6 = llmc.multi_adamw_update params(%p0, %p1) grads(%g0, %g1) m(%m0, %m1) v(%v0, %v1) lr(%lr) step(%t) scale(%c) {weight_decays = array<f64: 0.0, 0.1>} : (tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>, tensor<f32>, tensor<i64>, tensor<bf16>) -> (tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>)
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>, tensor<700xbf16>, tensor<9000xbf16>
+})"},
+      // Many chunks (more than one per block of the partials kernel at
+      // GPT-2's 2112 blocks: 12.6M elements), a rank-0 input and small ones.
+      {"GlobalNorm",
+       R"(func.func @forward(%a: tensor<50257x251xf32>, %b: tensor<f32>, %c: tensor<768xf32>, %d: tensor<3x5xf32>) -> tensor<f32> {
+  %0 = llmc.global_norm %a, %b, %c, %d : (tensor<50257x251xf32>, tensor<f32>, tensor<768xf32>, tensor<3x5xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+})"},
+      {"GlobalNormBf16",
+       R"(func.func @forward(%a: tensor<1000x33xbf16>, %b: tensor<77xbf16>) -> tensor<f32> {
+  %0 = llmc.global_norm %a, %b : (tensor<1000x33xbf16>, tensor<77xbf16>) -> tensor<f32>
+  return %0 : tensor<f32>
+})"},
   };
   return all;
 }
@@ -253,9 +305,13 @@ TEST(CodegenGradGpt2, GatherGrad) {
 /// exact arithmetic (the key bias: softmax ignores a per-row constant) have
 /// a rounding-noise sign on either side; with v > 0 the update is smooth in
 /// g, and m' = 0.1 g still checks every gradient.
-mlir::func::FuncOp
-gpt2TinyTrainStep(mlir::MLIRContext &context,
-                  mlir::OwningOpRef<mlir::ModuleOp> &module) {
+///
+/// `multiTensor` builds the pipeline's optimizer instead: clipping at 1
+/// (llmc.global_norm), decay 0.1 on matrices only, and llmc-batch-adamw (one
+/// multi_adamw_update with the clip scale).
+mlir::func::FuncOp gpt2TinyTrainStep(mlir::MLIRContext &context,
+                                     mlir::OwningOpRef<mlir::ModuleOp> &module,
+                                     bool multiTensor = false) {
   const char *dir = std::getenv("LLMC_TEST_MODELS");
   std::string path =
       std::string(dir ? dir : LLMC_TEST_MODELS_DIR) + "/gpt2-tiny.mlir";
@@ -270,7 +326,15 @@ gpt2TinyTrainStep(mlir::MLIRContext &context,
     return nullptr;
   mlir::PassManager pm(&context);
   pm.addPass(mlir::llmc::createAutodiffPass());
-  pm.addPass(mlir::llmc::createAppendOptimizerPass());
+  mlir::llmc::AppendOptimizerPassOptions optimizer;
+  if (multiTensor) {
+    optimizer.clipNorm = 1.0;
+    optimizer.weightDecay = 0.1;
+    optimizer.decayMinRank = 2;
+  }
+  pm.addPass(mlir::llmc::createAppendOptimizerPass(optimizer));
+  if (multiTensor)
+    pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createBatchAdamWPass());
   if (mlir::failed(pm.run(*module)))
     return nullptr;
   auto func = module->lookupSymbol<mlir::func::FuncOp>("train_step");
@@ -313,6 +377,25 @@ TEST(CodegenGradModel, Gpt2TinyTrainStepCompilesWithNvrtc) {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::func::FuncOp func = gpt2TinyTrainStep(context, module);
+  ASSERT_TRUE(func) << "cannot build @train_step of gpt2-tiny.mlir";
+  checkFunctionCompiles(func);
+}
+
+// The same step with the multi-tensor optimizer: one global_norm, one
+// multi_adamw_update over the 16 parameters with the clip coefficient.
+TEST(CodegenGradModel, Gpt2TinyTrainStepMultiTensor) {
+  LLMC_REQUIRE_GPU();
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = gpt2TinyTrainStep(context, module, true);
+  ASSERT_TRUE(func) << "cannot build @train_step of gpt2-tiny.mlir";
+  checkFunctionAgainstReference(func, {}, 0.1);
+}
+
+TEST(CodegenGradModel, Gpt2TinyTrainStepMultiTensorCompilesWithNvrtc) {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = gpt2TinyTrainStep(context, module, true);
   ASSERT_TRUE(func) << "cannot build @train_step of gpt2-tiny.mlir";
   checkFunctionCompiles(func);
 }

@@ -25,15 +25,16 @@
 
 // CLIP-LABEL: func.func @train_step
 // CLIP-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<f32> {llmc.output = "grad_norm"}, tensor<4x8xf32> {llmc.next = 0 : i64}
-// CLIP: %[[SQ:.+]] = llmc.mul %arg3, %arg3
-// CLIP: llmc.reduce_sum %[[SQ]] axes [0, 1]
-// CLIP: llmc.cast %{{.+}} : tensor<8xbf16> -> tensor<8xf32>
-// CLIP: %[[NORM:.+]] = llmc.sqrt
+// One global_norm over all gradients, whatever their types, in f32.
+// CLIP: %[[GB:.+]] = llmc.cast %arg2 : tensor<8xf32> -> tensor<8xbf16>
+// CLIP: %[[NORM:.+]] = llmc.global_norm %arg3, %[[GB]] : (tensor<4x8xf32>, tensor<8xbf16>) -> tensor<f32>
 // CLIP: %[[EPS:.+]] = llmc.constant dense<9.99999997E-7> : tensor<f32>
 // CLIP: %[[DEN:.+]] = llmc.add %[[NORM]], %[[EPS]]
 // CLIP: %[[RATIO:.+]] = llmc.div %{{.+}}, %[[DEN]]
 // CLIP: %[[COEF:.+]] = llmc.min %[[RATIO]], %{{.+}}
 // CLIP: %[[GW:.+]] = llmc.mul %arg3, %[[COEF]]
+// CLIP: %[[CB:.+]] = llmc.cast %[[COEF]] : tensor<f32> -> tensor<bf16>
+// CLIP: llmc.mul %[[GB]], %[[CB]]
 // Rank-1 parameters are not decayed with decay-min-rank=2.
 // CLIP: llmc.adamw_update %arg0, %[[GW]], {{.+}} {beta2 = 0.94999999999999996 : f64, weight_decay = 1.000000e-01 : f64}
 // CLIP: llmc.adamw_update %arg1, {{.+}} {beta2 = 0.94999999999999996 : f64, weight_decay = 0.000000e+00 : f64}

@@ -17,7 +17,7 @@
 // CHECK: llmc.layer_norm_grad
 // CHECK: %[[EMB:.+]] = llmc.gather_grad %{{.+}}, %arg16 axis 0 : (tensor<2x16x64xf32>, tensor<2x16xi64>) -> tensor<512x64xf32>
 // CHECK: %[[DWTE:.+]] = llmc.add %[[HEAD]], %[[EMB]]
-// CHECK: %[[NORM:.+]] = llmc.sqrt
+// CHECK: %[[NORM:.+]] = llmc.global_norm
 // CHECK-COUNT-16: llmc.adamw_update
 // CHECK-NOT: llmc.adamw_update
 // CHECK: return

@@ -11,14 +11,18 @@
 // CHECK-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<f32> {llmc.output = "grad_norm"}, tensor<16x32xf32> {llmc.next = 0 : i64}, tensor<32xf32> {llmc.next = 1 : i64}
 // CHECK: llmc.cross_entropy mean
 // CHECK: llmc.cross_entropy_grad mean
-// CHECK: llmc.sqrt
-// CHECK: llmc.adamw_update {{.*}}, %[[LR]], {{.*}} {beta2 = 0.9{{.*}} : f64, weight_decay = 1.000000e-01 : f64}
-// CHECK: llmc.adamw_update {{.*}} {beta2 = 0.9{{.*}} : f64, weight_decay = 0.000000e+00 : f64}
+// Clipping is one global_norm; the updates are one multi-tensor update that
+// reads the unclipped gradients and the clip coefficient (llmc-batch-adamw).
+// CHECK: %[[NORM:.+]] = llmc.global_norm %[[GW:.+]], %[[GB:.+]] : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<f32>
+// CHECK: %[[COEF:.+]] = llmc.min
+// CHECK-NOT: llmc.mul
+// CHECK: llmc.multi_adamw_update params(%arg0, %arg1) grads(%[[GW]], %[[GB]]) {{.*}} lr(%[[LR]]) step(%{{.+}}) scale(%[[COEF]]) {beta2 = 0.9{{.*}} : f64, weight_decays = array<f64: 1.000000e-01, 0.000000e+00>}
+// CHECK-NOT: llmc.adamw_update
 // CHECK-NOT: func.func @forward
 // SGD-LABEL: func.func @train_step
 // SGD-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<16x32xf32> {llmc.next = 0 : i64}, tensor<32xf32> {llmc.next = 1 : i64})
 // SGD-NOT: adamw_update
-// SGD-NOT: llmc.sqrt
+// SGD-NOT: llmc.global_norm
 // SGD: llmc.sub %arg0
 // SGD: llmc.sub %arg1
 func.func @forward(%w: tensor<16x32xf32> {llmc.param = "w", llmc.init_rule = "normal(0.02)"},
@@ -36,7 +40,7 @@ func.func @forward(%w: tensor<16x32xf32> {llmc.param = "w", llmc.init_rule = "no
 // CHECK-NOT: "targets"
 // CHECK-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<f32> {llmc.output = "grad_norm"}, tensor<8xf32> {llmc.next = 0 : i64}
 // CHECK-NOT: llmc.cross_entropy
-// CHECK: llmc.adamw_update
+// CHECK: llmc.multi_adamw_update
 // SGD-LABEL: func.func @train_step
 // SGD-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<8xf32> {llmc.next = 0 : i64})
 func.func @forward(%w: tensor<8xf32> {llmc.param = "w", llmc.init_rule = "ones"},

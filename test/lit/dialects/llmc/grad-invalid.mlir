@@ -272,3 +272,107 @@ func.func @adamw_eps(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
   %0:3 = llmc.adamw_update %p, %p, %p, %p, %lr, %t {epsilon = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
+
+// -----
+
+func.func @multi_adamw_count(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op has 2 params but 1 grads}}
+  %0:6 = llmc.multi_adamw_update params(%p, %p) grads(%p) m(%p, %p) v(%p, %p) lr(%lr) step(%t) {weight_decays = array<f64: 0.0, 0.0>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_decays(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op has 1 params but 2 weight_decays}}
+  %0:3 = llmc.multi_adamw_update params(%p) grads(%p) m(%p) v(%p) lr(%lr) step(%t) {weight_decays = array<f64: 0.0, 0.1>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_results(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op has 2 results but needs 3 (new params, m, v)}}
+  %0:2 = llmc.multi_adamw_update params(%p) grads(%p) m(%p) v(%p) lr(%lr) step(%t) {weight_decays = array<f64: 0.0>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_type(%p: tensor<4xf32>, %m: tensor<8xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op tensor 0: m has type 'tensor<8xf32>' but param has type 'tensor<4xf32>'}}
+  %0:3 = llmc.multi_adamw_update params(%p) grads(%p) m(%m) v(%p) lr(%lr) step(%t) {weight_decays = array<f64: 0.0>} : (tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_element(%p: tensor<4xf32>, %q: tensor<4xbf16>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op param 1 has element type 'bf16' but param 0 has 'f32'; all tensors of one update share an element type}}
+  %0:6 = llmc.multi_adamw_update params(%p, %q) grads(%p, %q) m(%p, %q) v(%p, %q) lr(%lr) step(%t) {weight_decays = array<f64: 0.0, 0.0>} : (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_scale(%p: tensor<4xbf16>, %lr: tensor<f32>, %t: tensor<i64>, %c: tensor<f32>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op scale has element type 'f32' but grad 0 has 'bf16'}}
+  %0:3 = llmc.multi_adamw_update params(%p) grads(%p) m(%p) v(%p) lr(%lr) step(%t) scale(%c) {weight_decays = array<f64: 0.0>} : (tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_beta(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op beta1 = 1.000000e+00 must be in [0, 1)}}
+  %0:3 = llmc.multi_adamw_update params(%p) grads(%p) m(%p) v(%p) lr(%lr) step(%t) {beta1 = 1.0 : f64, weight_decays = array<f64: 0.0>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_eps(%p: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op epsilon must be positive}}
+  %0:3 = llmc.multi_adamw_update params(%p) grads(%p) m(%p) v(%p) lr(%lr) step(%t) {epsilon = 0.0 : f64, weight_decays = array<f64: 0.0>} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_empty(%lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op needs at least one tensor}}
+  llmc.multi_adamw_update params() grads() m() v() lr(%lr) step(%t) {weight_decays = array<f64>} : (tensor<f32>, tensor<i64>) -> ()
+  return
+}
+
+// -----
+
+func.func @global_norm_empty() {
+  // expected-error @+1 {{'llmc.global_norm' op needs at least one input}}
+  %0 = llmc.global_norm : () -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @global_norm_f64(%a: tensor<4xf64>) {
+  // expected-error @+1 {{'llmc.global_norm' op result has element type 'f32' but must be f64 (an input is f64)}}
+  %0 = llmc.global_norm %a : (tensor<4xf64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @global_norm_f32(%a: tensor<4xbf16>) {
+  // expected-error @+1 {{'llmc.global_norm' op result has element type 'f64' but must be f32}}
+  %0 = llmc.global_norm %a : (tensor<4xbf16>) -> tensor<f64>
+  return
+}
+
+// -----
+
+func.func @global_norm_rank(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'llmc.global_norm' op result #0 must be 0D tensor of 32-bit float or 64-bit float values, but got 'tensor<1xf32>'}}
+  %0 = llmc.global_norm %a : (tensor<4xf32>) -> tensor<1xf32>
+  return
+}

@@ -68,3 +68,30 @@ func.func @adamw(%p: tensor<64x32xbf16>, %g: tensor<64x32xbf16>, %m: tensor<64x3
   %0:3 = llmc.adamw_update %p, %g, %m, %v, %lr, %t {beta2 = 0.95 : f64, weight_decay = 0.1 : f64} : (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<f32>, tensor<i64>) -> (tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>)
   return
 }
+
+// CHECK-LABEL: func.func @multi_adamw
+// CHECK-SAME: (%[[W:.+]]: tensor<8x4xf32>, %[[B:.+]]: tensor<4xf32>, %[[GW:.+]]: tensor<8x4xf32>, %[[GB:.+]]: tensor<4xf32>, %[[LR:.+]]: tensor<f32>, %[[T:.+]]: tensor<i64>, %[[C:.+]]: tensor<f32>)
+func.func @multi_adamw(%w: tensor<8x4xf32>, %b: tensor<4xf32>, %gw: tensor<8x4xf32>, %gb: tensor<4xf32>,
+                       %lr: tensor<f32>, %t: tensor<i64>, %c: tensor<f32>) {
+  // CHECK: llmc.multi_adamw_update params(%[[W]], %[[B]]) grads(%[[GW]], %[[GB]]) m(%[[GW]], %[[GB]]) v(%[[W]], %[[B]]) lr(%[[LR]]) step(%[[T]]) scale(%[[C]])
+  // CHECK-SAME: weight_decays = array<f64: 1.000000e-01, 0.000000e+00>
+  %0:6 = llmc.multi_adamw_update params(%w, %b) grads(%gw, %gb) m(%gw, %gb) v(%w, %b) lr(%lr) step(%t) scale(%c) {beta2 = 0.95 : f64, weight_decays = array<f64: 0.1, 0.0>} : (tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>)
+  return
+}
+
+// Without a scale.
+// CHECK-LABEL: func.func @multi_adamw_unscaled
+func.func @multi_adamw_unscaled(%p: tensor<3xbf16>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // CHECK: llmc.multi_adamw_update params(%{{.*}}) grads(%{{.*}}) m(%{{.*}}) v(%{{.*}}) lr(%{{.*}}) step(%{{.*}}) {weight_decays = array<f64: 0.000000e+00>}
+  %0:3 = llmc.multi_adamw_update params(%p) grads(%p) m(%p) v(%p) lr(%lr) step(%t) {weight_decays = array<f64: 0.0>} : (tensor<3xbf16>, tensor<3xbf16>, tensor<3xbf16>, tensor<3xbf16>, tensor<f32>, tensor<i64>) -> (tensor<3xbf16>, tensor<3xbf16>, tensor<3xbf16>)
+  return
+}
+
+// CHECK-LABEL: func.func @global_norm
+func.func @global_norm(%a: tensor<8x4xbf16>, %b: tensor<f32>, %c: tensor<2xf64>) {
+  // CHECK: llmc.global_norm %{{.*}}, %{{.*}} : (tensor<8x4xbf16>, tensor<f32>) -> tensor<f32>
+  %0 = llmc.global_norm %a, %b : (tensor<8x4xbf16>, tensor<f32>) -> tensor<f32>
+  // CHECK: llmc.global_norm %{{.*}}, %{{.*}} : (tensor<f32>, tensor<2xf64>) -> tensor<f64>
+  %1 = llmc.global_norm %b, %c : (tensor<f32>, tensor<2xf64>) -> tensor<f64>
+  return
+}
