@@ -15,7 +15,7 @@
 // CHECK:       constexpr index_t kGroup = 4;  // query heads per kv head (GQA)
 // CHECK:       constexpr float kScale = 0.125f;  // applied to q.k
 // CHECK-NEXT:  static_assert(kHq % kHkv == 0, "GQA groups are whole");
-// CHECK:       hi = __float_as_uint(x) & 0xffffe000u;
+// CHECK:       hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 // CHECK:       mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // CHECK:       extern "C" __global__ void __launch_bounds__(128)
 // CHECK-NEXT:  attention_0(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
