@@ -133,6 +133,40 @@ static std::pair<Value, double> peelScale(Value v) {
 
 enum class MaskKind { None, Causal, Operand };
 
+/// The [.., T, S] slice of a mask that is the same for every leading index,
+/// evaluated without materializing the leading dims: broadcast_to(x) with
+/// x of size 1 along them, or where(c, a, b) of such a c and scalars a, b.
+/// That is how HF GPT-2's exported mask reaches attention (where over a
+/// [B, 1, T, S] broadcast of a [1, 1, T, S] compare), and at batch 16 x 1024
+/// it has 16.7M values, too many to evaluate whole.
+static std::optional<ConstTensor> evalLeadingInvariant(Value v) {
+  ArrayRef<int64_t> shape = shapeOf(v);
+  if (shape.size() < 2)
+    return std::nullopt;
+  if (auto b = v.getDefiningOp<BroadcastToOp>()) {
+    ArrayRef<int64_t> in = shapeOf(b.getInput());
+    for (size_t d = 0; d + 2 < in.size(); ++d)
+      if (in[d] != 1)
+        return std::nullopt;
+    if (auto c = evalConstant(b.getInput()))
+      return c;
+    return evalLeadingInvariant(b.getInput());
+  }
+  if (auto w = v.getDefiningOp<WhereOp>()) {
+    auto a = getScalarConstant(w.getOnTrue());
+    auto f = getScalarConstant(w.getOnFalse());
+    auto c = evalConstant(w.getCondition());
+    if (!c)
+      c = evalLeadingInvariant(w.getCondition());
+    if (!a || !f || !c)
+      return std::nullopt;
+    for (double &x : c->values)
+      x = x != 0 ? *a : *f;
+    return c;
+  }
+  return std::nullopt;
+}
+
 /// Classifies a mask that broadcasts to `scores` ([B, H, T, S]). Additive
 /// masks keep a position with 0 and drop it with -inf (or finfo.min);
 /// boolean masks keep it with true.
@@ -144,6 +178,8 @@ static MaskKind classifyMask(Value mask, ArrayRef<int64_t> scores) {
   // ops to evaluate.
   bool folded = isa_and_nonnull<ConstantOp>(mask.getDefiningOp());
   auto c = evalConstant(mask, folded ? int64_t{1} << 26 : int64_t{1} << 22);
+  if (!c)
+    c = evalLeadingInvariant(mask);
   if (!c)
     return MaskKind::Operand;
   auto keeps = [&](double x) -> std::optional<bool> {

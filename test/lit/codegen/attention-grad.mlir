@@ -29,8 +29,10 @@
 // CHECK:       if (mask[b * kMaskB + h * kMaskH + (tq) * kMaskT + (s) * kMaskS] == 0)
 // CHECK:       p = expf(x - Ls[qi]);
 // CHECK:       dpt[j][e] = p * (dpt[j][e] - Rs[qi]);
-// CHECK:       mmaRegA<kDv / 8, kBr / 8, false>(dvAcc, st, Os, kLdO);
-// CHECK:       mmaRegA<kD / 8, kBr / 8, false>(dkAcc, dpt, Qs, kLdQ);
+// CHECK:       mmaRegA<kDv / 8, kBr / 8, false>(tile, st, Os, kLdO);
+// CHECK:       dvAcc[j][e] += tile[j][e];
+// CHECK:       mmaRegA<kD / 8, kBr / 8, false>(tile, dpt, Qs, kLdQ);
+// CHECK:       dkAcc[j][e] += tile[j][e];
 // CHECK:       dk[at * kD + j * 8 + 2 * t] = __float2bfloat16(dkAcc[j][2 * r] * kScale);
 // CHECK:       dv[at * kDv + j * 8 + 2 * t] = __float2bfloat16(dvAcc[j][2 * r]);
 // CHECK-NOT:   atomic
