@@ -26,10 +26,15 @@ namespace llmc::codegen {
 
 namespace {
 
-constexpr unsigned kWarps = 4;
-constexpr int64_t kTile = 16 * kWarps; // rows of either side per tile
+// A block owns 16 rows per warp of one side and streams tiles of 64 of the
+// other through shared memory. <name>_q runs 8 warps (each K/V tile serves
+// 128 queries); <name>_kv keeps 4, as its dK and dV accumulators already
+// hold twice the registers.
+constexpr unsigned kKvWarps = 4, kQWarps = 8;
+constexpr int64_t kStream = 64;
 
-void gradConstants(KernelSource &src, const AttentionParts &a) {
+void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
+                   int64_t keyTile, unsigned warps) {
   Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
   src.constant("kB", q[0], "batch");
   src.constant("kHq", q[1], "query heads");
@@ -39,9 +44,9 @@ void gradConstants(KernelSource &src, const AttentionParts &a) {
   src.constant("kD", q[3], "q/k head dim");
   src.constant("kDv", v[3], "v head dim");
   src.constant("kGroup", q[1] / k[1], "query heads per kv head (GQA)");
-  src.constant("kBr", kTile, "query rows per tile");
-  src.constant("kBc", kTile, "keys per tile");
-  src.constant("kThreadsPerBlock", kWarps * 32, "4 warps");
+  src.constant("kBr", rowTile, "query rows per tile");
+  src.constant("kBc", keyTile, "keys per tile");
+  src.constant("kThreadsPerBlock", warps * 32, "16 owned rows per warp");
   src.constant("kLdQ", q[3] + 4, "shared row strides (bank-conflict padding)");
   src.constant("kLdK", q[3] + 4);
   src.constant("kLdV", v[3] + 4);
@@ -55,12 +60,12 @@ void gradConstants(KernelSource &src, const AttentionParts &a) {
 }
 
 /// Stages rows t0.. of head h: q, dout (and lse, rowdot when `stats`).
-std::string loadQueryTile(Type qt, Type gt, int64_t D, int64_t Dv,
-                          bool stats) {
+std::string loadQueryTile(Type qt, Type gt, int64_t rows, int64_t D,
+                          int64_t Dv, bool stats) {
   std::string code =
-      stageTile(qt, "Qs", "kLdQ", "q + qRow0 * kD", kTile, D, "kT - t0",
+      stageTile(qt, "Qs", "kLdQ", "q + qRow0 * kD", rows, D, "kT - t0",
                 "    ") +
-      stageTile(gt, "Os", "kLdO", "dout + qRow0 * kDv", kTile, Dv, "kT - t0",
+      stageTile(gt, "Os", "kLdO", "dout + qRow0 * kDv", rows, Dv, "kT - t0",
                 "    ");
   if (stats)
     code += "    for (index_t r = threadIdx.x; r < kBr; r += blockDim.x) {\n"
@@ -71,10 +76,11 @@ std::string loadQueryTile(Type qt, Type gt, int64_t D, int64_t Dv,
 }
 
 /// Stages keys s0.. of kv head kvh: k, v.
-std::string loadKeyTile(Type kt, Type vt, int64_t D, int64_t Dv) {
-  return stageTile(kt, "Ks", "kLdK", "k + kvRow0 * kD", kTile, D, "kS - s0",
+std::string loadKeyTile(Type kt, Type vt, int64_t rows, int64_t D,
+                        int64_t Dv) {
+  return stageTile(kt, "Ks", "kLdK", "k + kvRow0 * kD", rows, D, "kS - s0",
                    "    ") +
-         stageTile(vt, "Vs", "kLdV", "v + kvRow0 * kDv", kTile, Dv,
+         stageTile(vt, "Vs", "kLdV", "v + kvRow0 * kDv", rows, Dv,
                    "kS - s0", "    ");
 }
 
@@ -107,17 +113,23 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       a.mask ? maskStatements(elementTypeOf(a.mask), "tq", "s", "x",
                               "          ")
              : "";
-  unsigned shared = static_cast<unsigned>(
-      4 * (kTile * (D + 4) * 2 + kTile * (Dv + 4) * 2 + 2 * kTile));
+  // Owned rows plus one streamed tile of the other side (and its lse and
+  // rowdot for <name>_kv).
+  auto sharedBytes = [&](int64_t owned, int64_t stream) {
+    return static_cast<unsigned>(
+        4 * ((owned + stream) * (D + 4) + (owned + stream) * (Dv + 4) +
+             2 * stream));
+  };
+  const int64_t kvOwned = 16 * kKvWarps, qOwned = 16 * kQWarps;
 
   // <name>_kv: dK, dV of 64 keys.
   std::string kvName = ctx.name + "_kv";
   KernelSource kv(op, kvName);
   kv.scheme("attention_grad, kernel 2/3, tensor cores (3xTF32): a block owns "
-            "(b, kv head, 64 keys), a warp 16; it walks the query tiles of "
+            "(b, kv head, " + std::to_string(kvOwned) + " keys), a warp 16; it walks the query tiles of "
             "every head of its group: dV += P^T dout, dK += scale dS^T q in "
             "registers (no atomics)");
-  gradConstants(kv, a);
+  gradConstants(kv, a, kStream, kvOwned, kKvWarps);
   std::string firstTile =
       a.causal ? "  // Causal: row t sees key s0 from t = s0 - (kS - kT) on.\n"
                  "  const index_t tFirst = max((index_t)0, s0 - (kS - kT));\n"
@@ -125,7 +137,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
                : "  const index_t tileStart = 0;\n";
   kv.kernel(
       "extern \"C\" __global__ void __launch_bounds__(" +
-      std::to_string(kWarps * 32) + ")\n" + kvName + "(" + common + ", " +
+      std::to_string(kKvWarps * 32) + ")\n" + kvName + "(" + common + ", " +
       outParam(kt, "dk") + ", " + outParam(vt, "dv") +
       ") {\n"
       "  extern __shared__ float smem[];\n"
@@ -140,7 +152,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  const index_t b = blockIdx.z, kvh = blockIdx.y;\n"
       "  const index_t s0 = (index_t)blockIdx.x * kBc;\n"
       "  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n" +
-      loadKeyTile(kt, vt, D, Dv) + zeroTile("dkAcc", "kD / 8") +
+      loadKeyTile(kt, vt, kvOwned, D, Dv) + zeroTile("dkAcc", "kD / 8") +
       zeroTile("dvAcc", "kDv / 8") + firstTile +
       "  // This lane's keys: key0 and key0 + 8.\n"
       "  const index_t key0 = s0 + warp * 16 + g;\n"
@@ -148,7 +160,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  for (index_t t0 = tileStart; t0 < kT; t0 += kBr) {\n"
       "    const index_t qRow0 = (b * kHq + h) * kT + t0;\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
-      loadQueryTile(qt, gt, D, Dv, true) +
+      loadQueryTile(qt, gt, kStream, D, Dv, true) +
       "    __syncthreads();\n"
       "    float st[kBr / 8][4], dpt[kBr / 8][4];\n"
       "#pragma unroll\n"
@@ -228,10 +240,10 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
   EmittedKernel k2;
   k2.name = kvName;
   k2.source = kv.str();
-  k2.grid = {static_cast<unsigned>((S + kTile - 1) / kTile),
+  k2.grid = {static_cast<unsigned>((S + kvOwned - 1) / kvOwned),
              static_cast<unsigned>(Hkv), static_cast<unsigned>(B)};
-  k2.block = {kWarps * 32, 1, 1};
-  k2.sharedBytes = shared;
+  k2.block = {kKvWarps * 32, 1, 1};
+  k2.sharedBytes = sharedBytes(kvOwned, kStream);
   k2.args = commonArgs;
   k2.args.push_back(KernelArg::result(1));
   k2.args.push_back(KernelArg::result(2));
@@ -241,10 +253,10 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
   std::string qName = ctx.name + "_q";
   KernelSource qk(op, qName);
   qk.scheme("attention_grad, kernel 3/3, tensor cores (3xTF32): a block owns "
-            "(b, head, 64 queries), a warp 16, and walks the key tiles they "
+            "(b, head, " + std::to_string(qOwned) + " queries), a warp 16, and walks the key tiles they "
             "see: dQ += scale dS k in registers; the longest (last, under "
             "causal) tiles start first");
-  gradConstants(qk, a);
+  gradConstants(qk, a, qOwned, kStream, kQWarps);
   std::string kvEnd =
       a.causal ? "  // Causal: key s is visible to row t when s <= t + S - T.\n"
                  "  const index_t lastRow = min(t0 + kBr, kT) - 1;\n"
@@ -253,7 +265,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
                : "  const index_t kvEnd = kS;\n";
   qk.kernel(
       "extern \"C\" __global__ void __launch_bounds__(" +
-      std::to_string(kWarps * 32) + ")\n" + qName + "(" + common + ", " +
+      std::to_string(kQWarps * 32) + ")\n" + qName + "(" + common + ", " +
       outParam(qt, "dq") +
       ") {\n"
       "  extern __shared__ float smem[];\n"
@@ -266,7 +278,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  const index_t b = blockIdx.z, h = blockIdx.y, kvh = h / kGroup;\n"
       "  const index_t t0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;\n"
       "  const index_t qRow0 = (b * kHq + h) * kT + t0;\n" +
-      loadQueryTile(qt, gt, D, Dv, false) +
+      loadQueryTile(qt, gt, qOwned, D, Dv, false) +
       "  // This lane's rows: row0 and row0 + 8.\n"
       "  const index_t row0 = t0 + warp * 16 + g;\n"
       "  float lr[2], rd[2];\n"
@@ -280,7 +292,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
       "    const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
-      loadKeyTile(kt, vt, D, Dv) +
+      loadKeyTile(kt, vt, kStream, D, Dv) +
       "    __syncthreads();\n"
       "    float sc[kBc / 8][4], dp[kBc / 8][4];\n"
       "#pragma unroll\n"
@@ -329,10 +341,10 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
   EmittedKernel k3;
   k3.name = qName;
   k3.source = qk.str();
-  k3.grid = {static_cast<unsigned>((T + kTile - 1) / kTile),
+  k3.grid = {static_cast<unsigned>((T + qOwned - 1) / qOwned),
              static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
-  k3.block = {kWarps * 32, 1, 1};
-  k3.sharedBytes = shared;
+  k3.block = {kQWarps * 32, 1, 1};
+  k3.sharedBytes = sharedBytes(qOwned, kStream);
   k3.args = commonArgs;
   k3.args.push_back(KernelArg::result(0));
   out.kernels.push_back(std::move(k3));

@@ -17,7 +17,7 @@
 // CHECK-NEXT:  static_assert(kHq % kHkv == 0, "GQA groups are whole");
 // CHECK:       hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 // CHECK:       mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-// CHECK:       extern "C" __global__ void __launch_bounds__(128)
+// CHECK:       extern "C" __global__ void __launch_bounds__(256)
 // CHECK-NEXT:  attention_0(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
 // CHECK:       extern __shared__ float smem[];
 // CHECK:       // Causal: key s is visible to row t when s <= t + S - T.
@@ -26,7 +26,7 @@
 // CHECK:       mmaRegA<kDv / 8, kBc / 8, false>(o, s, Vs, kLdV);
 // CHECK:       lse[at] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
 // NVRTC:       buffer attention_0.lse scratch f32[8, 32, 1024]
-// NVRTC:       step 0 launch attention_0 grid [16, 32, 8] block [128, 1, 1] smem 53248 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
+// NVRTC:       step 0 launch attention_0 grid [8, 32, 8] block [256, 1, 1] smem 70656 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
 // NVRTC:       compiled 1 kernels for sm_90
 func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, %v: tensor<8x8x1024x64xbf16>)
     -> tensor<8x32x1024x64xbf16> {

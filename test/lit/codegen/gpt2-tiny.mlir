@@ -30,4 +30,4 @@
 // ATTN:      // attention_12: llmc.attention at gpt2-tiny.mlir:{{[0-9]+}}:{{[0-9]+}}
 // ATTN-NEXT: //   (f32[2, 4, 16, 16], f32[2, 4, 16, 16], f32[2, 4, 16, 16]) -> f32[2, 4, 16, 16]
 // ATTN:      constexpr float kScale = 0.25f;
-// ATTN:      extern "C" __global__ void __launch_bounds__(128)
+// ATTN:      extern "C" __global__ void __launch_bounds__(256)
