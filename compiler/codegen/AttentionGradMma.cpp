@@ -30,7 +30,7 @@ namespace {
 // other through shared memory. <name>_q runs 8 warps (each K/V tile serves
 // 128 queries); <name>_kv keeps 4, as its dK and dV accumulators already
 // hold twice the registers.
-constexpr unsigned kKvWarps = 4, kQWarps = 8;
+constexpr unsigned kKvWarps = 8, kQWarps = 8;
 constexpr int64_t kStream = 64;
 
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
