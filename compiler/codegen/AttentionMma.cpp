@@ -28,13 +28,15 @@ bool attentionMmaEligible(int64_t d, int64_t dv) {
 const char *const kMmaTf32Helpers = R"(#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 // x = hi + lo: hi is x rounded to the nearest TF32 (ties away; an add and a
 // mask rather than a cvt: the split runs for every operand element of every
-// mma), lo = x - hi (exact) rounded to TF32. Rounding, not truncating, hi
-// matters: truncation gives lo the sign of x, so the dropped lo * lo terms
-// all lean one way and add up over a long dot product (1.1e-5 relative
-// error on GPT-2-sized attention gradients against 1e-6 with rounding).
+// mma), lo = x - hi (exact), which the tensor core reads truncated to TF32
+// (no cvt: the split is ALU work on the mma's critical path). Rounding, not
+// truncating, hi matters: truncation gives lo the sign of x, so the dropped
+// lo * lo terms all lean one way and add up over a long dot product (1.1e-5
+// relative error on GPT-2-sized attention gradients against 1e-6 with
+// rounding); lo's own truncation is second order and sign-free.
 __device__ __forceinline__ void splitTf32(float x, unsigned &hi, unsigned &lo) {
   hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(lo) : "f"(x - __uint_as_float(hi)));
+  lo = __float_as_uint(x - __uint_as_float(hi));
 }
 __device__ __forceinline__ void mmaTf32(float (&d)[4], const unsigned (&a)[4],
                                         const unsigned (&b)[2]) {
