@@ -60,13 +60,15 @@ void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
 }
 
 /// Stages rows t0.. of head h: q, dout (and lse, rowdot when `stats`).
+/// `stats`: the tile is streamed (<name>_kv): lse and rowdot too, and q and
+/// dout feed B operands, so they are staged split into {hi, lo}.
 std::string loadQueryTile(Type qt, Type gt, int64_t rows, int64_t D,
                           int64_t Dv, bool stats) {
+  auto stage = stats ? stageSplit : stageTile;
   std::string code =
-      stageTile(qt, "Qs", "kLdQ", "q + qRow0 * kD", rows, D, "kT - t0",
-                "    ") +
-      stageTile(gt, "Os", "kLdO", "dout + qRow0 * kDv", rows, Dv, "kT - t0",
-                "    ");
+      stage(qt, "Qs", "kLdQ", "q + qRow0 * kD", rows, D, "kT - t0", "    ") +
+      stage(gt, "Os", "kLdO", "dout + qRow0 * kDv", rows, Dv, "kT - t0",
+            "    ");
   if (stats)
     code += "    for (index_t r = threadIdx.x; r < kBr; r += blockDim.x) {\n"
             "      Ls[r] = t0 + r < kT ? lse[qRow0 + r] : -INFINITY;\n"
@@ -76,12 +78,14 @@ std::string loadQueryTile(Type qt, Type gt, int64_t rows, int64_t D,
 }
 
 /// Stages keys s0.. of kv head kvh: k, v.
-std::string loadKeyTile(Type kt, Type vt, int64_t rows, int64_t D,
-                        int64_t Dv) {
-  return stageTile(kt, "Ks", "kLdK", "k + kvRow0 * kD", rows, D, "kS - s0",
-                   "    ") +
-         stageTile(vt, "Vs", "kLdV", "v + kvRow0 * kDv", rows, Dv,
-                   "kS - s0", "    ");
+/// `split`: the tile is streamed (<name>_q) and feeds B operands.
+std::string loadKeyTile(Type kt, Type vt, int64_t rows, int64_t D, int64_t Dv,
+                        bool split) {
+  auto stage = split ? stageSplit : stageTile;
+  return stage(kt, "Ks", "kLdK", "k + kvRow0 * kD", rows, D, "kS - s0",
+               "    ") +
+         stage(vt, "Vs", "kLdV", "v + kvRow0 * kDv", rows, Dv, "kS - s0",
+               "    ");
 }
 
 std::string visibleExpr(bool causal) {
@@ -116,9 +120,8 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
   // Owned rows plus one streamed tile of the other side (and its lse and
   // rowdot for <name>_kv).
   auto sharedBytes = [&](int64_t owned, int64_t stream) {
-    return static_cast<unsigned>(
-        4 * ((owned + stream) * (D + 4) + (owned + stream) * (Dv + 4) +
-             2 * stream));
+    return static_cast<unsigned>(4 * owned * (D + Dv + 8) +
+                                 8 * stream * (D + Dv + 8) + 4 * 2 * stream);
   };
   const int64_t kvOwned = 16 * kKvWarps, qOwned = 16 * kQWarps;
 
@@ -143,16 +146,17 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  extern __shared__ float smem[];\n"
       "  float *Ks = smem;               // [kBc][kLdK] the block's keys\n"
       "  float *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
-      "  float *Qs = Vs + kBc * kLdV;    // [kBr][kLdQ] a query tile\n"
-      "  float *Os = Qs + kBr * kLdQ;    // [kBr][kLdO] its dout\n"
-      "  float *Ls = Os + kBr * kLdO;    // [kBr] its lse\n"
+      "  // The streamed query tile, split into {hi, lo} TF32 pairs.\n"
+      "  uint2 *Qs = reinterpret_cast<uint2 *>(Vs + kBc * kLdV); // [kBr][kLdQ]\n"
+      "  uint2 *Os = Qs + kBr * kLdQ;    // [kBr][kLdO] its dout\n"
+      "  float *Ls = reinterpret_cast<float *>(Os + kBr * kLdO); // [kBr] lse\n"
       "  float *Rs = Ls + kBr;           // [kBr] its rowdot\n"
       "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
       "  const int g = lane / 4, t = lane % 4;\n"
       "  const index_t b = blockIdx.z, kvh = blockIdx.y;\n"
       "  const index_t s0 = (index_t)blockIdx.x * kBc;\n"
       "  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n" +
-      loadKeyTile(kt, vt, kvOwned, D, Dv) + zeroTile("dkAcc", "kD / 8") +
+      loadKeyTile(kt, vt, kvOwned, D, Dv, false) + zeroTile("dkAcc", "kD / 8") +
       zeroTile("dvAcc", "kDv / 8") + firstTile +
       "  // This lane's keys: key0 and key0 + 8.\n"
       "  const index_t key0 = s0 + warp * 16 + g;\n"
@@ -271,8 +275,9 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  extern __shared__ float smem[];\n"
       "  float *Qs = smem;               // [kBr][kLdQ] the block's queries\n"
       "  float *Os = Qs + kBr * kLdQ;    // [kBr][kLdO] their dout\n"
-      "  float *Ks = Os + kBr * kLdO;    // [kBc][kLdK] a key tile\n"
-      "  float *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
+      "  // The streamed key tile, split into {hi, lo} TF32 pairs.\n"
+      "  uint2 *Ks = reinterpret_cast<uint2 *>(Os + kBr * kLdO); // [kBc][kLdK]\n"
+      "  uint2 *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
       "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
       "  const int g = lane / 4, t = lane % 4;\n"
       "  const index_t b = blockIdx.z, h = blockIdx.y, kvh = h / kGroup;\n"
@@ -292,7 +297,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
       "    const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
-      loadKeyTile(kt, vt, kStream, D, Dv) +
+      loadKeyTile(kt, vt, kStream, D, Dv, true) +
       "    __syncthreads();\n"
       "    float sc[kBc / 8][4], dp[kBc / 8][4];\n"
       "#pragma unroll\n"

@@ -7,9 +7,9 @@
 //   f32): S = Q K^T into registers (the C fragments), scale and mask, the
 //   online softmax (row max over the 4 lanes sharing a row, running sum kept
 //   per lane and added up once at the end), then O += P V with P moved from
-//   the C to the A fragment layout by shuffles. Rows padded by 4 (A and K
-//   read row-wise) or 8 (V read column-wise) floats so a warp's fragment
-//   loads hit 32 distinct banks. Blocks start with the last query tile,
+//   the C to the A fragment layout by shuffles. Rows padded by 4 elements
+//   (f32 for Q, {hi, lo} pairs for the pre-split K and V) so a warp's
+//   fragment loads hit distinct banks. Blocks start with the last query tile,
 //   which under causal masking has the most keys.
 //
 //===----------------------------------------------------------------------===//
@@ -48,15 +48,35 @@ __device__ __forceinline__ void mmaTf32(float (&d)[4], const unsigned (&a)[4],
                  "r"(b[1]));
 }
 // acc[j] (rows 0..15, columns 8j..8j+7) += A[16 x K] B[K x 8 NT], three
-// TF32 products each (small terms first). A is row-major in shared memory
-// (row stride lda); B(k, n) = B[n * ldb + k] when kNMajor (K^T from K rows),
+// TF32 products each (small terms first). A is row-major f32 in shared
+// memory (row stride lda), split here; B was split once when staged
+// (stageSplit: {hi, lo} per element, so the warps that share a tile do not
+// each redo it), B(k, n) = B[n * ldb + k] when kNMajor (K^T from K rows),
 // else B[k * ldb + n]. Fragment layout (PTX ISA, m16n8k8 .tf32): lane =
 // 4 g + t holds A (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4), B (t, g),
 // (t + 4, g), C (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1).
+template <int NT, bool kNMajor>
+__device__ __forceinline__ void mmaB(float (&acc)[NT][4],
+                                     const unsigned (&ahi)[4],
+                                     const unsigned (&alo)[4], const uint2 *B,
+                                     int ldb, int k0) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    const int n = j * 8 + g;
+    const uint2 b0 = kNMajor ? B[n * ldb + k0 + t] : B[(k0 + t) * ldb + n];
+    const uint2 b1 =
+        kNMajor ? B[n * ldb + k0 + t + 4] : B[(k0 + t + 4) * ldb + n];
+    const unsigned bhi[2] = {b0.x, b1.x}, blo[2] = {b0.y, b1.y};
+    mmaTf32(acc[j], alo, bhi);
+    mmaTf32(acc[j], ahi, blo);
+    mmaTf32(acc[j], ahi, bhi);
+  }
+}
 template <int NT, int K, bool kNMajor>
 __device__ __forceinline__ void mmaTile(float (&acc)[NT][4],
                                         const float *A, int lda,
-                                        const float *B, int ldb) {
+                                        const uint2 *B, int ldb) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int kk = 0; kk < K; kk += 8) {
@@ -65,19 +85,7 @@ __device__ __forceinline__ void mmaTile(float (&acc)[NT][4],
     splitTf32(A[(g + 8) * lda + kk + t], ahi[1], alo[1]);
     splitTf32(A[g * lda + kk + t + 4], ahi[2], alo[2]);
     splitTf32(A[(g + 8) * lda + kk + t + 4], ahi[3], alo[3]);
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      const int n = j * 8 + g;
-      const float b0 = kNMajor ? B[n * ldb + kk + t] : B[(kk + t) * ldb + n];
-      const float b1 =
-          kNMajor ? B[n * ldb + kk + t + 4] : B[(kk + t + 4) * ldb + n];
-      unsigned bhi[2], blo[2];
-      splitTf32(b0, bhi[0], blo[0]);
-      splitTf32(b1, bhi[1], blo[1]);
-      mmaTf32(acc[j], alo, bhi);
-      mmaTf32(acc[j], ahi, blo);
-      mmaTf32(acc[j], ahi, bhi);
-    }
+    mmaB<NT, kNMajor>(acc, ahi, alo, B, ldb, kk);
   }
 }
 // The C fragment c of a 16 x 8 tile as the A fragment of the same 16 x 8
@@ -106,8 +114,7 @@ __device__ __forceinline__ void cToA(const float (&c)[4], float (&a)[4]) {
 template <int NT, int KT, bool kNMajor>
 __device__ __forceinline__ void mmaRegA(float (&acc)[NT][4],
                                         const float (&c)[KT][4],
-                                        const float *B, int ldb) {
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+                                        const uint2 *B, int ldb) {
 #pragma unroll
   for (int kk = 0; kk < KT; ++kk) {
     float a[4];
@@ -116,20 +123,7 @@ __device__ __forceinline__ void mmaRegA(float (&acc)[NT][4],
 #pragma unroll
     for (int i = 0; i < 4; ++i)
       splitTf32(a[i], ahi[i], alo[i]);
-    const int k0 = kk * 8;
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      const int n = j * 8 + g;
-      const float b0 = kNMajor ? B[n * ldb + k0 + t] : B[(k0 + t) * ldb + n];
-      const float b1 =
-          kNMajor ? B[n * ldb + k0 + t + 4] : B[(k0 + t + 4) * ldb + n];
-      unsigned bhi[2], blo[2];
-      splitTf32(b0, bhi[0], blo[0]);
-      splitTf32(b1, bhi[1], blo[1]);
-      mmaTf32(acc[j], alo, bhi);
-      mmaTf32(acc[j], ahi, blo);
-      mmaTf32(acc[j], ahi, bhi);
-    }
+    mmaB<NT, kNMajor>(acc, ahi, alo, B, ldb, kk * 8);
   }
 }
 #else
@@ -186,6 +180,45 @@ std::string stageTile(Type t, const std::string &dst, const std::string &ld,
          indent + "}\n";
 }
 
+std::string stageSplit(Type t, const std::string &dst, const std::string &ld,
+                       const std::string &src, int64_t rows, int64_t cols,
+                       const std::string &valid, const std::string &indent) {
+  std::string r = std::to_string(rows), c = std::to_string(cols);
+  if (!t.isF32() || cols % 4 != 0)
+    return indent + "for (index_t e = threadIdx.x; e < " + r + " * " + c +
+           "; e += blockDim.x) {\n" + indent + "  const index_t r = e / " + c +
+           ", d = e % " + c + ";\n" + indent + "  uint2 hl;\n" + indent +
+           "  splitTf32(r < " + valid + " ? " +
+           loadAs(t, "(" + src + ")[r * " + c + " + d]") +
+           " : 0.0f, hl.x, hl.y);\n" + indent + "  " + dst + "[r * " + ld +
+           " + d] = hl;\n" + indent + "}\n";
+  // f32: float4 loads all in flight (as stageTile), then each element split
+  // once and stored as two {hi, lo} pairs per 16 bytes.
+  std::string n = std::to_string(rows * cols / 4);
+  std::string c4 = std::to_string(cols / 4);
+  return indent + "{\n" + indent + "  constexpr int kVecs = " + n +
+         ", kPer = (kVecs + kThreadsPerBlock - 1) / kThreadsPerBlock;\n" +
+         indent + "  float4 buf[kPer];\n" + indent + "#pragma unroll\n" +
+         indent + "  for (int i = 0; i < kPer; ++i) {\n" + indent +
+         "    const int e = threadIdx.x + i * kThreadsPerBlock, r = e / " + c4 +
+         ";\n" + indent + "    buf[i] = e < kVecs && r < " + valid +
+         " ? reinterpret_cast<const float4 *>(" + src +
+         ")[e] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n" + indent + "  }\n" +
+         indent + "#pragma unroll\n" + indent +
+         "  for (int i = 0; i < kPer; ++i) {\n" + indent +
+         "    const int e = threadIdx.x + i * kThreadsPerBlock;\n" + indent +
+         "    if (e >= kVecs)\n" + indent + "      continue;\n" + indent +
+         "    uint4 xy, zw;\n" + indent +
+         "    splitTf32(buf[i].x, xy.x, xy.y);\n" + indent +
+         "    splitTf32(buf[i].y, xy.z, xy.w);\n" + indent +
+         "    splitTf32(buf[i].z, zw.x, zw.y);\n" + indent +
+         "    splitTf32(buf[i].w, zw.z, zw.w);\n" + indent +
+         "    uint4 *at = reinterpret_cast<uint4 *>(" + dst + " + (e / " + c4 +
+         ") * " + ld + " + (e % " + c4 + ") * 4);\n" + indent +
+         "    at[0] = xy;\n" + indent + "    at[1] = zw;\n" + indent +
+         "  }\n" + indent + "}\n";
+}
+
 namespace {
 
 // 8 warps: each K/V tile staged in shared memory serves 128 query rows, half
@@ -228,7 +261,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
   src.constant("kThreadsPerBlock", kWarps * 32, "16 query rows per warp");
   src.constant("kLdQ", D + 4, "shared row strides (bank-conflict padding)");
   src.constant("kLdK", D + 4);
-  src.constant("kLdV", Dv + 8);
+  src.constant("kLdV", Dv + 4);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
   src.staticAssert("kD % 8 == 0 && kDv % 8 == 0", "whole m16n8k8 tiles");
@@ -267,8 +300,9 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       ") {\n"
       "  extern __shared__ float smem[];\n"
       "  float *Qs = smem;               // [kBr][kLdQ]\n"
-      "  float *Ks = Qs + kBr * kLdQ;    // [kBc][kLdK]\n"
-      "  float *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
+      "  // K and V tiles split once into {hi, lo} TF32 pairs.\n"
+      "  uint2 *Ks = reinterpret_cast<uint2 *>(Qs + kBr * kLdQ); // [kBc][kLdK]\n"
+      "  uint2 *Vs = Ks + kBc * kLdK;    // [kBc][kLdV]\n"
 
       "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
       "  const int g = lane / 4, t = lane % 4;\n"
@@ -297,10 +331,10 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "  const index_t rowBase = q0 + warp * 16 + g;\n"
       "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
-      stageTile(kt, "Ks", "kLdK", "kp + s0 * kD", kKeyTile, D, "kS - s0",
-                "    ") +
-      stageTile(vt, "Vs", "kLdV", "vp + s0 * kDv", kKeyTile, Dv, "kS - s0",
-                "    ") +
+      stageSplit(kt, "Ks", "kLdK", "kp + s0 * kD", kKeyTile, D, "kS - s0",
+                 "    ") +
+      stageSplit(vt, "Vs", "kLdV", "vp + s0 * kDv", kKeyTile, Dv, "kS - s0",
+                 "    ") +
       "    __syncthreads();\n"
       "    float s[kBc / 8][4];\n"
       "#pragma unroll\n"
@@ -386,7 +420,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
                static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
   kern.block = {kWarps * 32, 1, 1};
   kern.sharedBytes = static_cast<unsigned>(
-      4 * (kRowTile * (D + 4) + kKeyTile * (D + 4) + kKeyTile * (Dv + 8)));
+      4 * kRowTile * (D + 4) + 8 * (kKeyTile * (D + 4) + kKeyTile * (Dv + 4)));
   kern.args = std::move(args);
   out.kind = OpLowering::Kind::Kernels;
   out.kernels.push_back(std::move(kern));

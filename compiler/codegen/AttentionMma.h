@@ -49,6 +49,13 @@ std::string stageTile(mlir::Type t, const std::string &dst,
                       int64_t rows, int64_t cols, const std::string &valid,
                       const std::string &indent);
 
+/// stageTile for a tile that feeds mma B operands: `dst` is uint2 (the
+/// {hi, lo} TF32 split of each element, done once at staging).
+std::string stageSplit(mlir::Type t, const std::string &dst,
+                       const std::string &ld, const std::string &src,
+                       int64_t rows, int64_t cols, const std::string &valid,
+                       const std::string &indent);
+
 /// The forward (flash, online softmax) writing out and the row lse.
 mlir::LogicalResult emitAttentionForwardMma(mlir::Operation *op,
                                             const EmitContext &ctx,

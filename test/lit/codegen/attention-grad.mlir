@@ -17,7 +17,7 @@
 // CHECK:       //   attention_grad, kernel 2/3, tensor cores (3xTF32)
 // CHECK:       constexpr index_t kGroup = 4;  // query heads per kv head (GQA)
 // CHECK-NEXT:  constexpr index_t kBr = 64;  // query rows per tile
-// CHECK-NEXT:  constexpr index_t kBc = 64;  // keys per tile
+// CHECK-NEXT:  constexpr index_t kBc = 128;  // keys per tile
 // CHECK:       constexpr float kScale = 0.125f;  // applied to q.k
 // CHECK:       constexpr index_t kMaskB = 1048576;  // mask strides in [B, Hq, T, S]
 // CHECK-NEXT:  constexpr index_t kMaskH = 0;
@@ -43,10 +43,10 @@
 // CHECK:       mmaRegA<kD / 8, kBc / 8, false>(dqAcc, sc, Ks, kLdK);
 // CHECK:       dq[at * kD + j * 8 + 2 * t] = __float2bfloat16(dqAcc[j][2 * r] * kScale);
 // NVRTC:       buffer attention_grad_1.rowdot scratch f32[8, 32, 1024]
-// NVRTC:       step 0 launch attention_lse_0 grid [8, 32, 8] block [256, 1, 1] smem 70656 args (arg0, arg1, arg2, arg4, attention_lse_0.out0, attention_lse_0.out1)
+// NVRTC:       step 0 launch attention_lse_0 grid [8, 32, 8] block [256, 1, 1] smem 104448 args (arg0, arg1, arg2, arg4, attention_lse_0.out0, attention_lse_0.out1)
 // NVRTC-NEXT:  step 1 launch attention_grad_1_dot grid [32768, 1, 1] block [256, 1, 1] smem 0 args (attention_lse_0.out0, arg3, attention_grad_1.rowdot)
-// NVRTC-NEXT:  step 2 launch attention_grad_1_kv grid [16, 8, 8] block [128, 1, 1] smem 70144 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out1, attention_grad_1.out2)
-// NVRTC-NEXT:  step 3 launch attention_grad_1_q grid [8, 32, 8] block [256, 1, 1] smem 104960 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out0)
+// NVRTC-NEXT:  step 2 launch attention_grad_1_kv grid [8, 8, 8] block [256, 1, 1] smem 139776 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out1, attention_grad_1.out2)
+// NVRTC-NEXT:  step 3 launch attention_grad_1_q grid [8, 32, 8] block [256, 1, 1] smem 139776 args (arg0, arg1, arg2, attention_lse_0.out1, arg3, attention_grad_1.rowdot, arg4, attention_grad_1.out0)
 // NVRTC:       compiled 4 kernels for sm_90
 func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, %v: tensor<8x8x1024x64xbf16>, %do: tensor<8x32x1024x64xbf16>, %m: tensor<8x1x1024x1024xi1>)
     -> (tensor<8x32x1024x64xbf16>, tensor<8x8x1024x64xbf16>, tensor<8x8x1024x64xbf16>) {

@@ -26,7 +26,7 @@
 // CHECK:       mmaRegA<kDv / 8, kBc / 8, false>(o, s, Vs, kLdV);
 // CHECK:       lse[at] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
 // NVRTC:       buffer attention_0.lse scratch f32[8, 32, 1024]
-// NVRTC:       step 0 launch attention_0 grid [8, 32, 8] block [256, 1, 1] smem 70656 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
+// NVRTC:       step 0 launch attention_0 grid [8, 32, 8] block [256, 1, 1] smem 104448 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
 // NVRTC:       compiled 1 kernels for sm_90
 func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, %v: tensor<8x8x1024x64xbf16>)
     -> tensor<8x32x1024x64xbf16> {

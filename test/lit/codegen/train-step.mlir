@@ -24,7 +24,7 @@
 // CHECK:      step 33 matmul matmul_39 m 256 n 64 k 32 batch 1 transA 1 transB 0 strideA 0 strideB 0 (gelu_21.out0, layer_norm_grad_34.out0 -> matmul_39.out0)
 // CHECK:      step 34 launch gelu_grad_40
 // CHECK:      step 45 launch attention_grad_55_dot
-// CHECK-NEXT: step 46 launch attention_grad_55_kv grid [1, 4, 2] block [128, 1, 1] smem 20992
+// CHECK-NEXT: step 46 launch attention_grad_55_kv grid [1, 4, 2] block [256, 1, 1] smem 41472
 // CHECK-NEXT: step 47 launch attention_grad_55_q
 // CHECK:      step 59 launch gather_grad_71_zero
 // CHECK:      step 64 launch gather_grad_71_sum
