@@ -27,11 +27,11 @@ namespace llmc::codegen {
 namespace {
 
 // A block owns 16 rows per warp of one side and streams tiles of 64 of the
-// other through shared memory. <name>_q runs 8 warps (each K/V tile serves
-// 128 queries); <name>_kv keeps 4, as its dK and dV accumulators already
-// hold twice the registers.
-constexpr unsigned kKvWarps = 8, kQWarps = 8;
+// other through shared memory: 8 warps (each streamed tile serves 128 owned
+// rows) where the shared memory fits, 4 for head dims above 64.
+constexpr unsigned kMaxWarps = 8;
 constexpr int64_t kStream = 64;
+constexpr unsigned kSharedLimit = 227 * 1024;
 
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
@@ -123,6 +123,9 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
     return static_cast<unsigned>(4 * owned * (D + Dv + 8) +
                                  8 * stream * (D + Dv + 8) + 4 * 2 * stream);
   };
+  const unsigned kKvWarps =
+      sharedBytes(16 * kMaxWarps, kStream) <= kSharedLimit ? kMaxWarps : 4;
+  const unsigned kQWarps = kKvWarps;
   const int64_t kvOwned = 16 * kKvWarps, qOwned = 16 * kQWarps;
 
   // <name>_kv: dK, dV of 64 keys.

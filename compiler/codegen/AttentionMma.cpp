@@ -223,8 +223,7 @@ namespace {
 
 // 8 warps: each K/V tile staged in shared memory serves 128 query rows, half
 // the global-to-shared traffic (and staging waits) per flop of 4 warps.
-constexpr unsigned kWarps = 8;
-constexpr int64_t kRowTile = 16 * kWarps; // query rows per block
+constexpr unsigned kMaxWarps = 8;
 constexpr int64_t kKeyTile = 64;
 
 } // namespace
@@ -242,6 +241,14 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
            << B << " and " << Hq
            << " heads exceeds the grid (at most 65535 each)";
 
+  // 8 warps where the shared memory fits (head dims up to 64), else 4.
+  auto sharedFor = [&](int64_t rows) {
+    return static_cast<unsigned>(4 * rows * (D + 4) +
+                                 8 * (kKeyTile * (D + 4) + kKeyTile * (Dv + 4)));
+  };
+  const unsigned kWarps =
+      sharedFor(16 * kMaxWarps) <= 227 * 1024 ? kMaxWarps : 4;
+  const int64_t kRowTile = 16 * kWarps; // query rows per block
   KernelSource src(op, ctx.name);
   src.scheme("flash forward on tensor cores (3xTF32 mma.sync m16n8k8): " +
              std::to_string(kWarps) +
@@ -419,8 +426,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
   kern.grid = {static_cast<unsigned>((T + kRowTile - 1) / kRowTile),
                static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
   kern.block = {kWarps * 32, 1, 1};
-  kern.sharedBytes = static_cast<unsigned>(
-      4 * kRowTile * (D + 4) + 8 * (kKeyTile * (D + 4) + kKeyTile * (Dv + 4)));
+  kern.sharedBytes = sharedFor(kRowTile);
   kern.args = std::move(args);
   out.kind = OpLowering::Kind::Kernels;
   out.kernels.push_back(std::move(kern));

@@ -76,3 +76,20 @@ func.func @forward(%q: tensor<2x6x100x136xf32>, %k: tensor<2x2x77x136xf32>, %v: 
   %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %l, %do mask %m : (tensor<2x6x100x136xf32>, tensor<2x2x77x136xf32>, tensor<2x2x77x80xf32>, tensor<2x6x100x80xf32>, tensor<2x6x100xf32>, tensor<2x6x100x80xf32>, tensor<100x77xf32>) -> (tensor<2x6x100x136xf32>, tensor<2x2x77x136xf32>, tensor<2x2x77x80xf32>)
   return %dq, %dk, %dv : tensor<2x6x100x136xf32>, tensor<2x2x77x136xf32>, tensor<2x2x77x80xf32>
 }
+
+// -----
+
+// Head dim 128: 8 warps of owned rows would need more than 227 KiB of
+// shared memory with the split streamed tile, so the gradient kernels own
+// 64 rows (4 warps); the forward still fits 8.
+// CHECK-LABEL: // ===== attention_grad_1_kv.cu =====
+// CHECK:       constexpr index_t kBc = 64;  // keys per tile
+// NVRTC:       step 0 launch attention_lse_0 grid [1, 2, 1] block [256, 1, 1] smem 202752
+// NVRTC:       step 2 launch attention_grad_1_kv grid [2, 2, 1] block [128, 1, 1] smem 203264
+// NVRTC:       step 3 launch attention_grad_1_q grid [2, 2, 1] block [128, 1, 1] smem 203264
+// NVRTC:       compiled 4 kernels for sm_90
+func.func @forward(%q: tensor<1x2x100x128xbf16>, %k: tensor<1x2x100x128xbf16>, %v: tensor<1x2x100x128xbf16>, %do: tensor<1x2x100x128xbf16>) -> (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>) {
+  %o, %l = llmc.attention_lse %q, %k, %v {causal} : (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>) -> (tensor<1x2x100x128xbf16>, tensor<1x2x100xf32>)
+  %a, %b, %c = llmc.attention_grad %q, %k, %v, %o, %l, %do {causal} : (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100xf32>, tensor<1x2x100x128xbf16>) -> (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>)
+  return %a, %b, %c : tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>
+}
