@@ -1,5 +1,6 @@
 //===- FunctionLowering.cpp - A function's ops lowered, and a plan of them ===//
 #include "compiler/codegen/FunctionLowering.h"
+#include "compiler/codegen/EpilogueFusion.h"
 
 #include "compiler/eval/AttrTensors.h"
 #include "dialects/llmc/LlmcOps.h"
@@ -32,8 +33,9 @@ FailureOr<LoweredFunction> lowerFunction(func::FuncOp func,
     FailureOr<OpLowering> lowering = lowerOp(&op, options, name);
     if (failed(lowering))
       return failure();
-    out.ops.push_back({&op, name, std::move(*lowering)});
+    out.ops.push_back({&op, name, std::move(*lowering), Value()});
   }
+  fuseBiasEpilogues(out);
   return out;
 }
 
@@ -232,7 +234,7 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
     Operation *op = lo.op;
     const OpLowering &l = lo.lowering;
     if (l.kind == OpLowering::Kind::Alias) {
-      asm_.alias(op->getResult(0), op->getOperand(0));
+      asm_.alias(op->getResult(0), op->getOperand(l.aliasOperand));
       continue;
     }
     for (unsigned j = 0; j < op->getNumResults(); ++j)
@@ -252,6 +254,8 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
       mm.a = asm_.nameOf(op->getOperand(0));
       mm.b = asm_.nameOf(op->getOperand(1));
       mm.d = asm_.nameOf(op->getResult(0));
+      if (lo.bias)
+        mm.bias = asm_.nameOf(lo.bias);
       plan.steps.push_back({mm, lo.name});
       continue;
     }
@@ -343,7 +347,8 @@ std::string launchTable(const Plan &plan) {
            " transB " + (m->transB ? "1" : "0") + " strideA " +
            std::to_string(m->effectiveStrideA()) + " strideB " +
            std::to_string(m->effectiveStrideB()) + " (" + m->a + ", " + m->b +
-           " -> " + m->d + ")\n";
+           " -> " + m->d + ")" + (m->bias.empty() ? "" : " bias " + m->bias) +
+           "\n";
     } else {
       s += "memset\n";
     }

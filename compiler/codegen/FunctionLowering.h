@@ -2,7 +2,9 @@
 //
 // lowerFunction lowers every op of a func.func in program order and names
 // the ops `<mnemonic>_<n>`, n counting the function's ops, so that kernel
-// and buffer names are unique and read in program order.
+// and buffer names are unique and read in program order. It then fuses
+// `add(matmul(x, w), b)` into the matmul's bias epilogue where it can
+// (EpilogueFusion.h), so both plan builders see one decision.
 //
 // buildUnplannedPlan turns that into a runtime Plan without a memory plan:
 // every value gets its own buffer, stacked 256-byte aligned (reshape results
@@ -25,6 +27,9 @@ struct LoweredOp {
   mlir::Operation *op = nullptr;
   std::string name; // base name of its kernels ("add_3")
   OpLowering lowering;
+  /// Matmul: the [n] row vector its bias epilogue adds (MatmulStep::bias),
+  /// taken from a fused add; null when there is none.
+  mlir::Value bias;
 };
 
 struct LoweredFunction {

@@ -1,9 +1,9 @@
 //===- PlanBuilder.cpp - A lowered function as a memory-planned plan ------===//
 //
 // 1. One request (MemoryPlan.h) per argument, op result, scratch buffer and
-//    reshape alias; positions are the lowered ops' indices.
-// 2. Uses extend live ranges; returned values, the optimizer's gradients and
-//    constants become persistent.
+//    alias (reshape, fused bias add); positions are the lowered ops' indices.
+// 2. Uses extend live ranges (a fused bias is used at its matmul); returned
+//    values, the optimizer's gradients and constants become persistent.
 // 3. `llmc.next` results alias their argument when the update is in place,
 //    else they are copied at the end (position N).
 // 4. Scalars (lr, step, loss) are chosen; planMemory places everything;
@@ -229,11 +229,18 @@ LogicalResult Builder::addOps() {
       BufferRequest &r = requests_[slotOf_.lookup(operand)];
       r.last = std::max(r.last, pos);
     }
+    // A fused bias is read by the matmul's epilogue, not by the add: its
+    // range must reach the matmul. The later add makes it so already; this
+    // does not rely on that.
+    if (lo.bias) {
+      BufferRequest &r = requests_[slotOf_.lookup(lo.bias)];
+      r.last = std::max(r.last, pos);
+    }
     const OpLowering &l = lo.lowering;
     if (l.kind == OpLowering::Kind::Alias) {
       Meta m;
       int64_t slot = addRequest(m, 0, false, pos);
-      requests_[slot].aliasOf = slotOf_.lookup(op->getOperand(0));
+      requests_[slot].aliasOf = slotOf_.lookup(op->getOperand(l.aliasOperand));
       slotOf_[op->getResult(0)] = slot;
       continue;
     }
@@ -346,6 +353,8 @@ void Builder::chooseScalars() {
       matmulRoots.insert(rootOf(lo.op->getOperand(0)));
       matmulRoots.insert(rootOf(lo.op->getOperand(1)));
       matmulRoots.insert(rootOf(lo.op->getResult(0)));
+      if (lo.bias)
+        matmulRoots.insert(rootOf(lo.bias));
     }
   auto choose = [&](int64_t root, DType dtype, const char *name) {
     Meta &m = meta_[root];
@@ -388,6 +397,8 @@ void Builder::emitSteps(Plan &plan) {
       mm.a = bufferName(op->getOperand(0));
       mm.b = bufferName(op->getOperand(1));
       mm.d = bufferName(op->getResult(0));
+      if (lo.bias)
+        mm.bias = bufferName(lo.bias);
       plan.steps.push_back({mm, lo.name});
       continue;
     }

@@ -4,7 +4,8 @@
 // `llmc compile` writes into a bundle (docs/codegen.md §2 and §5):
 //
 //   - one buffer per value that is not an alias; reshape results alias their
-//     operand; constants are persistent buffers with their data;
+//     operand, an add fused into a matmul's bias epilogue (EpilogueFusion.h)
+//     the matmul result; constants are persistent buffers with their data;
 //   - persistent buffers: arguments (parameters, optimizer state, inputs),
 //     returned values, the gradients the optimizer reads, constants;
 //     everything else gets an arena offset by live range (MemoryPlan.h);

@@ -62,7 +62,13 @@ Plan fullPlan() {
   y.shape = {4, 16};
   y.offset = 1024;
   y.bytes = 128;
-  plan.buffers = {w, m, x, y};
+  BufferInfo bias = x; // the matmul's epilogue bias: [n] of D's dtype
+  bias.name = "bias";
+  bias.role = BufferRole::Param;
+  bias.shape = {16};
+  bias.offset = 2048;
+  bias.bytes = 32;
+  plan.buffers = {w, m, x, y, bias};
   plan.scalars = {{"lr", DType::F32, 4096, 3e-4},
                   {"step", DType::I64, 4104, 1}};
   KernelInfo k;
@@ -95,6 +101,7 @@ Plan fullPlan() {
   mm.b = "w";
   mm.c = "y";
   mm.d = "y";
+  mm.bias = "bias";
   mm.strideB = 0;
   plan.steps = {{launch, "adamw"}, {mm, "lm head"}, {MemsetStep{"m", 0}, ""}};
   return plan;
@@ -112,8 +119,8 @@ TEST(Bundle, RoundTripsEveryField) {
   EXPECT_EQ(back.name, plan.name);
   EXPECT_EQ(back.arenaBytes, plan.arenaBytes);
   EXPECT_EQ(back.workspaceBytes, plan.workspaceBytes);
-  ASSERT_EQ(back.buffers.size(), 4u);
-  for (size_t i = 0; i < 4; ++i) {
+  ASSERT_EQ(back.buffers.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
     const BufferInfo &a = plan.buffers[i], &b = back.buffers[i];
     EXPECT_EQ(a.name, b.name);
     EXPECT_EQ(a.role, b.role);
@@ -164,6 +171,7 @@ TEST(Bundle, RoundTripsEveryField) {
   EXPECT_EQ(mm.alpha, 0.5f);
   EXPECT_EQ(mm.beta, 1.0f);
   EXPECT_EQ(mm.c, "y");
+  EXPECT_EQ(mm.bias, "bias");
   EXPECT_EQ(mm.strideA, -1);
   EXPECT_EQ(mm.strideB, 0);
   EXPECT_EQ(std::get<MemsetStep>(back.steps[2].op).buffer, "m");

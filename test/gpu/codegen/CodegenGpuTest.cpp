@@ -259,6 +259,27 @@ const std::vector<GpuCase> &cases() {
   %1 = llmc.rotary %x, %c2, %s2 {interleaved} : (tensor<2x3x17x24xf32>, tensor<2x1x17x24xf32>, tensor<2x1x17x24xf32>) -> tensor<2x3x17x24xf32>
   return %0, %1 : tensor<2x3x17x24xf32>, tensor<2x3x17x24xf32>
 })"},
+      // Bias adds fused into the matmul's cuBLASLt epilogue (EpilogueFusion.h):
+      // an [n] and a [1, 1, n] bias (the add's operands swapped), bf16, and
+      // an add that stays a kernel because the matmul result is returned too.
+      {"MatmulBiasEpilogue",
+       R"(func.func @forward(%x: tensor<2x37x48xf32>, %w: tensor<48x40xf32>, %b: tensor<40xf32>,
+                   %wt: tensor<40x48xf32>, %c: tensor<1x1x40xf32>,
+                   %h: tensor<3x29x64xbf16>, %hw: tensor<64x72xbf16>, %hb: tensor<72xbf16>)
+    -> (tensor<2x37x40xf32>, tensor<2x37x40xf32>, tensor<3x29x72xbf16>,
+        tensor<2x37x40xf32>, tensor<2x37x40xf32>, tensor<2x37x40xf32>) {
+  %0 = llmc.matmul %x, %w : (tensor<2x37x48xf32>, tensor<48x40xf32>) -> tensor<2x37x40xf32>
+  %1 = llmc.add %0, %b : (tensor<2x37x40xf32>, tensor<40xf32>) -> tensor<2x37x40xf32>
+  %2 = llmc.matmul %x, %wt {transpose_rhs} : (tensor<2x37x48xf32>, tensor<40x48xf32>) -> tensor<2x37x40xf32>
+  %3 = llmc.add %c, %2 : (tensor<1x1x40xf32>, tensor<2x37x40xf32>) -> tensor<2x37x40xf32>
+  %4 = llmc.matmul %h, %hw : (tensor<3x29x64xbf16>, tensor<64x72xbf16>) -> tensor<3x29x72xbf16>
+  %5 = llmc.add %4, %hb : (tensor<3x29x72xbf16>, tensor<72xbf16>) -> tensor<3x29x72xbf16>
+  %6 = llmc.matmul %x, %w : (tensor<2x37x48xf32>, tensor<48x40xf32>) -> tensor<2x37x40xf32>
+  %7 = llmc.add %6, %b : (tensor<2x37x40xf32>, tensor<40xf32>) -> tensor<2x37x40xf32>
+  %8 = llmc.gelu tanh %1 : tensor<2x37x40xf32>
+  return %1, %3, %5, %7, %6, %8 : tensor<2x37x40xf32>, tensor<2x37x40xf32>, tensor<3x29x72xbf16>,
+    tensor<2x37x40xf32>, tensor<2x37x40xf32>, tensor<2x37x40xf32>
+})"},
   };
   return all;
 }

@@ -41,16 +41,17 @@ struct Case {
   int64_t vocab;         // token ids below this; 0: the loss's classes
   size_t copied;         // llmc.next results copied rather than in place
   bool uniformStart;     // the untrained loss is about ln(vocab)
+  size_t biasEpilogues;  // adds fused into a matmul's bias (EpilogueFusion.h)
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
 const Case kCases[] = {
-    {"BigramSgd", "bigram-tiny.mlir", "sgd", 1.0, 256, 0, true},
-    {"Gpt2TinyAdamW", "gpt2-tiny.mlir", "adamw", 3e-3, 0, 0, true},
-    {"TinyGptOnnxAdamW", "tiny_gpt_dynamo_loss.onnx", "adamw", 3e-3, 0, 0,
-     true},
-    {"CopiedUpdates", "train-step-copy.mlir", "sgd", 0.1, 256, 2, false},
+    {"BigramSgd", "bigram-tiny.mlir", "sgd", 1.0, 256, 0, true, 1},
+    {"Gpt2TinyAdamW", "gpt2-tiny.mlir", "adamw", 3e-3, 0, 0, true, 4},
+    {"TinyGptOnnxAdamW", "tiny_gpt_dynamo_loss.onnx", "adamw", 3e-3, 0, 0, true,
+     8},
+    {"CopiedUpdates", "train-step-copy.mlir", "sgd", 0.1, 256, 2, false, 0},
 };
 
 OptimizerConfig optimizerOf(const Case &c) {
@@ -82,14 +83,21 @@ protected:
   Fixture fixture_;
 };
 
-// Needs no GPU (NVRTC only): the fixture compiles, and the reference runs
-// its @train_step from the plan's initial weights to the loss of an
-// untrained model, about ln(vocab).
+// Needs no GPU (NVRTC only): the fixture compiles, its bias adds ride in
+// their matmuls' epilogues, and the reference runs its @train_step from the
+// plan's initial weights to the loss of an untrained model, about ln(vocab).
 TEST_P(TrainGpuTest, CompilesAndTheReferenceRuns) {
   compile();
   if (HasFatalFailure())
     return;
   EXPECT_EQ(fixture_.compiled.report.copiedUpdates, GetParam().copied);
+  size_t biased = 0;
+  for (const Step &step : fixture_.compiled.planned.plan.steps)
+    if (auto *mm = std::get_if<MatmulStep>(&step.op))
+      biased += !mm->bias.empty();
+  EXPECT_EQ(biased, GetParam().biasEpilogues);
+  Status valid = validatePlan(fixture_.compiled.planned.plan);
+  EXPECT_TRUE(valid) << valid.message();
   if (!GetParam().copied) {
     EXPECT_GT(fixture_.compiled.report.inPlaceUpdates, 0u);
   }

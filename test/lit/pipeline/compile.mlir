@@ -14,7 +14,7 @@
 
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
-// GPT2-NEXT: kernels         58 (0 from the cache)
+// GPT2-NEXT: kernels         54 (0 from the cache)
 // GPT2-NEXT: cuBLASLt calls  15
 // GPT2-NEXT: memsets         0
 // GPT2-NEXT: arena           {{[0-9.]+}} MiB ({{[0-9]+}} bytes; persistent {{[0-9.]+}} MiB; one buffer per value would take {{[0-9.]+}} MiB)
