@@ -17,7 +17,9 @@ echo "== lit"
 lit_log=$(mktemp)
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv "$LLMC_BUILD/test/lit" \
   2>&1 | tee "$lit_log" || status=1
-count() { grep -E "^ *$1: *[0-9]+" "$lit_log" | awk '{print $2}' | head -1 || true; }
+# lit pads the labels to one width ("Passed     : 122") once a second kind
+# of result appears.
+count() { grep -E "^ *$1 *: *[0-9]+" "$lit_log" | sed -E 's/.*: *([0-9]+).*/\1/' | head -1 || true; }
 p=$(count Passed); f=$(count Failed); s=$(count Unsupported)
 p=${p:-0}; f=${f:-0}; s=${s:-0}
 summary+=("lit: $p passed, $f failed, $s skipped")
