@@ -1,24 +1,16 @@
 """Exports a 2-layer, d 64 HF GPT-2 at batch 16 x 1024 the way
-bench/gpt2_124m.py exports the 124M model (dynamo, optimize=False): the same
-mask subgraph at the benchmark's sizes in a file small enough to keep.
+bench/gpt2_124m.py exports the 124M model (its Wrap, dynamo, optimize=False):
+the same mask subgraph at the benchmark's sizes in a file small enough to
+keep (test/models/hf_gpt2_small_b16_t1024.onnx).
 usage: python3 bench/export_small_gpt2.py OUT.onnx"""
+import os
 import sys
 
 import torch
-from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel
 
-
-class Wrap(nn.Module):
-    def __init__(self, m):
-        super().__init__()
-        self.m = m
-
-    def forward(self, idx, tgt):
-        logits = self.m(input_ids=idx).logits
-        return nn.functional.cross_entropy(logits.flatten(0, 1).float(),
-                                           tgt.flatten())
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpt2_124m import Wrap  # noqa: E402
 
 torch.manual_seed(0)
 cfg = GPT2Config(vocab_size=512, n_positions=1024, n_embd=64, n_layer=2,

@@ -43,7 +43,7 @@ LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
                                   OpLowering &out, const AttentionParts &a) {
   Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
-  int64_t Hkv = k[1], S = k[2], Dv = v[3];
+  int64_t S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);
   if (attentionMmaEligible(D, Dv))
@@ -62,14 +62,7 @@ LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
              " through shared memory, online softmax; never materializes "
              "[T, S]");
   src.scheme("writes the row log-sum-exp (f32 [B, Hq, T]) for the backward");
-  src.constant("kB", B, "batch");
-  src.constant("kHq", Hq, "query heads");
-  src.constant("kHkv", Hkv, "key/value heads");
-  src.constant("kT", T, "query positions");
-  src.constant("kS", S, "key positions");
-  src.constant("kD", D, "q/k head dim");
-  src.constant("kDv", Dv, "v head dim");
-  src.constant("kGroup", Hq / Hkv, "query heads per kv head (GQA)");
+  attentionShapeConstants(src, q, k, Dv);
   src.constant("kWarps", kWarpsPerBlock, "query rows per block");
   src.constant("kTile", kKeyTile, "keys per tile, one per lane");
   src.constant("kDvPerLane", (Dv + 31) / 32, "output features per lane");

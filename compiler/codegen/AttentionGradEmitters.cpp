@@ -47,14 +47,7 @@ constexpr unsigned kSharedLimit = 227 * 1024;
 /// Kernel constants shared by the three kernels.
 void attentionConstants(KernelSource &src, const Shape &q, const Shape &k,
                         int64_t Dv, int64_t rowTile, double scale) {
-  src.constant("kB", q[0], "batch");
-  src.constant("kHq", q[1], "query heads");
-  src.constant("kHkv", k[1], "key/value heads");
-  src.constant("kT", q[2], "query positions");
-  src.constant("kS", k[2], "key positions");
-  src.constant("kD", q[3], "q/k head dim");
-  src.constant("kDv", Dv, "v head dim");
-  src.constant("kGroup", q[1] / k[1], "query heads per kv head (GQA)");
+  attentionShapeConstants(src, q, k, Dv);
   src.constant("kBr", rowTile, "query rows per tile");
   src.constant("kBc", kKeyTile, "keys per tile");
   src.constant("kRowsPT", rowTile / 16, "tile rows per thread (16 x 16)");

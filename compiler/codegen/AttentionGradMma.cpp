@@ -36,14 +36,7 @@ constexpr unsigned kSharedLimit = 227 * 1024;
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
   Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
-  src.constant("kB", q[0], "batch");
-  src.constant("kHq", q[1], "query heads");
-  src.constant("kHkv", k[1], "key/value heads");
-  src.constant("kT", q[2], "query positions");
-  src.constant("kS", k[2], "key positions");
-  src.constant("kD", q[3], "q/k head dim");
-  src.constant("kDv", v[3], "v head dim");
-  src.constant("kGroup", q[1] / k[1], "query heads per kv head (GQA)");
+  attentionShapeConstants(src, q, k, v[3]);
   src.constant("kBr", rowTile, "query rows per tile");
   src.constant("kBc", keyTile, "keys per tile");
   src.constant("kThreadsPerBlock", warps * 32, "16 owned rows per warp");

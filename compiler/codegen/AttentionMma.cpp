@@ -17,6 +17,8 @@
 
 #include "dialects/llmc/LlmcOps.h"
 
+#include <functional>
+
 using namespace mlir;
 
 namespace llmc::codegen {
@@ -130,6 +132,18 @@ __device__ __forceinline__ void mmaRegA(float (&acc)[NT][4],
 #error "the 3xTF32 attention kernels need sm_80 or newer"
 #endif)";
 
+void attentionShapeConstants(KernelSource &src, const Shape &q, const Shape &k,
+                             int64_t dv) {
+  src.constant("kB", q[0], "batch");
+  src.constant("kHq", q[1], "query heads");
+  src.constant("kHkv", k[1], "key/value heads");
+  src.constant("kT", q[2], "query positions");
+  src.constant("kS", k[2], "key positions");
+  src.constant("kD", q[3], "q/k head dim");
+  src.constant("kDv", dv, "v head dim");
+  src.constant("kGroup", q[1] / k[1], "query heads per kv head (GQA)");
+}
+
 void maskConstants(KernelSource &src, Value mask, const Shape &scores) {
   Strides ms = broadcastStrides(shapeOf(mask), scores);
   src.constant("kMaskB", ms[0], "mask strides in [B, Hq, T, S]");
@@ -149,51 +163,30 @@ std::string maskStatements(Type mt, const std::string &row,
   return indent + x + " += " + loadAs(mt, at) + ";\n";
 }
 
-std::string stageTile(Type t, const std::string &dst, const std::string &ld,
-                      const std::string &src, int64_t rows, int64_t cols,
-                      const std::string &valid, const std::string &indent) {
-  std::string r = std::to_string(rows), c = std::to_string(cols);
-  if (!t.isF32() || cols % 4 != 0)
-    return indent + "for (index_t e = threadIdx.x; e < " + r + " * " + c +
-           "; e += blockDim.x) {\n" + indent + "  const index_t r = e / " + c +
-           ", d = e % " + c + ";\n" + indent + "  " + dst + "[r * " + ld +
-           " + d] = r < " + valid + " ? " +
-           loadAs(t, "(" + src + ")[r * " + c + " + d]") + " : 0.0f;\n" +
-           indent + "}\n";
-  // f32: every thread issues all its 16-byte loads before the first store,
-  // so a tile costs one memory latency rather than one per element.
-  std::string n = std::to_string(rows * cols / 4);
-  std::string c4 = std::to_string(cols / 4);
-  return indent + "{\n" + indent + "  constexpr int kVecs = " + n +
-         ", kPer = (kVecs + kThreadsPerBlock - 1) / kThreadsPerBlock;\n" +
-         indent + "  float4 buf[kPer];\n" + indent + "#pragma unroll\n" +
-         indent + "  for (int i = 0; i < kPer; ++i) {\n" + indent +
-         "    const int e = threadIdx.x + i * kThreadsPerBlock, r = e / " + c4 +
-         ";\n" + indent + "    buf[i] = e < kVecs && r < " + valid +
-         " ? reinterpret_cast<const float4 *>(" + src + ")[e] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n" +
-         indent + "  }\n" + indent + "#pragma unroll\n" + indent +
-         "  for (int i = 0; i < kPer; ++i) {\n" + indent +
-         "    const int e = threadIdx.x + i * kThreadsPerBlock;\n" + indent +
-         "    if (e < kVecs)\n" + indent +
-         "      *reinterpret_cast<float4 *>(" + dst + " + (e / " + c4 + ") * " +
-         ld + " + (e % " + c4 + ") * 4) = buf[i];\n" + indent + "  }\n" +
-         indent + "}\n";
-}
+namespace {
 
-std::string stageSplit(Type t, const std::string &dst, const std::string &ld,
-                       const std::string &src, int64_t rows, int64_t cols,
-                       const std::string &valid, const std::string &indent) {
+/// The staging loop of stageTile and stageSplit. The scalar path (non-f32
+/// or odd widths) hands each element to `storeOne(value, index)`; the f32
+/// path issues every thread's 16-byte loads before the first store, so a
+/// tile costs one memory latency rather than one per element, then hands
+/// each float4 to `storeFour(at)` with `buf[i]` in scope.
+std::string stageLoop(Type t, const std::string &src, int64_t rows,
+                      int64_t cols, const std::string &valid,
+                      const std::string &indent,
+                      const std::function<std::string(
+                          const std::string &, const std::string &)> &storeOne,
+                      const std::function<std::string(const std::string &)>
+                          &storeFour) {
   std::string r = std::to_string(rows), c = std::to_string(cols);
   if (!t.isF32() || cols % 4 != 0)
     return indent + "for (index_t e = threadIdx.x; e < " + r + " * " + c +
            "; e += blockDim.x) {\n" + indent + "  const index_t r = e / " + c +
-           ", d = e % " + c + ";\n" + indent + "  uint2 hl;\n" + indent +
-           "  splitTf32(r < " + valid + " ? " +
-           loadAs(t, "(" + src + ")[r * " + c + " + d]") +
-           " : 0.0f, hl.x, hl.y);\n" + indent + "  " + dst + "[r * " + ld +
-           " + d] = hl;\n" + indent + "}\n";
-  // f32: float4 loads all in flight (as stageTile), then each element split
-  // once and stored as two {hi, lo} pairs per 16 bytes.
+           ", d = e % " + c + ";\n" +
+           storeOne("r < " + valid + " ? " +
+                        loadAs(t, "(" + src + ")[r * " + c + " + d]") +
+                        " : 0.0f",
+                    "r * LD + d") +
+           indent + "}\n";
   std::string n = std::to_string(rows * cols / 4);
   std::string c4 = std::to_string(cols / 4);
   return indent + "{\n" + indent + "  constexpr int kVecs = " + n +
@@ -207,16 +200,55 @@ std::string stageSplit(Type t, const std::string &dst, const std::string &ld,
          indent + "#pragma unroll\n" + indent +
          "  for (int i = 0; i < kPer; ++i) {\n" + indent +
          "    const int e = threadIdx.x + i * kThreadsPerBlock;\n" + indent +
-         "    if (e >= kVecs)\n" + indent + "      continue;\n" + indent +
-         "    uint4 xy, zw;\n" + indent +
-         "    splitTf32(buf[i].x, xy.x, xy.y);\n" + indent +
-         "    splitTf32(buf[i].y, xy.z, xy.w);\n" + indent +
-         "    splitTf32(buf[i].z, zw.x, zw.y);\n" + indent +
-         "    splitTf32(buf[i].w, zw.z, zw.w);\n" + indent +
-         "    uint4 *at = reinterpret_cast<uint4 *>(" + dst + " + (e / " + c4 +
-         ") * " + ld + " + (e % " + c4 + ") * 4);\n" + indent +
-         "    at[0] = xy;\n" + indent + "    at[1] = zw;\n" + indent +
+         "    if (e >= kVecs)\n" + indent + "      continue;\n" +
+         storeFour("(e / " + c4 + ") * LD + (e % " + c4 + ") * 4") + indent +
          "  }\n" + indent + "}\n";
+}
+
+std::string withLd(std::string text, const std::string &ld) {
+  for (size_t at; (at = text.find("LD")) != std::string::npos;)
+    text.replace(at, 2, ld);
+  return text;
+}
+
+} // namespace
+
+std::string stageTile(Type t, const std::string &dst, const std::string &ld,
+                      const std::string &src, int64_t rows, int64_t cols,
+                      const std::string &valid, const std::string &indent) {
+  return stageLoop(
+      t, src, rows, cols, valid, indent,
+      [&](const std::string &value, const std::string &index) {
+        return indent + "  " + dst + "[" + withLd(index, ld) + "] = " + value +
+               ";\n";
+      },
+      [&](const std::string &at) {
+        return indent + "    *reinterpret_cast<float4 *>(" + dst + " + " +
+               withLd(at, ld) + ") = buf[i];\n";
+      });
+}
+
+std::string stageSplit(Type t, const std::string &dst, const std::string &ld,
+                       const std::string &src, int64_t rows, int64_t cols,
+                       const std::string &valid, const std::string &indent) {
+  return stageLoop(
+      t, src, rows, cols, valid, indent,
+      [&](const std::string &value, const std::string &index) {
+        return indent + "  uint2 hl;\n" + indent + "  splitTf32(" + value +
+               ", hl.x, hl.y);\n" + indent + "  " + dst + "[" +
+               withLd(index, ld) + "] = hl;\n";
+      },
+      [&](const std::string &at) {
+        // Four elements become two 16-byte {hi, lo, hi, lo} stores.
+        return indent + "    uint4 xy, zw;\n" + indent +
+               "    splitTf32(buf[i].x, xy.x, xy.y);\n" + indent +
+               "    splitTf32(buf[i].y, xy.z, xy.w);\n" + indent +
+               "    splitTf32(buf[i].z, zw.x, zw.y);\n" + indent +
+               "    splitTf32(buf[i].w, zw.z, zw.w);\n" + indent +
+               "    uint4 *to = reinterpret_cast<uint4 *>(" + dst + " + " +
+               withLd(at, ld) + ");\n" + indent + "    to[0] = xy;\n" +
+               indent + "    to[1] = zw;\n";
+      });
 }
 
 namespace {
@@ -233,7 +265,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
                                       const AttentionParts &a) {
   Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
-  int64_t Hkv = k[1], S = k[2], Dv = v[3];
+  int64_t S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);
   if (B > 65535 || Hq > 65535)
@@ -255,14 +287,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
              " warps x 16 query rows per block, keys in tiles of 64 through "
              "shared memory, online softmax; never materializes [T, S]");
   src.scheme("writes the row log-sum-exp (f32 [B, Hq, T]) for the backward");
-  src.constant("kB", B, "batch");
-  src.constant("kHq", Hq, "query heads");
-  src.constant("kHkv", Hkv, "key/value heads");
-  src.constant("kT", T, "query positions");
-  src.constant("kS", S, "key positions");
-  src.constant("kD", D, "q/k head dim");
-  src.constant("kDv", Dv, "v head dim");
-  src.constant("kGroup", Hq / Hkv, "query heads per kv head (GQA)");
+  attentionShapeConstants(src, q, k, Dv);
   src.constant("kBr", kRowTile, "query rows per block (16 per warp)");
   src.constant("kBc", kKeyTile, "keys per tile");
   src.constant("kThreadsPerBlock", kWarps * 32, "16 query rows per warp");

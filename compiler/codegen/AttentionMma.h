@@ -33,6 +33,11 @@ bool attentionMmaEligible(int64_t d, int64_t dv);
 /// 16 x 8NT accumulator += A[16 x K] B[K x 8NT] from shared memory).
 extern const char *const kMmaTf32Helpers;
 
+/// kB, kHq, kHkv, kT, kS, kD, kDv, kGroup: the constants of every attention
+/// kernel (both schemes, forward and backward).
+void attentionShapeConstants(KernelSource &src, const Shape &q, const Shape &k,
+                             int64_t dv);
+
 /// The scores' mask as CUDA statements on `x` at (b, h, row, col), using the
 /// kernel constants kMaskB/H/T/S that `maskConstants` defines.
 std::string maskStatements(mlir::Type maskType, const std::string &row,
