@@ -56,7 +56,7 @@ public:
   /// the graph (or runs the steps one by one when `plain`), reads the loss.
   Status step(int64_t index, const std::vector<int64_t> &tokens,
               const std::vector<int64_t> &targets, double lr, double &loss,
-              bool plain = false);
+              bool plain = false, std::vector<float> *stepMs = nullptr);
 
   /// Writes `values` into the input buffer `name`, converted to its dtype:
   /// any input, not only the token ids and targets (BERT's attention mask;
@@ -66,13 +66,10 @@ public:
   /// A step on inputs already written: lr, the step counter, the replay (or
   /// the steps one by one when `plain`), the loss. An eval plan ignores
   /// `index` and `lr`.
-  Status run(int64_t index, double lr, double &loss, bool plain = false);
-
-  /// `step`, run with an event pair around every launch (--profile):
+  /// With `stepMs` (--profile) the steps run one by one between events and
   /// stepMs[i] is the GPU time of plan step i.
-  Status profiledStep(int64_t index, const std::vector<int64_t> &tokens,
-                      const std::vector<int64_t> &targets, double lr,
-                      double &loss, std::vector<float> &stepMs);
+  Status run(int64_t index, double lr, double &loss, bool plain = false,
+             std::vector<float> *stepMs = nullptr);
 
   /// Parameters and optimizer state, copied to the host and back: a step
   /// with lr = 0 (validation, verify's gradient step) leaves the parameters

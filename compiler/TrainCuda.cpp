@@ -137,33 +137,23 @@ Status CudaTrainer::writeTokens(const std::string &buffer,
 
 Status CudaTrainer::step(int64_t index, const std::vector<int64_t> &tokens,
                          const std::vector<int64_t> &targets, double lr,
-                         double &loss, bool plain) {
+                         double &loss, bool plain,
+                         std::vector<float> *stepMs) {
   LLMC_RETURN_IF_ERROR(writeTokens(tokens_, tokens));
   LLMC_RETURN_IF_ERROR(writeTokens(targets_, targets));
-  return run(index, lr, loss, plain);
+  return run(index, lr, loss, plain, stepMs);
 }
 
-Status CudaTrainer::run(int64_t index, double lr, double &loss, bool plain) {
+Status CudaTrainer::run(int64_t index, double lr, double &loss, bool plain,
+                        std::vector<float> *stepMs) {
   if (kind_ == PlanKind::Train)
     LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
   if (hasStep_)
     LLMC_RETURN_IF_ERROR(
         executor_->setScalar("step", static_cast<double>(index)));
-  LLMC_RETURN_IF_ERROR(plain ? executor_->runPlain() : executor_->replay());
-  return executor_->readScalar("loss", loss);
-}
-
-Status CudaTrainer::profiledStep(int64_t index,
-                                 const std::vector<int64_t> &tokens,
-                                 const std::vector<int64_t> &targets, double lr,
-                                 double &loss, std::vector<float> &stepMs) {
-  LLMC_RETURN_IF_ERROR(writeTokens(tokens_, tokens));
-  LLMC_RETURN_IF_ERROR(writeTokens(targets_, targets));
-  LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
-  if (hasStep_)
-    LLMC_RETURN_IF_ERROR(
-        executor_->setScalar("step", static_cast<double>(index)));
-  LLMC_RETURN_IF_ERROR(executor_->runProfiled(stepMs));
+  LLMC_RETURN_IF_ERROR(stepMs  ? executor_->runProfiled(*stepMs)
+                       : plain ? executor_->runPlain()
+                               : executor_->replay());
   return executor_->readScalar("loss", loss);
 }
 
@@ -268,9 +258,8 @@ int runTrainCuda(const TrainConfig &cfg) {
     // between events instead of replayed, so its ms line is slower.
     bool profiled = cfg.profile && step + 1 == cfg.steps;
     std::vector<float> stepMs;
-    Status s = profiled ? trainer->profiledStep(step, tokens, targets, lr, loss,
-                                                stepMs)
-                        : trainer->step(step, tokens, targets, lr, loss);
+    Status s = trainer->step(step, tokens, targets, lr, loss, /*plain=*/false,
+                             profiled ? &stepMs : nullptr);
     if (!s)
       return fail("step " + std::to_string(step + 1) + ": " + s.message());
     double ms = std::chrono::duration<double, std::milli>(

@@ -87,11 +87,7 @@ __device__ __forceinline__ float warpMax(float v) {
   std::string maskCode;
   if (a.mask) {
     Type mt = elementTypeOf(a.mask);
-    Strides ms = broadcastStrides(shapeOf(a.mask), {B, Hq, T, S});
-    src.constant("kMaskB", ms[0], "mask strides in [B, Hq, T, S]");
-    src.constant("kMaskH", ms[1]);
-    src.constant("kMaskT", ms[2]);
-    src.constant("kMaskS", ms[3]);
+    maskConstants(src, a.mask, {B, Hq, T, S});
     params += ", " + inParam(mt, "mask");
     args.push_back(KernelArg::operand(3));
     std::string at = "mask[b * kMaskB + h * kMaskH + t * kMaskT + s * kMaskS]";

@@ -208,15 +208,6 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
   // Mask: strides in [B, Hq, T, S] and the code that applies it.
   std::string maskParam, maskCode;
   std::vector<KernelArg> maskArg;
-  auto maskConstants = [&](KernelSource &src) {
-    if (!op.getMask())
-      return;
-    Strides ms = broadcastStrides(shapeOf(op.getMask()), {B, Hq, T, S});
-    src.constant("kMaskB", ms[0], "mask strides in [B, Hq, T, S]");
-    src.constant("kMaskH", ms[1]);
-    src.constant("kMaskT", ms[2]);
-    src.constant("kMaskS", ms[3]);
-  };
   if (Value mask = op.getMask()) {
     Type mt = elementTypeOf(mask);
     maskParam = ", " + inParam(mt, "mask");
@@ -286,7 +277,8 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
             " keys) and walks the query tiles of every head of its group: "
             "dV += P^T dout, dK += scale dS^T q in registers (no atomics)");
   attentionConstants(kv, q, k, Dv, rowTile, scale);
-  maskConstants(kv);
+  if (op.getMask())
+    maskConstants(kv, op.getMask(), {B, Hq, T, S});
   std::string firstTile =
       causal ? "  // Causal: row t sees key s0 from t = s0 - (kS - kT) on.\n"
                "  const index_t tFirst = max((index_t)0, s0 - (kS - kT));\n"
@@ -388,7 +380,8 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
             " queries) and walks the key tiles they see: dQ += scale dS k in "
             "registers; the longest (last, under causal) tiles start first");
   attentionConstants(qk, q, k, Dv, rowTile, scale);
-  maskConstants(qk);
+  if (op.getMask())
+    maskConstants(qk, op.getMask(), {B, Hq, T, S});
   std::string kvEnd =
       causal ? "  // Causal: key s is visible to row t when s <= t + S - T.\n"
                "  const index_t lastRow = min(t0 + kBr, kT) - 1;\n"

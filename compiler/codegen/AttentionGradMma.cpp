@@ -85,14 +85,9 @@ std::string visibleExpr(bool causal) {
   return causal ? "tq < kT && s < kS && s <= tq + kS - kT" : "tq < kT && s < kS";
 }
 
-const char *kZero = "    x[j][0] = x[j][1] = x[j][2] = x[j][3] = 0.0f;\n";
-
+/// `float name[tiles][4] = {};`: an accumulator of C fragments.
 std::string zeroTile(const std::string &name, const std::string &tiles) {
-  std::string z = kZero;
-  for (size_t at; (at = z.find("x[")) != std::string::npos;)
-    z.replace(at, 1, name);
-  return "  float " + name + "[" + tiles + "][4];\n#pragma unroll\n"
-         "  for (int j = 0; j < " + tiles + "; ++j)\n" + z;
+  return "  float " + name + "[" + tiles + "][4] = {};\n";
 }
 
 } // namespace
@@ -162,11 +157,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "    __syncthreads(); // the previous tile is consumed\n" +
       loadQueryTile(qt, gt, kStream, D, Dv, true) +
       "    __syncthreads();\n"
-      "    float st[kBr / 8][4], dpt[kBr / 8][4];\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < kBr / 8; ++j)\n"
-      "      st[j][0] = st[j][1] = st[j][2] = st[j][3] = dpt[j][0] = "
-      "dpt[j][1] = dpt[j][2] = dpt[j][3] = 0.0f;\n"
+      "    float st[kBr / 8][4] = {}, dpt[kBr / 8][4] = {};\n"
       "    mmaTile<kBr / 8, kD, true>(st, Ks + warp * 16 * kLdK, kLdK, Qs, "
       "kLdQ);\n"
       "    mmaTile<kBr / 8, kDv, true>(dpt, Vs + warp * 16 * kLdV, kLdV, Os, "
@@ -295,11 +286,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "    __syncthreads(); // the previous tile is consumed\n" +
       loadKeyTile(kt, vt, kStream, D, Dv, true) +
       "    __syncthreads();\n"
-      "    float sc[kBc / 8][4], dp[kBc / 8][4];\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < kBc / 8; ++j)\n"
-      "      sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = dp[j][0] = "
-      "dp[j][1] = dp[j][2] = dp[j][3] = 0.0f;\n"
+      "    float sc[kBc / 8][4] = {}, dp[kBc / 8][4] = {};\n"
       "    mmaTile<kBc / 8, kD, true>(sc, Qs + warp * 16 * kLdQ, kLdQ, Ks, "
       "kLdK);\n"
       "    mmaTile<kBc / 8, kDv, true>(dp, Os + warp * 16 * kLdO, kLdO, Vs, "

@@ -354,10 +354,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       stageTile(qt, "Qs", "kLdQ", "qp + q0 * kD", kRowTile, D, "kT - q0",
                 "  ") +
       causalEnd +
-      "  float o[kDv / 8][4];\n"
-      "#pragma unroll\n"
-      "  for (int j = 0; j < kDv / 8; ++j)\n"
-      "    o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;\n"
+      "  float o[kDv / 8][4] = {};\n"
       "  // Rows g and g + 8 of the warp's 16: running max, per-lane sum.\n"
       "  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};\n"
       "  const index_t rowBase = q0 + warp * 16 + g;\n"
@@ -368,10 +365,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       stageSplit(vt, "Vs", "kLdV", "vp + s0 * kDv", kKeyTile, Dv, "kS - s0",
                  "    ") +
       "    __syncthreads();\n"
-      "    float s[kBc / 8][4];\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < kBc / 8; ++j)\n"
-      "      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;\n"
+      "    float s[kBc / 8][4] = {};\n"
       "    mmaTile<kBc / 8, kD, true>(s, Qs + warp * 16 * kLdQ, kLdQ, Ks, "
       "kLdK);\n"
       "    float mx[2] = {-INFINITY, -INFINITY};\n"

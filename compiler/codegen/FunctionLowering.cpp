@@ -59,6 +59,22 @@ static size_t elementBytes(ElementKind kind) {
   }
 }
 
+std::vector<uint8_t>
+offsetTableBytes(Operation *op, const ScratchBuffer &table,
+                 llvm::function_ref<int64_t(Value)> offsetOf) {
+  auto valueOf = [&](const KernelArg &a) {
+    return a.kind == KernelArg::Kind::Result ? op->getResult(a.index)
+                                             : op->getOperand(a.index);
+  };
+  int64_t base = offsetOf(valueOf(table.offsetBase));
+  std::vector<int64_t> entries;
+  for (const KernelArg &a : table.offsetsOf)
+    entries.push_back(offsetOf(valueOf(a)) - base);
+  std::vector<uint8_t> bytes(entries.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), entries.data(), bytes.size());
+  return bytes;
+}
+
 std::vector<uint8_t> toDeviceBytes(const RefTensor &t) {
   size_t width = elementBytes(t.kind);
   int64_t n = t.numElements();
@@ -296,19 +312,11 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
       b->role = BufferRole::Output;
     out.resultBuffers.push_back(name);
   }
-  for (const Table &t : tables) {
-    auto offsetOf = [&](const KernelArg &a) {
-      Value v = a.kind == KernelArg::Kind::Result ? t.op->getResult(a.index)
-                                                  : t.op->getOperand(a.index);
-      return static_cast<int64_t>(asm_.find(asm_.nameOf(v))->offset);
-    };
-    std::vector<int64_t> entries;
-    for (const KernelArg &a : t.scratch->offsetsOf)
-      entries.push_back(offsetOf(a) - offsetOf(t.scratch->offsetBase));
-    std::vector<uint8_t> &init = asm_.find(t.buffer)->init;
-    init.resize(entries.size() * sizeof(int64_t));
-    std::memcpy(init.data(), entries.data(), init.size());
-  }
+  for (const Table &t : tables)
+    asm_.find(t.buffer)->init =
+        offsetTableBytes(t.op, *t.scratch, [&](Value v) {
+          return static_cast<int64_t>(asm_.find(asm_.nameOf(v))->offset);
+        });
   asm_.finish();
   return out;
 }

@@ -55,6 +55,13 @@ buildUnplannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered);
 /// A tensor's bytes as the device stores it (f32, bf16 and f16 bits, i32,
 /// i64, i1 as one byte) and back.
 std::vector<uint8_t> toDeviceBytes(const RefTensor &t);
+
+/// The initial bytes of the offset table `table` of `op` (Codegen.h,
+/// ScratchBuffer), given the arena offset of each value's buffer. Both plan
+/// builders fill their tables with it once buffers are placed.
+std::vector<uint8_t>
+offsetTableBytes(mlir::Operation *op, const ScratchBuffer &table,
+                 llvm::function_ref<int64_t(mlir::Value)> offsetOf);
 RefTensor fromDeviceBytes(const std::vector<uint8_t> &bytes, ElementKind kind,
                           std::vector<int64_t> shape);
 

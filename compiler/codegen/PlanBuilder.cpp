@@ -20,7 +20,6 @@
 
 #include "llvm/ADT/DenseMap.h"
 
-#include <cstring>
 #include <set>
 
 using namespace mlir;
@@ -450,24 +449,13 @@ void Builder::emitSteps(Plan &plan) {
 /// Offset tables (ScratchBuffer::offsetsOf): byte offsets of operands and
 /// results relative to the base's, now that the layout is known.
 void Builder::fillOffsetTables(const MemoryLayout &layout) {
-  for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
-    Operation *op = lo.op;
-    auto offsetOf = [&](const KernelArg &a) {
-      Value v = a.kind == KernelArg::Kind::Result ? op->getResult(a.index)
-                                                  : op->getOperand(a.index);
-      return static_cast<int64_t>(layout.offsets[slotOf_.lookup(v)]);
-    };
-    for (auto [s, scratch] : llvm::enumerate(lo.lowering.scratch)) {
-      if (scratch.offsetsOf.empty())
-        continue;
-      std::vector<int64_t> table;
-      for (const KernelArg &a : scratch.offsetsOf)
-        table.push_back(offsetOf(a) - offsetOf(scratch.offsetBase));
-      std::vector<uint8_t> &init = meta_[scratchSlots_[k][s]].init;
-      init.resize(table.size() * sizeof(int64_t));
-      std::memcpy(init.data(), table.data(), init.size());
-    }
-  }
+  for (auto [k, lo] : llvm::enumerate(lowered_.ops))
+    for (auto [s, scratch] : llvm::enumerate(lo.lowering.scratch))
+      if (!scratch.offsetsOf.empty())
+        meta_[scratchSlots_[k][s]].init =
+            offsetTableBytes(lo.op, scratch, [&](Value v) {
+              return static_cast<int64_t>(layout.offsets[slotOf_.lookup(v)]);
+            });
 }
 
 FailureOr<PlannedFunction> Builder::build() {
