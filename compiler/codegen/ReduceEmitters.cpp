@@ -266,40 +266,30 @@ LogicalResult emitReduce(OpTy op, const EmitContext &ctx, OpLowering &out,
   std::vector<bool> reduced(in.size(), false);
   for (int64_t a : op.getAxes())
     reduced[a] = true;
-  // Trailing axes (after dropping size-1 dims, which change nothing) make
-  // rows.
-  int64_t rows = 1, cols = 1;
-  bool trailing = true, seenReduced = false;
+  // After dropping size-1 dims (which change nothing): the reduced dims all
+  // after the kept ones make rows (trailing), all before them columns
+  // (leading). The products are the same either way.
+  int64_t reducedCount = 1, keptCount = 1;
+  bool trailing = true, leading = true, seenReduced = false, seenKept = false;
   for (size_t d = 0; d < in.size(); ++d) {
     if (in[d] == 1)
       continue;
     if (reduced[d]) {
       seenReduced = true;
-      cols *= in[d];
+      leading &= !seenKept;
+      reducedCount *= in[d];
     } else {
+      seenKept = true;
       trailing &= !seenReduced;
-      rows *= in[d];
+      keptCount *= in[d];
     }
   }
   bool isFloat = isFloatType(elementTypeOf(op.getInput()));
-  if (trailing && isFloat && cols > 1)
-    return emitRows(op, ctx, out, kind, rows, cols);
-  // Leading axes: the reduced dims all come before the kept ones.
-  int64_t lead = 1, kept = 1;
-  bool leading = true, seenKept = false;
-  for (size_t d = 0; d < in.size(); ++d) {
-    if (in[d] == 1)
-      continue;
-    if (reduced[d]) {
-      leading &= !seenKept;
-      lead *= in[d];
-    } else {
-      seenKept = true;
-      kept *= in[d];
-    }
-  }
-  if (leading && isFloat && kind != Reduction::Max && lead >= 2 * kChunkRows)
-    return emitColumns(op, ctx, out, kind, lead, kept);
+  if (trailing && isFloat && reducedCount > 1)
+    return emitRows(op, ctx, out, kind, keptCount, reducedCount);
+  if (leading && isFloat && kind != Reduction::Max &&
+      reducedCount >= 2 * kChunkRows)
+    return emitColumns(op, ctx, out, kind, reducedCount, keptCount);
   return emitGeneral(op, ctx, out, kind, reduced);
 }
 
