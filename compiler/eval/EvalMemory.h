@@ -1,0 +1,34 @@
+//===- EvalMemory.h - Host memory of the reference evaluator ----*- C++ -*-===//
+//
+// The evaluator holds every tensor as float64 or int64, 8 bytes an element,
+// so a model that trains on a GPU can still be far too large for the host.
+// Every tensor it allocates (arguments, op results) is checked here first:
+// a step too large for the machine is an error naming the tensor, never
+// std::bad_alloc (docs/limits.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_COMPILER_EVAL_EVALMEMORY_H
+#define LLMC_COMPILER_EVAL_EVALMEMORY_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace llmc {
+
+/// The host memory the evaluator may hold at once, in bytes: the machine's
+/// physical memory, or LLMC_EVAL_MEMORY_LIMIT when set to an integer
+/// (tests use it to be independent of the machine).
+int64_t evalMemoryLimit();
+
+/// "" when a tensor of `shape` fits next to `heldBytes` already held, else
+/// why not, ready to follow the tensor's name: "has shape [1000000,
+/// 1000000] (1000000000000 elements, 7.3 TiB in the reference evaluator),
+/// more than the 23 GiB of host memory it may use; ...".
+std::string evalAllocationError(llvm::ArrayRef<int64_t> shape,
+                                int64_t heldBytes = 0);
+
+} // namespace llmc
+
+#endif // LLMC_COMPILER_EVAL_EVALMEMORY_H
