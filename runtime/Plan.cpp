@@ -269,6 +269,10 @@ Status checkLaunch(const Plan &plan, const LaunchStep &launch) {
                          " threads exceeds 1024");
   if (launch.grid[1] > 65535 || launch.grid[2] > 65535)
     return Status::error("grid y and z must be at most 65535");
+  // CUDA's limit; a grid past it fails at launch, after capture began.
+  if (launch.grid[0] > 2147483647u)
+    return Status::error("grid x of " + std::to_string(launch.grid[0]) +
+                         " exceeds 2147483647");
   for (size_t i = 0; i < launch.args.size(); ++i) {
     const KernelArg &arg = launch.args[i];
     std::string what = "argument " + std::to_string(i);

@@ -206,6 +206,11 @@ TEST(Plan, LaunchDimensions) {
   plan = validPlan();
   std::get<LaunchStep>(plan.steps[0].op).grid = {1, 0, 1};
   expectError(plan, "grid and block dimensions must be positive");
+  plan = validPlan();
+  std::get<LaunchStep>(plan.steps[0].op).grid = {2147483648u, 1, 1};
+  expectError(plan, "grid x of 2147483648 exceeds 2147483647");
+  std::get<LaunchStep>(plan.steps[0].op).grid = {2147483647u, 1, 1};
+  EXPECT_TRUE(validatePlan(plan).isOk());
 }
 
 TEST(Plan, MatmulOperands) {
