@@ -23,9 +23,10 @@ namespace llmc {
 int64_t evalMemoryLimit();
 
 /// "" when a tensor of `shape` fits next to `heldBytes` already held, else
-/// why not, ready to follow the tensor's name: "has shape [1000000,
-/// 1000000] (1000000000000 elements, 7.3 TiB in the reference evaluator),
-/// more than the 23 GiB of host memory it may use; ...".
+/// why not, ready to follow the tensor's name: "has shape [300000, 300000]
+/// (90000000000 elements, 671 GiB as float64 on the host), more than the
+/// 23.5 GiB of host memory llmc may use; ...". The compiler holds initial
+/// parameter values the same way, so it checks them here too.
 std::string evalAllocationError(llvm::ArrayRef<int64_t> shape,
                                 int64_t heldBytes = 0);
 

@@ -61,12 +61,12 @@ std::string evalAllocationError(ArrayRef<int64_t> shape, int64_t heldBytes) {
     return "";
   std::string s = "has shape " + shapeText(shape) + " (" +
                   countText(elementCount(shape)) + " elements, " +
-                  bytesText(bytes.approx()) + " in the reference evaluator)";
+                  bytesText(bytes.approx()) + " as float64 on the host)";
   s += ", more than the " + bytesText(double(limit)) +
-       " of host memory it may use";
+       " of host memory llmc may use";
   if (heldBytes > 0)
     s += " (" + bytesText(double(heldBytes)) + " already held)";
-  return s + "; evaluate a smaller batch or model on the CPU";
+  return s + "; use a smaller batch or model";
 }
 
 std::optional<ElementKind> kindOf(Type t) {
