@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "dialects/llmc/TensorSize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -44,7 +45,7 @@ int runCheck(const Args &args) {
   }
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module) {
+  if (!module || mlir::failed(mlir::llmc::verifyTensorSizes(*module))) {
     llvm::errs() << "llmc check: error: '" << args[0]
                  << "' is not valid llmc IR (see the diagnostics above)\n";
     return 1;

@@ -15,6 +15,7 @@
 #include "compiler/Driver.h"
 #include "compiler/codegen/FunctionLowering.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "dialects/llmc/TensorSize.h"
 #include "runtime/Nvrtc.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -85,7 +86,7 @@ mlir::LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
+  if (!module || mlir::failed(mlir::llmc::verifyTensorSizes(*module)))
     return failure("'" + req.model +
                    "' is not valid llmc IR (see the diagnostics above)");
   mlir::func::FuncOp func = findFunction(*module, req.function);

@@ -14,6 +14,7 @@
 #include "compiler/Driver.h"
 #include "compiler/ModelLoader.h"
 #include "runtime/Bundle.h"
+#include "runtime/ParseInteger.h"
 
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -95,9 +96,10 @@ int runCompile(const Args &args) {
       if (!isValidArch(config.arch, error))
         return fail(error, 2);
     } else if (a == "--seed") {
-      if (llvm::StringRef(args[++i]).getAsInteger(10, config.seed))
-        return fail(
-            "--seed needs a non-negative integer, got '" + args[i] + "'", 2);
+      if (!parseUnsigned64(args[++i], config.seed))
+        return fail("--seed needs an integer in [0, 18446744073709551615], "
+                    "got '" + args[i] + "'",
+                    2);
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       return fail("unknown option '" + a + "'; " + kUsage, 2);
     } else if (model.empty()) {

@@ -1,5 +1,6 @@
 //===- CpuTrainer.cpp - Training steps on the reference evaluator ---------===//
 #include "compiler/CpuTrainer.h"
+#include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
 #include "passes/Passes.h"
@@ -57,13 +58,23 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
   trainer->withOptimizer_ = optimizer != nullptr;
   func::FuncOp f = trainer->func_;
   std::string error;
+  int64_t held = 0; // host bytes of the arguments made so far
   for (unsigned i = 0; i < f.getNumArguments(); ++i) {
     auto type = cast<RankedTensorType>(f.getArgument(i).getType());
+    std::string argName = "#" + std::to_string(i);
+    for (StringRef attr : {"llmc.input", "llmc.param"})
+      if (auto name = f.getArgAttrOfType<StringAttr>(i, attr))
+        argName = "'" + name.getValue().str() + "'";
     auto kind = kindOf(type.getElementType());
     if (!kind)
       return emitError(f.getArgument(i).getLoc())
              << "argument #" << i << " has type " << type
              << ", which the reference evaluator does not support";
+    if (std::string why = evalAllocationError(type.getShape(), held);
+        !why.empty())
+      return emitError(f.getArgument(i).getLoc())
+             << "argument " << argName << " " << why;
+    held += 8 * type.getNumElements(); // fits: checked just above
     RefTensor zero(*kind, std::vector<int64_t>(type.getShape().begin(),
                                                type.getShape().end()));
     if (auto name = f.getArgAttrOfType<StringAttr>(i, "llmc.input")) {

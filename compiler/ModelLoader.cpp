@@ -1,9 +1,11 @@
 //===- ModelLoader.cpp - One way to read a model for every command --------===//
 #include "compiler/ModelLoader.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "dialects/llmc/TensorSize.h"
 #include "frontends/json/JsonImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "passes/Passes.h"
+#include "runtime/ParseInteger.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -25,9 +27,9 @@ const char *const kModelOptionsHelp =
     "  --fold-limit N         ONNX: evaluate ops on constants with at most\n"
     "                         N result elements at import (default 65536)\n";
 
-static bool parsePositive(const std::string &text, int64_t &out) {
-  return !llvm::StringRef(text).getAsInteger(10, out) && out >= 1;
-}
+/// A dim a user binds is at most 2^40: anything larger makes a tensor past
+/// kMaxTensorBytes whatever its other dims (runtime/CheckedSize.h).
+static constexpr int64_t kMaxDim = int64_t(1) << 40;
 
 bool parseModelOption(const Args &args, size_t &i, ModelOptions &options,
                       std::string &error) {
@@ -46,15 +48,19 @@ bool parseModelOption(const Args &args, size_t &i, ModelOptions &options,
       return true;
     }
     size_t eq = v.find('=');
-    if (eq == std::string::npos || eq == 0 || !parsePositive(v.substr(eq + 1), n))
-      error = "--shape '" + v + "' is not NAME=VALUE with VALUE >= 1";
+    if (eq == std::string::npos || eq == 0 ||
+        !parseInteger(v.substr(eq + 1), 1, kMaxDim, n))
+      error = "--shape '" + v + "' is not NAME=VALUE with VALUE " +
+              integerRangeText(1, kMaxDim);
     else
       options.dims[v.substr(0, eq)] = n;
     return true;
   }
   if (a == "--batch" || a == "--seq" || a == "--fold-limit") {
-    if (!value(v) || !parsePositive(v, n)) {
-      error = a + " needs a number >= 1";
+    bool given = value(v);
+    if (!given || !parseInteger(v, 1, kMaxDim, n)) {
+      error = a + " needs " + integerRangeText(1, kMaxDim) +
+              (given ? ", got '" + v + "'" : "");
       return true;
     }
     if (a == "--fold-limit")
@@ -161,8 +167,15 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
           << "--shape/--batch/--seq apply to ONNX and JSON models";
       return nullptr;
     }
-    return parseMlir(path, context);
+    module = parseMlir(path, context);
+    // Shapes in llmc IR are the user's: a type whose count wraps must stop
+    // here, before any pass or the evaluator multiplies its dims.
+    if (module && mlir::failed(mlir::llmc::verifyTensorSizes(*module)))
+      return nullptr;
+    return module;
   }
+  if (module && failed(mlir::llmc::verifyTensorSizes(*module)))
+    return nullptr;
   if (module && options.raise && failed(raiseModel(*module)))
     return nullptr;
   if (module)

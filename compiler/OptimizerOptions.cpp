@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
 
+#include "runtime/ParseInteger.h"
+
 #include "llvm/ADT/StringRef.h"
 
 namespace llmc {
@@ -29,7 +31,6 @@ bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
     double min, max; // allowed [min, max)
     const char *range;
   };
-  double decayMinRank = static_cast<double>(opt.decayMinRank);
   Number numbers[] = {
       {"--beta1", &opt.beta1, 0, 1, "a number in [0, 1)"},
       {"--beta2", &opt.beta2, 0, 1, "a number in [0, 1)"},
@@ -37,8 +38,16 @@ bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
       {"--weight-decay", &opt.weightDecay, 0, 1e300, "a number >= 0"},
       {"--momentum", &opt.momentum, 0, 1e300, "a number >= 0"},
       {"--clip-norm", &opt.clipNorm, 0, 1e300, "a number >= 0"},
-      {"--decay-min-rank", &decayMinRank, 0, 64, "a rank in [0, 64)"},
   };
+  if (a == "--decay-min-rank") {
+    // A rank is an integer: "2.5" or "1e1" is a typo, not rank 2 or 10.
+    if (i + 1 >= args.size() ||
+        !parseInteger(args[i + 1], 0, 63, opt.decayMinRank))
+      error = a + " needs " + integerRangeText(0, 63);
+    else
+      ++i;
+    return true;
+  }
   if (a == "--optimizer") {
     if (i + 1 >= args.size() ||
         (args[i + 1] != "adamw" && args[i + 1] != "sgd"))
@@ -58,8 +67,6 @@ bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
     }
     *n.value = v;
     ++i;
-    if (a == "--decay-min-rank")
-      opt.decayMinRank = static_cast<int64_t>(v);
     return true;
   }
   return false;

@@ -11,6 +11,7 @@
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "runtime/ParseInteger.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -141,11 +142,10 @@ int runRun(const Args &args) {
     else if (a == "-o")
       outPath = args[++i];
     else if (a == "--seed") {
-      char *end = nullptr;
-      seed = std::strtoull(args[++i].c_str(), &end, 10);
-      if (args[i].empty() || *end)
-        return fail(
-            "--seed needs a non-negative integer, got '" + args[i] + "'", 2);
+      if (!parseUnsigned64(args[++i], seed))
+        return fail("--seed needs an integer in [0, 18446744073709551615], "
+                    "got '" + args[i] + "'",
+                    2);
     } else if (!a.empty() && a[0] == '-')
       return fail("unknown option '" + a + "'; " + kUsage, 2);
     else if (model.empty())

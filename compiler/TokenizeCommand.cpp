@@ -65,7 +65,7 @@ int runTokenize(const Args &args) {
     if (a == "--val-fraction" && next(num)) {
       char *end = nullptr;
       valFraction = std::strtod(num.c_str(), &end);
-      if (*end || valFraction <= 0 || valFraction >= 1) {
+      if (*end || !(valFraction > 0 && valFraction < 1)) { // NaN too
         llvm::errs() << "llmc tokenize: error: --val-fraction must be in "
                         "(0, 1), got '"
                      << num << "'\n";

@@ -10,6 +10,7 @@
 #include "compiler/Train.h"
 #include "compiler/TrainLog.h"
 #include "runtime/DataLoader.h"
+#include "runtime/ParseInteger.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,6 +56,10 @@ static int usageError(const std::string &msg) {
   return 2;
 }
 
+/// At most 10^12 steps (or batches): a million steps a second would take
+/// eleven days, so more is a typo, and step arithmetic stays far from 2^63.
+static constexpr int64_t kMaxSteps = 1000000000000;
+
 static bool parseNumber(const std::string &text, double &out) {
   char *end = nullptr;
   out = std::strtod(text.c_str(), &end);
@@ -85,11 +90,12 @@ int runTrain(const Args &args) {
       std::string v = args[++i];
       double x = 0;
       bool number = parseNumber(v, x);
-      auto count = [&](int64_t &dst, int64_t min) {
-        if (!number || x < min || x != std::floor(x))
-          return false;
-        dst = static_cast<int64_t>(x);
-        return true;
+      // Counts are integers, parsed strictly (runtime/ParseInteger.h):
+      // "1e19" or "2^63-1" steps is a mistake, never 0 steps.
+      std::string range;
+      auto count = [&](int64_t &dst, int64_t min, int64_t max) {
+        range = integerRangeText(min, max);
+        return parseInteger(v, min, max, dst);
       };
       auto real = [&](double &dst, double min) {
         if (!number || x < min)
@@ -98,7 +104,6 @@ int runTrain(const Args &args) {
         return true;
       };
       bool ok = true;
-      int64_t seed = 0;
       if (a == "--device")
         ok = (v == "cpu" || v == "cuda") && (cfg.device = v, true);
       else if (a == "--data")
@@ -106,15 +111,16 @@ int runTrain(const Args &args) {
       else if (a == "--val")
         cfg.val = v;
       else if (a == "--steps")
-        ok = count(cfg.steps, 1);
+        ok = count(cfg.steps, 1, kMaxSteps);
       else if (a == "--warmup")
-        ok = count(cfg.warmup, 0);
+        ok = count(cfg.warmup, 0, kMaxSteps);
       else if (a == "--val-every")
-        ok = count(cfg.valEvery, 0);
+        ok = count(cfg.valEvery, 0, kMaxSteps);
       else if (a == "--val-batches")
-        ok = count(cfg.valBatches, 1);
+        ok = count(cfg.valBatches, 1, kMaxSteps);
       else if (a == "--seed")
-        ok = count(seed, 0) && (cfg.seed = static_cast<uint64_t>(seed), true);
+        ok = parseUnsigned64(v, cfg.seed) ||
+             (range = "an integer in [0, 18446744073709551615]", false);
       else if (a == "--lr")
         ok = real(cfg.lr, 0) && cfg.lr > 0;
       else if (a == "--optimizer")
@@ -132,11 +138,12 @@ int runTrain(const Args &args) {
       else if (a == "--clip-norm")
         ok = real(cfg.optimizer.clipNorm, 0);
       else if (a == "--decay-min-rank")
-        ok = count(cfg.optimizer.decayMinRank, 0);
+        ok = count(cfg.optimizer.decayMinRank, 0, 63);
       else
         return usageError("unknown option '" + a + "'");
       if (!ok)
-        return usageError("bad value '" + v + "' for " + a);
+        return usageError("bad value '" + v + "' for " + a +
+                          (range.empty() ? "" : ": expected " + range));
       continue;
     }
     if (!cfg.model.empty())

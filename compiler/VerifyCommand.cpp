@@ -264,10 +264,18 @@ int runVerify(const Args &args) {
                 "least \"inputs\" and \"loss\" (docs/verify.md)");
   // A model with symbolic dims takes the reference's batch shape.
   options.batchSeqAreDefaults = !options.batch && !options.seq;
-  if (!options.batch && ref.contains("B") && ref["B"].is_number_integer())
-    options.batch = ref["B"].get<int64_t>();
-  if (!options.seq && ref.contains("T") && ref["T"].is_number_integer())
-    options.seq = ref["T"].get<int64_t>();
+  for (const char *key : {"B", "T"}) {
+    std::optional<int64_t> &dst = key[0] == 'B' ? options.batch : options.seq;
+    if (dst || !ref.contains(key))
+      continue;
+    // A reference file is user input: its batch is range-checked like
+    // --batch, never wrapped from a uint64.
+    if (!ref[key].is_number_unsigned() || ref[key].get<uint64_t>() < 1 ||
+        ref[key].get<uint64_t>() > (uint64_t(1) << 40))
+      return fail("'" + refPath + "': \"" + key + "\" is " +
+                  ref[key].dump() + "; expected an integer in [1, 2^40]");
+    dst = ref[key].get<int64_t>();
+  }
 
   std::vector<Row> rows;
   std::string error;

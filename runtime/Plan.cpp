@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Plan.h"
+#include "runtime/CheckedSize.h"
 
 #include <set>
 
@@ -181,16 +182,26 @@ Status checkBuffers(const Plan &plan, std::set<std::string> &names) {
                            std::to_string(b.alignment));
     if (b.offset > plan.arenaBytes || b.bytes > plan.arenaBytes - b.offset)
       return Status::error(what + ": bytes [" + std::to_string(b.offset) +
-                           ", " + std::to_string(b.offset + b.bytes) +
+                           ", " +
+                           (b.bytes > UINT64_MAX - b.offset
+                                ? std::string("beyond 2^64")
+                                : std::to_string(b.offset + b.bytes)) +
                            ") lie outside the arena of " +
                            std::to_string(plan.arenaBytes) + " bytes");
     for (int64_t dim : b.shape)
       if (dim < 0)
         return Status::error(what + ": negative dimension " +
                              std::to_string(dim));
-    uint64_t needed = b.elementCount() * dtypeSize(b.dtype);
-    if (needed > b.bytes)
-      return Status::error(what + ": shape needs " + std::to_string(needed) +
+    // A shape of [2^32, 2^32] wraps to 0 elements in plain arithmetic.
+    CheckedSize needed =
+        byteSize(b.shape, static_cast<int64_t>(dtypeSize(b.dtype)));
+    if (!needed.valid())
+      return Status::error(what + ": shape " + shapeText(b.shape) + " has " +
+                           countText(elementCount(b.shape)) +
+                           " elements, more than a 64-bit count holds");
+    if (static_cast<uint64_t>(needed.value()) > b.bytes)
+      return Status::error(what + ": shape needs " +
+                           std::to_string(needed.value()) +
                            " bytes but the buffer has " +
                            std::to_string(b.bytes));
     if (!b.init.empty() && b.init.size() != b.bytes)
@@ -258,6 +269,10 @@ Status checkLaunch(const Plan &plan, const LaunchStep &launch) {
                          " threads exceeds 1024");
   if (launch.grid[1] > 65535 || launch.grid[2] > 65535)
     return Status::error("grid y and z must be at most 65535");
+  // CUDA's limit; a grid past it fails at launch, after capture began.
+  if (launch.grid[0] > 2147483647u)
+    return Status::error("grid x of " + std::to_string(launch.grid[0]) +
+                         " exceeds 2147483647");
   for (size_t i = 0; i < launch.args.size(); ++i) {
     const KernelArg &arg = launch.args[i];
     std::string what = "argument " + std::to_string(i);
@@ -328,9 +343,32 @@ Status checkMatmul(const Plan &plan, const MatmulStep &mm) {
   return Status::ok();
 }
 
+/// The arena and the workspace allocated after it: each within
+/// kMaxArenaBytes, and so is their sum (Executor::allocateArena adds them).
+Status checkArena(const Plan &plan) {
+  auto tooLarge = [](const char *what, uint64_t bytes) {
+    return Status::error(std::string(what) + " of " + std::to_string(bytes) +
+                         " bytes (" + bytesText(static_cast<double>(bytes)) +
+                         ") is more than the " +
+                         bytesText(static_cast<double>(kMaxArenaBytes)) +
+                         " llmc allows; the bundle is damaged, or was made "
+                         "for a model no GPU holds");
+  };
+  uint64_t limit = static_cast<uint64_t>(kMaxArenaBytes);
+  if (plan.arenaBytes > limit)
+    return tooLarge("the arena", plan.arenaBytes);
+  if (plan.workspaceBytes > limit)
+    return tooLarge("the cuBLASLt workspace", plan.workspaceBytes);
+  uint64_t total = (plan.arenaBytes + 255) / 256 * 256 + plan.workspaceBytes;
+  if (total > limit)
+    return tooLarge("the arena with its cuBLASLt workspace", total);
+  return Status::ok();
+}
+
 } // namespace
 
 Status validatePlan(const Plan &plan) {
+  LLMC_RETURN_IF_ERROR(checkArena(plan));
   std::set<std::string> names;
   LLMC_RETURN_IF_ERROR(checkBuffers(plan, names));
   LLMC_RETURN_IF_ERROR(checkScalars(plan, names));

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/MemoryPlan.h"
+#include "runtime/CheckedSize.h"
 
 #include <algorithm>
 #include <numeric>
@@ -60,6 +61,22 @@ MemoryLayout planMemory(const std::vector<BufferRequest> &requests) {
     root.bytes = std::max(root.bytes, requests[i].bytes);
   }
 
+  // No offset or sum below can wrap once every root and the persistent
+  // stack stay within kMaxArenaBytes (2^40): n * 2^40 < 2^64 for any
+  // realistic number of buffers, and each partial sum is checked.
+  const uint64_t limit = static_cast<uint64_t>(kMaxArenaBytes);
+  CheckedSize total(0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!isRoot[i])
+      continue;
+    total += CheckedSize(static_cast<int64_t>(
+        std::min<uint64_t>(roots[i].bytes, uint64_t(INT64_MAX))));
+    out.tooLarge |= roots[i].bytes > limit;
+  }
+  out.neededBytes = total.approx();
+  if (out.tooLarge)
+    return out;
+
   // 2. Persistent roots, stacked.
   uint64_t next = 0;
   std::vector<size_t> transient;
@@ -74,6 +91,11 @@ MemoryLayout planMemory(const std::vector<BufferRequest> &requests) {
     }
     out.offsets[i] = next;
     next = alignUp(next + bytes);
+    if (next > limit) {
+      out.tooLarge = true;
+      out.neededBytes = std::max(out.neededBytes, double(next));
+      return out;
+    }
   }
   out.persistentBytes = next;
 
@@ -104,6 +126,11 @@ MemoryLayout planMemory(const std::vector<BufferRequest> &requests) {
     out.offsets[i] = offset;
     placed.push_back({offset, offset + bytes, r.first, r.last});
     end = std::max(end, alignUp(offset + bytes));
+    if (end > limit) {
+      out.tooLarge = true;
+      out.neededBytes = std::max(out.neededBytes, double(end));
+      return out;
+    }
   }
   out.arenaBytes = end;
 

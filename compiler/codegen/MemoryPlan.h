@@ -36,6 +36,11 @@ struct MemoryLayout {
   uint64_t persistentBytes = 0;  // [0, persistentBytes): persistent buffers
   uint64_t arenaBytes = 0;       // end of the last buffer, aligned
   uint64_t unplannedBytes = 0;   // what one buffer per root would take
+  /// The arena would pass kMaxArenaBytes (runtime/CheckedSize.h): the
+  /// offsets are then meaningless, and `neededBytes` says about how much
+  /// the step asked for (a lower bound once a sum overflows).
+  bool tooLarge = false;
+  double neededBytes = 0;
 };
 
 constexpr uint64_t kBufferAlignment = 256;
@@ -46,6 +51,8 @@ inline uint64_t alignUp(uint64_t n, uint64_t alignment = kBufferAlignment) {
 
 /// Places every request. Alias chains must end at a non-alias (no cycles);
 /// requests of 0 bytes get 1 so that every buffer has an address of its own.
+/// Every offset and sum is checked: an arena past kMaxArenaBytes sets
+/// `tooLarge` instead of wrapping.
 MemoryLayout planMemory(const std::vector<BufferRequest> &requests);
 
 } // namespace llmc::codegen

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/PlanBuilder.h"
 #include "compiler/codegen/MemoryPlan.h"
+#include "runtime/CheckedSize.h"
 
 #include "compiler/eval/AttrTensors.h"
 #include "compiler/eval/ModelArguments.h"
@@ -464,6 +465,12 @@ FailureOr<PlannedFunction> Builder::build() {
   markOutputs();
   chooseScalars();
   MemoryLayout layout = planMemory(requests_);
+  if (layout.tooLarge)
+    return func_.emitError("memory plan: @")
+           << func_.getSymName() << " needs an arena of about "
+           << ::llmc::bytesText(layout.neededBytes) << ", more than the "
+           << ::llmc::bytesText(double(::llmc::kMaxArenaBytes))
+           << " llmc allows; lower the batch size or sequence length";
   fillOffsetTables(layout);
 
   Plan &plan = out_.plan;

@@ -110,6 +110,13 @@ LogicalResult emitColumns(Operation *op, const EmitContext &ctx,
   Type it = elementTypeOf(op->getOperand(0)),
        rt = elementTypeOf(op->getResult(0));
   int64_t chunks = (rows + kChunkRows - 1) / kChunkRows;
+  // Chunks are grid y (at most 65535), column groups grid x: say so here
+  // rather than truncate them to unsigned or fail at launch.
+  if (chunks > 65535 || (cols + 31) / 32 > 2147483647)
+    return op->emitError("codegen: a column reduction of ")
+           << rows << " rows x " << cols
+           << " columns exceeds the launch grid (at most "
+           << 65535 * kChunkRows << " rows)";
   std::string partialName = ctx.name + "_partial";
   KernelSource part(op, partialName);
   part.scheme(std::string("reduce_") + reductionName(kind) +

@@ -6,12 +6,18 @@
 // before its kernel runs, so kernels need no checks of their own.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/Kernels.h"
 
 #include "dialects/llmc/ShapeUtils.h"
+#include "runtime/CheckedSize.h"
+#include "runtime/ParseInteger.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <cstdlib>
+#include <iterator>
 
 using namespace mlir;
 
@@ -32,6 +38,36 @@ static const KernelTable &kernelTable() {
 }
 
 bool hasKernel(StringRef opName) { return kernelTable().count(opName); }
+
+int64_t evalMemoryLimit() {
+  if (const char *env = std::getenv("LLMC_EVAL_MEMORY_LIMIT")) {
+    int64_t limit = 0;
+    if (parseInteger(env, 1, INT64_MAX, limit))
+      return limit;
+  }
+  int64_t physical = physicalMemoryBytes();
+  return physical > 0 ? physical : kMaxTensorBytes;
+}
+
+/// Host bytes of a RefTensor: every element is a double or an int64.
+static CheckedSize refTensorBytes(ArrayRef<int64_t> shape) {
+  return elementCount(shape) * CheckedSize(8);
+}
+
+std::string evalAllocationError(ArrayRef<int64_t> shape, int64_t heldBytes) {
+  CheckedSize bytes = refTensorBytes(shape);
+  int64_t limit = evalMemoryLimit();
+  if ((bytes + CheckedSize(heldBytes)).fitsIn(limit))
+    return "";
+  std::string s = "has shape " + shapeText(shape) + " (" +
+                  countText(elementCount(shape)) + " elements, " +
+                  bytesText(bytes.approx()) + " as float64 on the host)";
+  s += ", more than the " + bytesText(double(limit)) +
+       " of host memory llmc may use";
+  if (heldBytes > 0)
+    s += " (" + bytesText(double(heldBytes)) + " already held)";
+  return s + "; use a smaller batch or model";
+}
 
 std::optional<ElementKind> kindOf(Type t) {
   if (t.isF64())
@@ -76,6 +112,15 @@ static LogicalResult checkEvaluable(Operation *op, Value v,
   return success();
 }
 
+/// "'llmc.add'", with " (node 'fill')" when the location names the ONNX
+/// node or JSON path the op came from: ONNX diagnostics print no location.
+static std::string opDescription(Operation *op) {
+  std::string s = "'" + op->getName().getStringRef().str() + "'";
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    s += " (node '" + name.getName().str() + "')";
+  return s;
+}
+
 /// "'idx'" from an argument's llmc.input / llmc.param name, or "#3".
 static std::string argumentName(func::FuncOp func, unsigned i) {
   for (StringRef attr : {"llmc.input", "llmc.param"})
@@ -115,9 +160,35 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
   if (failed(checkArguments(func, args)))
     return failure();
 
+  // Host memory is accounted as values are made and freed after their last
+  // use, so a step too large for the machine stops before the allocation
+  // (evalAllocationError) instead of in std::bad_alloc.
   llvm::DenseMap<Value, RefTensor> values;
-  for (unsigned i = 0; i < args.size(); ++i)
-    values[func.getArgument(i)] = args[i];
+  llvm::DenseMap<Value, unsigned> usesLeft;
+  int64_t held = 0;
+  auto hold = [&](Value v, RefTensor t) {
+    held += refTensorBytes(t.shape).value();
+    usesLeft[v] = static_cast<unsigned>(
+        std::distance(v.getUses().begin(), v.getUses().end()));
+    values[v] = std::move(t);
+  };
+  auto release = [&](Operation &op) {
+    for (Value v : op.getOperands()) {
+      auto it = usesLeft.find(v);
+      if (it == usesLeft.end() || --it->second > 0)
+        continue;
+      auto t = values.find(v);
+      held -= refTensorBytes(t->second.shape).value();
+      values.erase(t);
+    }
+  };
+  for (unsigned i = 0; i < args.size(); ++i) {
+    if (std::string why = evalAllocationError(args[i].shape, held);
+        !why.empty())
+      return func.emitError("reference evaluator: argument ")
+             << argumentName(func, i) << " " << why;
+    hold(func.getArgument(i), args[i]);
+  }
 
   const KernelTable &table = kernelTable();
   for (Operation &op : func.getBody().front()) {
@@ -141,9 +212,17 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
                << i << " is not defined in the function body";
       operands.push_back(&it->second);
     }
-    for (auto [i, v] : llvm::enumerate(op.getResults()))
+    int64_t resultBytes = 0;
+    for (auto [i, v] : llvm::enumerate(op.getResults())) {
       if (failed(checkEvaluable(&op, v, "result #" + std::to_string(i))))
         return failure();
+      std::vector<int64_t> shape = shapeOf(v);
+      if (std::string why = evalAllocationError(shape, held + resultBytes);
+          !why.empty())
+        return op.emitError("reference evaluator: result #")
+               << i << " of " << opDescription(&op) << " " << why;
+      resultBytes += refTensorBytes(shape).value();
+    }
     std::vector<RefTensor> results;
     if (failed(kernel->second(&op, operands, results)))
       return failure();
@@ -151,7 +230,8 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
       return op.emitError("reference evaluator: kernel produced ")
              << results.size() << " results for " << op.getNumResults();
     for (auto [v, t] : llvm::zip(op.getResults(), results))
-      values[v] = std::move(t);
+      hold(v, std::move(t));
+    release(op);
   }
   return func.emitError("reference evaluator: @")
          << func.getSymName() << " has no func.return";

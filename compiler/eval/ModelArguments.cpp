@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/eval/ModelArguments.h"
 #include "compiler/eval/AttrTensors.h"
+#include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/Evaluator.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -56,6 +57,11 @@ std::optional<RefTensor> argumentType(func::FuncOp func, unsigned i,
     error = "argument '" + argName(func, i) + "' has type " + text +
             "; the reference evaluator needs a static tensor of a supported "
             "element type (specialize shapes first)";
+    return std::nullopt;
+  }
+  // Checked before any caller allocates a tensor of this shape.
+  if (std::string why = evalAllocationError(type.getShape()); !why.empty()) {
+    error = "argument '" + argName(func, i) + "' " + why;
     return std::nullopt;
   }
   RefTensor t;

@@ -57,8 +57,8 @@ foldIntBinary(Attribute lhsAttr, Attribute rhsAttr, RankedTensorType resultType,
               const std::function<std::optional<APInt>(const APInt &,
                                                        const APInt &)> &fn) {
   auto lhs = foldableInts(lhsAttr), rhs = foldableInts(rhsAttr);
-  if (!lhs || !rhs || !resultType.hasStaticShape() ||
-      resultType.getNumElements() > kMaxFoldElements)
+  auto count = staticElementCount(resultType.getShape()); // checked
+  if (!lhs || !rhs || !count || *count > kMaxFoldElements)
     return {};
   auto lv = llvm::to_vector(lhs.getValues<APInt>());
   auto rv = llvm::to_vector(rhs.getValues<APInt>());

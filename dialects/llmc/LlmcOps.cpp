@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/InferUtils.h"
+#include "dialects/llmc/TensorSize.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -134,6 +135,11 @@ LogicalResult ReshapeOp::verify() {
   if (in.getElementType() != out.getElementType())
     return emitOpError("changes the element type from ")
            << in.getElementType() << " to " << out.getElementType();
+  // Compare checked counts: [5, 3689348814741910324] is 4 elements
+  // modulo 2^64, the same as [2, 2].
+  for (auto [what, type] : {std::pair{"input ", in}, std::pair{"result ", out}})
+    if (std::string why = tensorTypeSizeError(type); !why.empty())
+      return emitOpError(what) << why;
   auto a = staticElementCount(in.getShape());
   auto b = staticElementCount(out.getShape());
   if (a && b && *a != *b)

@@ -1,5 +1,6 @@
 //===- DimBindings.cpp - Values of a graph's symbolic dims ----------------===//
 #include "frontends/json/DimBindings.h"
+#include "runtime/ParseInteger.h"
 
 #include <cctype>
 #include <cerrno>
@@ -30,10 +31,10 @@ std::optional<DimOverride> parseDimOverride(const std::string &spec,
     error = "'" + o.name + "' is not a dim name (letters, digits and _)";
     return std::nullopt;
   }
-  char *end = nullptr;
-  errno = 0;
-  long long v = value.empty() ? 0 : std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || errno == ERANGE || v <= 0) {
+  // Strict: strtoll would take " 5" and "+5"; a dim past 2^40 makes a
+  // tensor past kMaxTensorBytes whatever its other dims.
+  int64_t v = 0;
+  if (!::llmc::parseInteger(value, 1, int64_t(1) << 40, v)) {
     error = "the value of " + o.name + " must be a positive integer, got '" +
             value + "'";
     return std::nullopt;

@@ -8,7 +8,9 @@
 #include "frontends/json/GraphImporter.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "dialects/llmc/ShapeUtils.h"
+#include "dialects/llmc/TensorSize.h"
 #include "frontends/json/InitRule.h"
+#include "runtime/CheckedSize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -206,6 +208,8 @@ GraphImporter::readArguments(const Json &root, SmallVectorImpl<Type> &types,
                              std::vector<std::string> &names) {
   static const Json kEmpty = Json::array();
   const Json *params = member(root, "parameters");
+  // All parameters together: checked before anything initializes them.
+  ::llmc::CheckedSize paramBytes(0);
   for (int pass = 0; pass < 2; ++pass) {
     bool isParam = pass == 0;
     const Json &list =
@@ -245,6 +249,22 @@ GraphImporter::readArguments(const Json &root, SmallVectorImpl<Type> &types,
       if (failed(dimsOr))
         return failure();
       auto type = RankedTensorType::get(*dimsOr, *dtype);
+      if (std::string why = mlir::llmc::tensorTypeSizeError(type);
+          !why.empty())
+        return error(path + ".shape")
+               << (isParam ? "parameter '" : "input '")
+               << name->get<std::string>() << "' " << why;
+      if (isParam) {
+        paramBytes += ::llmc::byteSize(
+            type.getShape(), (type.getElementTypeBitWidth() + 7) / 8);
+        if (!paramBytes.fitsIn(::llmc::kMaxModelBytes))
+          return error(path + ".shape")
+                 << "the parameters up to '" << name->get<std::string>()
+                 << "' take " << ::llmc::bytesText(paramBytes.approx())
+                 << ", more than the "
+                 << ::llmc::bytesText(double(::llmc::kMaxModelBytes))
+                 << " llmc allows for a model";
+      }
       DictionaryAttr dict;
       if (isParam) {
         auto p = readParameter(entry, path, type);

@@ -128,9 +128,16 @@ GraphImporter::explicitResultTypes(const Json *attrs, ArrayRef<Value> operands,
   if (llvm::count(dims, -1) > 1)
     return error(path + ".attrs.shape") << "at most one dim may be -1";
   if (llvm::is_contained(dims, -1)) {
-    int64_t known = 1;
+    std::vector<int64_t> knownDims;
     for (int64_t d : dims)
-      known *= d == -1 ? 1 : d;
+      if (d != -1)
+        knownDims.push_back(d);
+    auto knownCount = mlir::llmc::staticElementCount(knownDims);
+    if (!knownCount)
+      return error(path + ".attrs.shape")
+             << "the known dims of " << mlir::llmc::shapeToString(dims)
+             << " have more elements than a 64-bit count holds";
+    int64_t known = *knownCount;
     int64_t total = input.getNumElements();
     if (known == 0 || total % known != 0)
       return error(path + ".attrs.shape")

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/ShapeUtils.h"
+#include "dialects/llmc/TensorSize.h"
 #include "frontends/json/GraphImporter.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -187,15 +188,15 @@ GraphImporter::readElements(const Json &value, Type elementType,
   if (!flatten(value, 0, nested, leaves))
     return error(path) << "a nested list must be rectangular";
   ArrayRef<int64_t> shape = explicitShape ? *explicitShape : nested;
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
+  auto type = RankedTensorType::get(shape, elementType);
+  if (std::string why = mlir::llmc::tensorTypeSizeError(type); !why.empty())
+    return error(path) << "the constant " << why;
+  int64_t count = *mlir::llmc::staticElementCount(shape);
   bool splat = !value.is_array();
   if (!splat && static_cast<int64_t>(leaves.size()) != count)
     return error(path) << "has " << leaves.size() << " values, but the shape "
                        << mlir::llmc::shapeToString(shape) << " holds "
                        << count;
-  auto type = RankedTensorType::get(shape, elementType);
   SmallVector<Attribute> elements;
   for (size_t i = 0; i < leaves.size(); ++i) {
     const Json &leaf = *leaves[i];

@@ -14,6 +14,7 @@
 #include "frontends/onnx/onnx.pb.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "dialects/llmc/TensorSize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -386,7 +387,13 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
                                               builder.getArrayAttr(symbols)));
     NamedAttrList attrs;
     attrs.append("llmc.input", builder.getStringAttr(input.name()));
-    argTypes.push_back(RankedTensorType::get(shape, *elt));
+    auto type = RankedTensorType::get(shape, *elt);
+    if (std::string why = mlir::llmc::tensorTypeSizeError(type); !why.empty()) {
+      emitError(loc) << "graph input '" << input.name() << "' " << why
+                     << "; lower --batch, --seq or --shape";
+      return nullptr;
+    }
+    argTypes.push_back(type);
     argLocs.push_back(loc);
     argAttrs.push_back(attrs);
     argNames.push_back(input.name());

@@ -11,6 +11,7 @@
 #include "frontends/onnx/onnx.pb.h"
 
 #include "dialects/llmc/LlmcDialect.h"
+#include "dialects/llmc/TensorSize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -178,6 +179,15 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                            << "') is read by the graph, but llmc does not "
                               "compute that output of "
                            << node.op_type();
+    // Whatever the op, its result must be a tensor llmc can count and
+    // hold; the verifier would say so too, but without the node's name.
+    auto it = values.find(node.output(i));
+    if (it != values.end() && it->second.value)
+      if (std::string why =
+              mlir::llmc::tensorTypeSizeError(it->second.value.getType());
+          !why.empty())
+        return n.emitError()
+               << "output '" << node.output(i) << "' " << why;
   }
   return success();
 }

@@ -6,9 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/OnnxGraph.h"
+#include "frontends/onnx/OnnxSizes.h"
 #include "frontends/onnx/onnx.pb.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "runtime/CheckedSize.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -210,7 +212,15 @@ LogicalResult OnnxNode::evalError(llvm::Error err) const {
 }
 
 bool OnnxNode::canFold(llvm::ArrayRef<int64_t> shape) const {
-  return shapeElementCount(shape) <= options().foldLimit;
+  return ::llmc::elementCount(shape).fitsIn(options().foldLimit);
+}
+
+LogicalResult checkResultSize(const OnnxNode &n, llvm::ArrayRef<int64_t> shape,
+                              int64_t elementBytes, llvm::StringRef what) {
+  std::string why = ::llmc::tensorSizeError(shape, elementBytes);
+  if (why.empty())
+    return success();
+  return n.emitError() << what << " " << why;
 }
 
 FailureOr<int64_t> OnnxNode::normalizeAxis(int64_t axis, int64_t rank,

@@ -10,9 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/OnnxConstants.h"
 #include "frontends/onnx/OnnxGraph.h"
+#include "frontends/onnx/OnnxSizes.h"
 #include "frontends/onnx/onnx.pb.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "runtime/CheckedSize.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -123,8 +125,16 @@ static LogicalResult reshapeOp(OnnxNode &n) {
     }
     if (d < 0)
       return n.emitError() << "target shape has dim " << d;
-    known *= d;
+    known = ::llmc::elementCount({known, d}).value(); // checked below
   }
+  // Check the known dims before any product can wrap: [5,
+  // 3689348814741910324] has 4 elements modulo 2^64.
+  std::vector<int64_t> knownDims;
+  for (auto [i, d] : llvm::enumerate(shape))
+    if (int64_t(i) != inferred)
+      knownDims.push_back(d == 0 && !allowZero ? in[i] : d);
+  if (failed(checkResultSize(n, knownDims, dtypeSize(n.dtype(0)), "the target")))
+    return failure();
   if (inferred >= 0) {
     int64_t total = shapeElementCount(in);
     if (known == 0 || total % known != 0)
@@ -273,6 +283,8 @@ static LogicalResult expandOp(OnnxNode &n) {
   auto shape = broadcastStatic(in, dims);
   if (!shape)
     return n.emitError() << "cannot expand the input to the target shape";
+  if (failed(checkResultSize(n, *shape, dtypeSize(n.dtype(0)), "the result")))
+    return failure();
   if (const TensorData *x = n.constant(0); x && n.canFold(*shape)) {
     n.setOutput(0, evalBroadcastTo(*x, *shape));
     return success();
@@ -306,6 +318,8 @@ static LogicalResult constantOfShapeOp(OnnxNode &n) {
       return n.emitError() << "value must have one element";
     fill = std::move(*t);
   }
+  if (failed(checkResultSize(n, shape, dtypeSize(fill.dtype()), "the result")))
+    return failure();
   if (n.canFold(shape)) {
     n.setOutput(0, evalBroadcastTo(fill.reshaped({}), shape));
     return success();
@@ -330,6 +344,19 @@ static LogicalResult rangeOp(OnnxNode &n) {
   const TensorData *s = *start, *l = *limit, *d = *delta;
   double count = std::ceil((l->getDouble(0) - s->getDouble(0)) /
                            d->getDouble(0));
+  if (std::isnan(count) && d->getDouble(0) != 0)
+    return n.emitError() << "start, limit and delta must be finite";
+  // A count past 2^62 would be undefined as an int64: say how many
+  // elements the range has instead.
+  if (count > 4.6e18)
+    return n.emitError() << "the range from " << s->getDouble(0) << " to "
+                         << l->getDouble(0) << " by " << d->getDouble(0)
+                         << " has about " << count
+                         << " elements, more than a 64-bit count holds";
+  if (d->getDouble(0) != 0 &&
+      failed(checkResultSize(n, {count > 0 ? int64_t(count) : 0},
+                         dtypeSize(s->dtype()), "the result")))
+    return failure();
   if (d->getDouble(0) == 0 || n.canFold({count > 0 ? int64_t(count) : 0})) {
     auto r = evalRange(*s, *l, *d);
     if (!r)

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/OnnxTensor.h"
 #include "frontends/onnx/onnx.pb.h"
+#include "runtime/CheckedSize.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
@@ -82,10 +83,10 @@ bool isKnownDType(int32_t code) {
 }
 
 int64_t shapeElementCount(llvm::ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  // Saturate: a count that does not fit compares unequal to, and larger
+  // than, any real one, never as a small wrapped number.
+  ::llmc::CheckedSize n = ::llmc::elementCount(shape);
+  return n.valid() ? n.value() : INT64_MAX;
 }
 
 //===----------------------------------------------------------------------===//
@@ -325,16 +326,15 @@ llvm::Expected<TensorData> decodeTensor(const onnx::TensorProto &t,
   if (t.has_segment())
     return tensorError(t, what, "is segmented, which llmc cannot import");
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
-  // Check the element count against overflow before allocating: a corrupt
-  // file must not turn into a huge allocation.
-  int64_t count = 1;
-  for (int64_t d : shape) {
+  // Check the size against overflow and the tensor limit before
+  // allocating: a corrupt file must not turn into a huge allocation.
+  for (int64_t d : shape)
     if (d < 0)
       return tensorError(t, what, "has negative dim " + llvm::Twine(d));
-    if (d != 0 && count > (int64_t(1) << 40) / d)
-      return tensorError(t, what, "has more than 2^40 elements");
-    count *= d;
-  }
+  std::string why = ::llmc::tensorSizeError(shape, dtypeSize(type));
+  if (!why.empty())
+    return tensorError(t, what, why);
+  int64_t count = ::llmc::elementCount(shape).value(); // checked above
   size_t bytes = static_cast<size_t>(count) * dtypeSize(type);
 
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {

@@ -346,6 +346,25 @@ TEST_F(DamagedBundle, SchemaErrorsNameTheField) {
               "steps[0]: 'value' must be an integer in [0, 255]");
 }
 
+// Sizes that wrap in plain 64-bit arithmetic: a buffer of [2^32, 2^32]
+// (0 elements modulo 2^64) and an arena of 2^64 - 1 bytes.
+TEST_F(DamagedBundle, SizesThatOverflow) {
+  const std::string base = R"("blobs": [], "scalars": [], "kernels": [],
+                               "steps": [], )";
+  expectError(bundleWithHeader("{" + base + R"("arenaBytes": 1024,
+      "buffers": [{"name": "x", "role": "param", "dtype": "f32",
+      "shape": [4294967296, 4294967296], "offset": 0, "bytes": 256}]})"),
+              "buffer 'x': shape [4294967296, 4294967296] has about 1.8e+19 "
+              "elements, more than a 64-bit count holds");
+  expectError(bundleWithHeader("{" + base + R"("arenaBytes":
+      18446744073709551615, "buffers": []})"),
+              "the arena of 18446744073709551615 bytes (16.0 EiB) is more than "
+              "the 1.0 TiB llmc allows");
+  expectError(bundleWithHeader("{" + base + R"("arenaBytes": 1099511627776,
+      "workspaceBytes": 33554432, "buffers": []})"),
+              "the arena with its cuBLASLt workspace of 1099545182208 bytes");
+}
+
 TEST_F(DamagedBundle, ValidJsonButInvalidPlan) {
   expectError(bundleWithHeader(R"({"arenaBytes": 1024, "blobs": [],
         "scalars": [], "buffers": [], "kernels": [],

@@ -28,7 +28,8 @@ TEST(DimOverride, ParsesNameEqualsPositiveInteger) {
 TEST(DimOverride, RejectsMalformedSpecs) {
   const char *bad[] = {
       "seq",    "seq=", "=8",    "seq=0",   "seq=-4",
-      "seq=4x", "2d=4", "s-q=4", "seq=1.5", "seq=99999999999999999999"};
+      "seq=4x", "2d=4", "s-q=4", "seq=1.5", "seq=99999999999999999999",
+      "seq= 8", "seq=+8", "seq=1e3", "seq=1099511627777"};
   for (const char *spec : bad) {
     std::string error;
     EXPECT_FALSE(parseDimOverride(spec, error)) << spec;

@@ -188,3 +188,37 @@ TEST(MemoryPlanTest, RandomLiveRangesNeverOverlap) {
 }
 
 } // namespace
+
+namespace {
+
+// An arena past kMaxArenaBytes (2^40) is reported, never wrapped: two
+// persistent halves of 2^63 bytes would sum to 0 modulo 2^64.
+TEST(MemoryPlan, ArenaPastTheLimitIsTooLarge) {
+  MemoryLayout wrapped =
+      planMemory({persistent(uint64_t(1) << 63), persistent(uint64_t(1) << 63)});
+  EXPECT_TRUE(wrapped.tooLarge);
+  EXPECT_DOUBLE_EQ(wrapped.neededBytes, 18446744073709551616.0);
+
+  MemoryLayout huge = planMemory({transient(UINT64_MAX, 0, 1)});
+  EXPECT_TRUE(huge.tooLarge);
+
+  // Each buffer fits, the persistent stack does not.
+  uint64_t tib = uint64_t(1) << 40;
+  MemoryLayout stacked = planMemory({persistent(tib / 2), persistent(tib / 2),
+                                     persistent(256)});
+  EXPECT_TRUE(stacked.tooLarge);
+
+  // Transients that are live together do not fit either.
+  MemoryLayout together = planMemory(
+      {transient(tib / 2, 0, 2), transient(tib / 2, 1, 3), transient(tib / 2, 2, 4)});
+  EXPECT_TRUE(together.tooLarge);
+  EXPECT_GT(together.neededBytes, double(tib));
+
+  // The same transients one after another reuse their bytes and fit.
+  MemoryLayout reused = planMemory(
+      {transient(tib / 2, 0, 0), transient(tib / 2, 1, 1), transient(tib / 2, 2, 2)});
+  EXPECT_FALSE(reused.tooLarge);
+  EXPECT_EQ(reused.arenaBytes, tib / 2);
+}
+
+} // namespace

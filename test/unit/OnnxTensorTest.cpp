@@ -129,7 +129,14 @@ TEST(DecodeTensor, SizeMismatchesAreErrors) {
             "tensor 'w' has negative dim -2");
   auto huge = tensor("w", 1, {1 << 30, 1 << 30});
   EXPECT_EQ(errorOf(decodeTensor(huge, ".")),
-            "tensor 'w' has more than 2^40 elements");
+            "tensor 'w' has shape [1073741824, 1073741824] "
+            "(1152921504606846976 elements, 4.0 EiB), more than the 1.0 TiB "
+            "llmc allows for one tensor");
+  // 2^32 x 2^32 wraps to 0 elements in int64 arithmetic.
+  auto wrapped = tensor("w", 1, {int64_t(1) << 32, int64_t(1) << 32});
+  EXPECT_EQ(errorOf(decodeTensor(wrapped, ".")),
+            "tensor 'w' has shape [4294967296, 4294967296] (about 1.8e+19 "
+            "elements, 64.0 EiB), more elements than a 64-bit count holds");
   auto str = tensor("s", 8, {1});
   EXPECT_EQ(errorOf(decodeTensor(str, ".")),
             "tensor 's' has element type string, which llmc cannot import");

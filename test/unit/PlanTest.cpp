@@ -109,6 +109,43 @@ TEST(Plan, ShapeLargerThanBytes) {
   expectError(plan, "buffer 'x': shape needs 68 bytes but the buffer has 64");
 }
 
+// A shape of [2^32, 2^32] has 0 elements modulo 2^64: it must not pass as
+// fitting in 64 bytes.
+TEST(Plan, ShapeWhoseElementCountOverflows) {
+  Plan plan = validPlan();
+  plan.buffers[0].shape = {int64_t(1) << 32, int64_t(1) << 32};
+  expectError(plan, "buffer 'x': shape [4294967296, 4294967296] has about "
+                    "1.8e+19 elements, more than a 64-bit count holds");
+  plan.buffers[0].shape = {5, 3689348814741910324};
+  expectError(plan, "buffer 'x': shape [5, 3689348814741910324] has about "
+                    "1.8e+19 elements");
+}
+
+TEST(Plan, ArenaBeyondTheLimit) {
+  Plan plan = validPlan();
+  plan.arenaBytes = UINT64_MAX;
+  expectError(plan, "the arena of 18446744073709551615 bytes (16.0 EiB) is "
+                    "more than the 1.0 TiB llmc allows");
+  plan.arenaBytes = (uint64_t(1) << 40) + 1;
+  expectError(plan, "the arena of 1099511627777 bytes (1.0 TiB) is more than");
+  plan = validPlan();
+  plan.workspaceBytes = UINT64_MAX - 100;
+  expectError(plan, "the cuBLASLt workspace of 18446744073709551515 bytes");
+  // Each fits, their sum does not (Executor::allocateArena adds them).
+  plan = validPlan();
+  plan.arenaBytes = uint64_t(1) << 40;
+  plan.workspaceBytes = 32ull << 20;
+  expectError(plan, "the arena with its cuBLASLt workspace of 1099545182208 "
+                    "bytes");
+}
+
+TEST(Plan, BufferEndBeyond2To64IsNotPrintedWrapped) {
+  Plan plan = validPlan();
+  plan.buffers[1].offset = 256;
+  plan.buffers[1].bytes = UINT64_MAX - 100;
+  expectError(plan, "buffer 'y': bytes [256, beyond 2^64) lie outside");
+}
+
 TEST(Plan, InitialDataOfWrongSize) {
   Plan plan = validPlan();
   plan.buffers[2].init.resize(10);
@@ -169,6 +206,11 @@ TEST(Plan, LaunchDimensions) {
   plan = validPlan();
   std::get<LaunchStep>(plan.steps[0].op).grid = {1, 0, 1};
   expectError(plan, "grid and block dimensions must be positive");
+  plan = validPlan();
+  std::get<LaunchStep>(plan.steps[0].op).grid = {2147483648u, 1, 1};
+  expectError(plan, "grid x of 2147483648 exceeds 2147483647");
+  std::get<LaunchStep>(plan.steps[0].op).grid = {2147483647u, 1, 1};
+  EXPECT_TRUE(validatePlan(plan).isOk());
 }
 
 TEST(Plan, MatmulOperands) {

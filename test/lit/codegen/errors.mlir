@@ -88,3 +88,12 @@ func.func @forward(%g: tensor<1x1xf32>, %i: tensor<1xi64>) -> tensor<2147483648x
   %0 = llmc.gather_grad %g, %i axis 0 : (tensor<1x1xf32>, tensor<1xi64>) -> tensor<2147483648x1xf32>
   return %0 : tensor<2147483648x1xf32>
 }
+
+// -----
+
+// A column reduction whose 128-row chunks would pass grid y's 65535.
+// CHECK: error: codegen: a column reduction of 10000000 rows x 64 columns exceeds the launch grid (at most 8388480 rows)
+func.func @forward(%x: tensor<10000000x64xf32>) -> tensor<64xf32> {
+  %0 = llmc.reduce_sum %x axes [0] : (tensor<10000000x64xf32>) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}

@@ -34,7 +34,7 @@
 // ARCH1: llmc compile: error: --arch 'sm_1' is not a GPU architecture
 // OPT: llmc compile: error: --optimizer needs adamw or sgd
 // BETA: llmc compile: error: --beta2 needs a number in [0, 1)
-// SEED: llmc compile: error: --seed needs a non-negative integer, got 'x'
+// SEED: llmc compile: error: --seed needs an integer in [0, 18446744073709551615], got 'x'
 // OPTION: llmc compile: error: unknown option '--frobnicate'; usage: llmc compile MODEL -o OUT.llmc
 // VALUE: llmc compile: error: -o needs a value
 // NOFILE: llmc compile: error: expected a model file; usage: llmc compile

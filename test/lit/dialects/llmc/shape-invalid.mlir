@@ -36,6 +36,23 @@ func.func @reshape_count(%x: tensor<2x3xf32>) {
 
 // -----
 
+// [5, 3689348814741910324] has 4 elements modulo 2^64, as many as [2, 2].
+func.func @reshape_count_wraps(%x: tensor<2x2xf32>) {
+  // expected-error @+1 {{'llmc.reshape' op result has shape [5, 3689348814741910324] (about 1.8e+19 elements, 64.0 EiB), more elements than a 64-bit count holds}}
+  %0 = llmc.reshape %x : tensor<2x2xf32> -> tensor<5x3689348814741910324xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_too_large(%x: tensor<1099511627776xf32>) {
+  // expected-error @+1 {{'llmc.reshape' op input has shape [1099511627776] (1099511627776 elements, 4.0 TiB), more than the 1.0 TiB llmc allows for one tensor}}
+  %0 = llmc.reshape %x : tensor<1099511627776xf32> -> tensor<1048576x1048576xf32>
+  return
+}
+
+// -----
+
 func.func @reshape_element(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{'llmc.reshape' op changes the element type from 'f32' to 'bf16'}}
   %0 = llmc.reshape %x : tensor<2x3xf32> -> tensor<6xbf16>
