@@ -215,10 +215,11 @@ int runTrainCpu(const TrainConfig &cfg) {
   const RefTensor &type = (*trainer)->inputs().front().type;
 
   DataLoader train, val;
-  Status s = train.open(cfg.data, batch, seq);
+  int64_t vocab = (*trainer)->vocabulary();
+  Status s = train.open(cfg.data, batch, seq, vocab);
   if (!s)
     return fail(s.message());
-  if (!cfg.val.empty() && !(s = val.open(cfg.val, batch, seq)))
+  if (!cfg.val.empty() && !(s = val.open(cfg.val, batch, seq, vocab)))
     return fail(s.message());
   llvm::outs() << "llmc train: " << cfg.model << " on the CPU reference "
                << "evaluator | " << (*trainer)->parameterCount()
@@ -231,7 +232,10 @@ int runTrainCpu(const TrainConfig &cfg) {
     double sum = 0;
     std::vector<int64_t> x, y;
     for (int64_t b = 0; b < cfg.valBatches; ++b) {
-      val.next(x, y);
+      if (Status s = val.next(x, y); !s) {
+        fail(s.message());
+        return false;
+      }
       auto loss = (*trainer)->evalLoss(
           {{tokens, tokenTensor(type, x)}, {targets, tokenTensor(type, y)}});
       if (mlir::failed(loss))
@@ -244,7 +248,8 @@ int runTrainCpu(const TrainConfig &cfg) {
 
   std::vector<int64_t> x, y;
   for (int64_t step = 0; step < cfg.steps; ++step) {
-    train.next(x, y);
+    if (Status s = train.next(x, y); !s)
+      return fail(s.message());
     double lr = learningRateAt(cfg, step);
     auto start = std::chrono::steady_clock::now();
     auto loss = (*trainer)->step(

@@ -306,7 +306,7 @@ TEST_P(TrainGpuTest, FiftyStepsLowerTheLoss) {
   std::vector<double> losses;
   double totalMs = 0;
   for (int64_t step = 0; step < 50; ++step) {
-    loader.next(tokens, targets);
+    ASSERT_TRUE(loader.next(tokens, targets));
     double loss = 0;
     s = trainer->step(step, tokens, targets, GetParam().lr, loss);
     ASSERT_TRUE(s) << s.message();
@@ -343,7 +343,7 @@ TEST_P(TrainGpuTest, ValidationLeavesParametersAndStateAsTheyWere) {
   std::vector<int64_t> tokens, targets;
   double loss = 0;
   for (int64_t step = 0; step < 2; ++step) {
-    loader.next(tokens, targets);
+    ASSERT_TRUE(loader.next(tokens, targets));
     ASSERT_TRUE(trainer->step(step, tokens, targets, GetParam().lr, loss));
   }
   auto snapshot = [&] {
@@ -412,7 +412,7 @@ TEST_P(TrainGpuTest, BundleTrainsLikeTheInMemoryPlan) {
   ASSERT_TRUE(loader.open(tokenShard(), inMemory->batch(), inMemory->seq()));
   std::vector<int64_t> tokens, targets;
   for (int64_t step = 0; step < 3; ++step) {
-    loader.next(tokens, targets);
+    ASSERT_TRUE(loader.next(tokens, targets));
     double a = 0, b = 0;
     ASSERT_TRUE(fromFile->step(step, tokens, targets, GetParam().lr, a));
     ASSERT_TRUE(inMemory->step(step, tokens, targets, GetParam().lr, b));
@@ -478,7 +478,7 @@ TEST(TrainGpuBench, NamedModel) {
   std::vector<int64_t> tokens, targets;
   double first = 0, loss = 0;
   for (int64_t step = 0; step < 20; ++step) {
-    loader.next(tokens, targets);
+    ASSERT_TRUE(loader.next(tokens, targets));
     double lr = learningRateAt(cfg, step);
     auto t0 = std::chrono::steady_clock::now();
     s = trainer->step(step, tokens, targets, lr, loss);
