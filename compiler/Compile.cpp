@@ -205,6 +205,7 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
                            "named 'loss' (llmc.output)");
   if (!config.name.empty())
     plan.name = config.name;
+  plan.vocab = report.vocab;
   countPlan(plan, report);
   report.persistentBytes = out.planned.persistentBytes;
   report.unplannedBytes = out.planned.unplannedBytes;

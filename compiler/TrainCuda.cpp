@@ -52,8 +52,10 @@ Status CudaTrainer::open(const TrainConfig &cfg,
       return Status::error("cannot compile '" + cfg.model +
                            "' for the GPU (see the errors above)");
     plan = std::move(compiled->planned.plan);
-    vocab = compiled->report.vocab;
   }
+  // A bundle carries the vocabulary in its plan (0 for bundles written
+  // before it did: no check).
+  vocab = plan.vocab;
   LLMC_RETURN_IF_ERROR(fromPlan(std::move(plan), cfg.model, out, kind));
   out->vocab_ = vocab;
   return Status::ok();
