@@ -161,6 +161,12 @@ int runTokenize(const Args &args) {
     return usage(llvm::errs(), 2);
   }
 
+  if (!val.empty() && val == output) {
+    llvm::errs() << "llmc tokenize: error: --val and -o name the same file '"
+                 << val << "'\n";
+    return 2;
+  }
+
   std::string error;
   // Tokens before `cut` train, the rest validate (the tail --val-fraction).
   uint64_t cut = UINT64_MAX;

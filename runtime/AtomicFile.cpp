@@ -148,13 +148,18 @@ Status AtomicFile::open(const std::string &path) {
     return error_ = Status::error("cannot write a file with an empty name");
 
   struct stat st;
+  bool replacing = false; // an existing regular file: keep its permissions
   if (::lstat(path.c_str(), &st) == 0) {
     if (S_ISLNK(st.st_mode)) {
       // Replace what the link points at and keep the link.
       char resolved[PATH_MAX];
-      if (::realpath(path.c_str(), resolved))
+      if (::realpath(path.c_str(), resolved)) {
         target_ = resolved;
-    } else if (!S_ISREG(st.st_mode)) {
+        replacing = ::stat(resolved, &st) == 0 && S_ISREG(st.st_mode);
+      }
+    } else if (S_ISREG(st.st_mode)) {
+      replacing = true;
+    } else {
       fd_ = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
       if (fd_ < 0)
         return fail("cannot write", errno);
@@ -173,6 +178,8 @@ Status AtomicFile::open(const std::string &path) {
     fd_ = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd_ >= 0) {
       temp_ = temp;
+      if (replacing)
+        (void)::fchmod(fd_, st.st_mode & 07777);
       return Status::ok();
     }
     int err = errno;

@@ -74,6 +74,17 @@ TEST(AtomicFile, TargetKeepsItsOldContentUntilCommit) {
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"x.txt"});
 }
 
+TEST(AtomicFile, ReplacedFileKeepsItsPermissions) {
+  std::string dir = freshDir("mode");
+  std::string path = dir + "/run.sh";
+  ASSERT_TRUE(writeFileAtomically(path, "#!/bin/sh\n").isOk());
+  ASSERT_EQ(::chmod(path.c_str(), 0750), 0);
+  ASSERT_TRUE(writeFileAtomically(path, "#!/bin/sh\necho hi\n").isOk());
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+}
+
 TEST(AtomicFile, UncommittedFileLeavesNothing) {
   std::string dir = freshDir("drop");
   {
