@@ -16,6 +16,7 @@
 #include "compiler/codegen/FunctionLowering.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "dialects/llmc/TensorSize.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/Nvrtc.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -27,7 +28,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
-#include <fstream>
 
 namespace llmc {
 
@@ -59,11 +59,6 @@ int debugLevel() {
   return v ? std::atoi(v) : 0;
 }
 
-bool writeFile(const std::string &path, const std::string &text) {
-  std::ofstream out(path);
-  out << text;
-  return static_cast<bool>(out);
-}
 
 struct CodegenRequest {
   std::string model, function, dumpDir, arch = kDefaultArch;
@@ -113,10 +108,13 @@ mlir::LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     if (std::error_code ec = llvm::sys::fs::create_directories(req.dumpDir))
       return failure("cannot create '" + req.dumpDir + "': " + ec.message());
     for (const KernelInfo &k : plan->plan.kernels)
-      if (!writeFile(req.dumpDir + "/" + k.name + ".cu", k.source))
-        return failure("cannot write '" + req.dumpDir + "/" + k.name + ".cu'");
-    if (!writeFile(req.dumpDir + "/launch-table.txt", table))
-      return failure("cannot write '" + req.dumpDir + "/launch-table.txt'");
+      if (Status s = writeFileAtomically(req.dumpDir + "/" + k.name + ".cu",
+                                         k.source);
+          !s)
+        return failure(s.message());
+    if (Status s = writeFileAtomically(req.dumpDir + "/launch-table.txt", table);
+        !s)
+      return failure(s.message());
   }
   os << table;
 

@@ -53,11 +53,7 @@ void countModel(func::FuncOp train, CompileReport &report) {
       report.tokens = elements(t);
   }
   double attention = 0;
-  train.walk([&](mlir::llmc::CrossEntropyOp op) {
-    auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
-    if (!report.vocab && logits.getRank() >= 1)
-      report.vocab = logits.getShape().back();
-  });
+  report.vocab = crossEntropyClasses(train);
   train.walk([&](Operation *op) {
     if (!isa<mlir::llmc::AttentionOp, mlir::llmc::AttentionLseOp>(op))
       return;
@@ -169,6 +165,16 @@ std::string bytesText(uint64_t bytes) {
 
 } // namespace
 
+int64_t crossEntropyClasses(func::FuncOp func) {
+  int64_t classes = 0;
+  func.walk([&](mlir::llmc::CrossEntropyOp op) {
+    auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!classes && logits.getRank() >= 1)
+      classes = logits.getShape().back();
+  });
+  return classes;
+}
+
 FailureOr<CompiledModel> compileModule(ModuleOp module,
                                        const CompileConfig &config) {
   auto start = std::chrono::steady_clock::now();
@@ -199,6 +205,7 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
                            "named 'loss' (llmc.output)");
   if (!config.name.empty())
     plan.name = config.name;
+  plan.vocab = report.vocab;
   countPlan(plan, report);
   report.persistentBytes = out.planned.persistentBytes;
   report.unplannedBytes = out.planned.unplannedBytes;

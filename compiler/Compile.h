@@ -59,6 +59,11 @@ struct CompiledModel {
 mlir::FailureOr<CompiledModel> compileModule(mlir::ModuleOp module,
                                              const CompileConfig &config);
 
+/// The classes of the first cross-entropy loss in `func` (0: none): the
+/// vocabulary that token ids and targets must stay below, checked when the
+/// data is opened on every device (DataLoader::open).
+int64_t crossEntropyClasses(mlir::func::FuncOp func);
+
 /// The report `llmc compile` prints, one fact per line.
 std::string formatReport(const CompileReport &report);
 

@@ -1,5 +1,6 @@
 //===- CpuTrainer.cpp - Training steps on the reference evaluator ---------===//
 #include "compiler/CpuTrainer.h"
+#include "compiler/Compile.h"
 #include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
@@ -181,5 +182,7 @@ int64_t CpuTrainer::parameterCount() const {
       n += args_[i].numElements();
   return n;
 }
+
+int64_t CpuTrainer::vocabulary() const { return crossEntropyClasses(func_); }
 
 } // namespace llmc

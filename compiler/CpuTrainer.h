@@ -61,6 +61,10 @@ public:
 
   int64_t parameterCount() const;
 
+  /// The vocabulary token ids and targets must stay below (0: no
+  /// cross-entropy loss, nothing to check).
+  int64_t vocabulary() const;
+
 private:
   // mutable: MLIR op handles are value types whose accessors are not const.
   mutable mlir::func::FuncOp func_, forward_;

@@ -2,6 +2,9 @@
 #include "compiler/Driver.h"
 #include "compiler/Version.h"
 
+#include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -52,6 +55,22 @@ static void printHelp(FILE *out) {
                     "`llmc <command> --help` describes one command.\n");
 }
 
+/// Output that standard output refused (a full disk) is an error with the
+/// OS reason, instead of a silent success or LLVM's "IO failure on output
+/// stream" abort when llvm::outs() is destroyed.
+static int checkStandardOutput(int rc) {
+  llvm::outs().flush();
+  std::error_code ec = llvm::outs().error();
+  bool failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+  int err = errno;
+  if (!ec && !failed)
+    return rc;
+  llvm::outs().clear_error();
+  std::fprintf(stderr, "llmc: error: cannot write to standard output: %s\n",
+               ec ? ec.message().c_str() : std::strerror(err));
+  return rc ? rc : 1;
+}
+
 int runDriver(int argc, char **argv) {
   if (argc < 2) {
     printHelp(stderr);
@@ -60,15 +79,15 @@ int runDriver(int argc, char **argv) {
   std::string first = argv[1];
   if (first == "--help" || first == "-h" || first == "help") {
     printHelp(stdout);
-    return 0;
+    return checkStandardOutput(0);
   }
   if (first == "--version") {
     std::printf("llmc %s\n", LLMC_VERSION);
-    return 0;
+    return checkStandardOutput(0);
   }
   for (const Command &c : commands()) {
     if (first == c.name)
-      return c.run(Args(argv + 2, argv + argc));
+      return checkStandardOutput(c.run(Args(argv + 2, argv + argc)));
   }
   std::fprintf(stderr,
                "llmc: error: unknown command '%s'; `llmc --help` lists the "

@@ -9,12 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
 #include "compiler/ModelLoader.h"
+#include "compiler/OutputFile.h"
 #include "frontends/onnx/OnnxImporter.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace llmc {
@@ -116,23 +115,21 @@ int runImport(const Args &args) {
   if (!module)
     return 1;
 
-  std::string error;
-  auto out = mlir::openOutputFile(output, &error);
-  if (!out) {
-    llvm::errs() << "llmc import: error: cannot write '" << output
-                 << "': " << error << "\n";
-    return 1;
-  }
   mlir::OpPrintingFlags flags;
   bool elide = elideWeights || (!keepWeights && output == "-" &&
-                                out->os().is_displayed());
+                                llvm::outs().is_displayed());
   if (elide)
     flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);
   if (locations)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  module->print(out->os(), flags);
-  out->os() << "\n";
-  out->keep();
+  Status s = writeOutput(output, [&](llvm::raw_ostream &os) {
+    module->print(os, flags);
+    os << "\n";
+  });
+  if (!s) {
+    llvm::errs() << "llmc import: error: " << s.message() << "\n";
+    return 1;
+  }
   return 0;
 }
 

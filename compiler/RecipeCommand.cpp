@@ -7,10 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
+#include "compiler/OutputFile.h"
 #include "frontends/json/recipes/Recipes.h"
 
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace llmc {
@@ -119,14 +118,14 @@ int runRecipe(const Args &args) {
     printSummary(*graph, llvm::outs());
   if (summary && output.empty())
     return 0;
-  std::string error;
-  auto out = mlir::openOutputFile(output.empty() ? "-" : output, &error);
-  if (!out) {
-    llvm::errs() << "llmc recipe: error: " << error << "\n";
+  Status s = writeOutput(output.empty() ? "-" : output,
+                         [&](llvm::raw_ostream &os) {
+                           os << json::dump(*graph, 1) << "\n";
+                         });
+  if (!s) {
+    llvm::errs() << "llmc recipe: error: " << s.message() << "\n";
     return 1;
   }
-  out->os() << json::dump(*graph, 1) << "\n";
-  out->keep();
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/ParseInteger.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -23,7 +24,6 @@
 
 #include <cinttypes>
 #include <cmath>
-#include <fstream>
 
 namespace llmc {
 
@@ -192,10 +192,8 @@ int runRun(const Args &args) {
                                 {"shape", t.shape},
                                 {"values", jsonNested(t, 0, next)}};
   }
-  std::ofstream out(outPath);
-  out << doc.dump() << "\n";
-  if (!out)
-    return fail("cannot write '" + outPath + "'");
+  if (Status s = writeFileAtomically(outPath, doc.dump() + "\n"); !s)
+    return fail(s.message());
   return 0;
 }
 

@@ -27,14 +27,16 @@ static void printUsage(llvm::raw_ostream &os) {
         "Trains a model (ONNX, JSON graph, llmc IR, or a compiled .llmc "
         "bundle) on\ntoken shards (llm.c .bin format, docs/token-format.md; "
         "`llmc tokenize` makes\nthem from text). The model's first two "
-        "integer inputs of shape [B, T] are\nthe token ids and the targets.\n\n"
+        "integer inputs of shape [B, T] are\nthe token ids and the targets. "
+        "--data and --val take a shard, a comma-separated\nlist, or a quoted "
+        "glob ('train_*.bin'), read in name order as one stream.\n\n"
         "options:\n"
         "  --device cpu|cuda      where to train (default: cpu; the CPU runs the\n"
         "                         float64 reference evaluator)\n"
         "  --steps N              training steps (default 10)\n"
         "  --lr X                 peak learning rate (default 1e-3)\n"
         "  --warmup N             linear warmup steps (default 0)\n"
-        "  --val VAL.bin          validation shard\n"
+        "  --val VAL.bin          validation shard(s)\n"
         "  --val-every N          validate every N steps (default: only at the end)\n"
         "  --val-batches N        batches per validation (default 4)\n"
         "  --seed N               seed of normal(std) parameter init (default 0)\n"
@@ -222,10 +224,11 @@ int runTrainCpu(const TrainConfig &cfg) {
   const RefTensor &type = (*trainer)->inputs().front().type;
 
   DataLoader train, val;
-  Status s = train.open(cfg.data, batch, seq);
+  int64_t vocab = (*trainer)->vocabulary();
+  Status s = train.open(cfg.data, batch, seq, vocab);
   if (!s)
     return fail(s.message());
-  if (!cfg.val.empty() && !(s = val.open(cfg.val, batch, seq)))
+  if (!cfg.val.empty() && !(s = val.open(cfg.val, batch, seq, vocab)))
     return fail(s.message());
   llvm::outs() << "llmc train: " << cfg.model << " on the CPU reference "
                << "evaluator | " << (*trainer)->parameterCount()
@@ -238,7 +241,10 @@ int runTrainCpu(const TrainConfig &cfg) {
     double sum = 0;
     std::vector<int64_t> x, y;
     for (int64_t b = 0; b < cfg.valBatches; ++b) {
-      val.next(x, y);
+      if (Status s = val.next(x, y); !s) {
+        fail(s.message());
+        return false;
+      }
       auto loss = (*trainer)->evalLoss(
           {{tokens, tokenTensor(type, x)}, {targets, tokenTensor(type, y)}});
       if (mlir::failed(loss))
@@ -251,7 +257,8 @@ int runTrainCpu(const TrainConfig &cfg) {
 
   std::vector<int64_t> x, y;
   for (int64_t step = 0; step < cfg.steps; ++step) {
-    train.next(x, y);
+    if (Status s = train.next(x, y); !s)
+      return fail(s.message());
     double lr = learningRateAt(cfg, step);
     auto start = std::chrono::steady_clock::now();
     auto loss = (*trainer)->step(

@@ -52,8 +52,10 @@ Status CudaTrainer::open(const TrainConfig &cfg,
       return Status::error("cannot compile '" + cfg.model +
                            "' for the GPU (see the errors above)");
     plan = std::move(compiled->planned.plan);
-    vocab = compiled->report.vocab;
   }
+  // A bundle carries the vocabulary in its plan (0 for bundles written
+  // before it did: no check).
+  vocab = plan.vocab;
   LLMC_RETURN_IF_ERROR(fromPlan(std::move(plan), cfg.model, out, kind));
   out->vocab_ = vocab;
   return Status::ok();
@@ -214,7 +216,7 @@ Status CudaTrainer::validate(DataLoader &loader, int64_t batches,
   std::vector<int64_t> tokens, targets;
   double sum = 0;
   for (int64_t i = 0; i < batches; ++i) {
-    loader.next(tokens, targets);
+    LLMC_RETURN_IF_ERROR(loader.next(tokens, targets));
     double l = 0;
     LLMC_RETURN_IF_ERROR(step(stepsTaken, tokens, targets, 0.0, l));
     sum += l;
@@ -251,7 +253,8 @@ int runTrainCuda(const TrainConfig &cfg) {
 
   std::vector<int64_t> tokens, targets;
   for (int64_t step = 0; step < cfg.steps; ++step) {
-    train.next(tokens, targets);
+    if (Status s = train.next(tokens, targets); !s)
+      return fail(s.message());
     double lr = learningRateAt(cfg, step), loss = 0;
     auto start = std::chrono::steady_clock::now();
     // --profile: the last step is a real step, launched kernel by kernel

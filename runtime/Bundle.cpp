@@ -1,5 +1,6 @@
 //===- Bundle.cpp - The .llmc bundle file: plan + cubins + weights --------===//
 #include "runtime/Bundle.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/Hash.h"
 #include "runtime/PlanJson.h"
 
@@ -75,39 +76,24 @@ Status writeBundle(const std::string &path, const Plan &plan) {
   putU64(prefix + 24, blobBytes);
   putU64(prefix + 32, checksum64(text.data(), text.size()));
 
-  std::string temp = path + ".tmp" + std::to_string(::getpid());
-  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-  if (!out)
-    return Status::error("cannot create " + temp + ": " + std::strerror(errno));
+  // A killed or failing compile leaves neither a partial bundle nor its
+  // temporary (runtime/AtomicFile.h).
+  AtomicFile out;
+  LLMC_RETURN_IF_ERROR(out.open(path));
   auto pad = [&](uint64_t to) {
     static const char zeros[kBundleBlobAlignment] = {};
-    uint64_t at = static_cast<uint64_t>(out.tellp());
-    out.write(zeros, static_cast<std::streamsize>(to - at));
+    return out.write(zeros, static_cast<size_t>(to - out.size()));
   };
-  out.write(reinterpret_cast<const char *>(prefix), sizeof(prefix));
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  LLMC_RETURN_IF_ERROR(out.write(prefix, sizeof(prefix)));
+  LLMC_RETURN_IF_ERROR(out.write(text));
   uint64_t blobBase =
       alignUp(kBundlePrefixBytes + text.size(), kBundleBlobAlignment);
-  pad(blobBase);
+  LLMC_RETURN_IF_ERROR(pad(blobBase));
   for (size_t i = 0; i < blobs.size(); ++i) {
-    pad(blobBase + table[i]["offset"].get<uint64_t>());
-    out.write(reinterpret_cast<const char *>(blobs[i]->data()),
-              static_cast<std::streamsize>(blobs[i]->size()));
+    LLMC_RETURN_IF_ERROR(pad(blobBase + table[i]["offset"].get<uint64_t>()));
+    LLMC_RETURN_IF_ERROR(out.write(blobs[i]->data(), blobs[i]->size()));
   }
-  out.close();
-  std::error_code ec;
-  if (!out) {
-    std::filesystem::remove(temp, ec);
-    return Status::error("cannot write " + path + ": " + std::strerror(errno) +
-                         " (is the disk full?)");
-  }
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    return Status::error("cannot rename " + temp + " to " + path + ": " +
-                         ec.message());
-  }
-  return Status::ok();
+  return out.commit();
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,56 +2,135 @@
 #include "runtime/DataLoader.h"
 #include "runtime/TokenFile.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace llmc {
 
-Status DataLoader::open(const std::string &path, int64_t batch, int64_t seq,
+DataLoader::~DataLoader() { closeShard(); }
+
+void DataLoader::closeShard() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  fd_ = -1;
+}
+
+Status DataLoader::open(const std::string &data, int64_t batch, int64_t seq,
                         int64_t vocab) {
+  closeShard();
+  shards_.clear();
+  total_ = position_ = 0;
   if (batch < 1 || seq < 1)
     return Status::error("batch and sequence length must be positive");
-  Status s = readTokenFile(path, tokens_);
-  if (!s)
-    return s;
-  size_t need = static_cast<size_t>(batch * seq + 1);
-  if (tokens_.size() < need)
-    return Status::error("token file '" + path + "' holds " +
-                         std::to_string(tokens_.size()) +
+  std::vector<std::string> paths;
+  LLMC_RETURN_IF_ERROR(resolveTokenShards(data, paths));
+  for (const std::string &path : paths) {
+    uint64_t count = 0;
+    LLMC_RETURN_IF_ERROR(readTokenFileHeader(path, count));
+    // The same check on the CPU and the GPU, before the first step: a bad
+    // token found 93 steps in costs the run.
+    if (vocab > 0)
+      LLMC_RETURN_IF_ERROR(checkTokenVocabulary(path, vocab));
+    shards_.push_back({path, total_, count});
+    total_ += count;
+  }
+  // batch * seq cannot overflow: both are the dims of a tensor the model
+  // has already accepted; compare in double anyway so no product wraps.
+  double need = static_cast<double>(batch) * static_cast<double>(seq) + 1;
+  if (static_cast<double>(total_) < need) {
+    std::string what = shards_.size() == 1
+                           ? "token file '" + shards_[0].path + "' holds "
+                           : std::to_string(shards_.size()) +
+                                 " token files hold ";
+    return Status::error(what + std::to_string(total_) +
                          " tokens; one batch of " + std::to_string(batch) +
                          " x " + std::to_string(seq) + " needs " +
-                         std::to_string(need) +
+                         std::to_string(batch * seq + 1) +
                          " (use a smaller --batch/--seq or more data)");
-  if (vocab > 0) {
-    for (size_t i = 0; i < tokens_.size(); ++i)
-      if (tokens_[i] >= vocab)
-        return Status::error("token file '" + path + "' has token " +
-                             std::to_string(tokens_[i]) + " at position " +
-                             std::to_string(i) +
-                             ", outside the model's vocabulary of " +
-                             std::to_string(vocab));
   }
   batch_ = batch;
   seq_ = seq;
-  position_ = 0;
   return Status::ok();
+}
+
+std::vector<std::string> DataLoader::shardPaths() const {
+  std::vector<std::string> paths;
+  for (const Shard &s : shards_)
+    paths.push_back(s.path);
+  return paths;
 }
 
 int64_t DataLoader::batchesPerEpoch() const {
   return batch_ * seq_ == 0
              ? 0
-             : static_cast<int64_t>((tokens_.size() - 1) / (batch_ * seq_));
+             : static_cast<int64_t>((total_ - 1) /
+                                    static_cast<uint64_t>(batch_ * seq_));
 }
 
-void DataLoader::next(std::vector<int64_t> &inputs,
-                      std::vector<int64_t> &targets) {
+/// Reads tokens [position, position + count) of the stream into window_.
+Status DataLoader::read(uint64_t position, size_t count) {
+  window_.resize(count);
+  // The shard holding `position`: the last one that starts at or before it.
+  auto it = std::upper_bound(
+      shards_.begin(), shards_.end(), position,
+      [](uint64_t p, const Shard &s) { return p < s.first; });
+  size_t index = static_cast<size_t>(it - shards_.begin()) - 1;
+  size_t done = 0;
+  while (done < count) {
+    const Shard &shard = shards_[index];
+    uint64_t offset = position + done - shard.first;
+    size_t n = static_cast<size_t>(
+        std::min<uint64_t>(count - done, shard.count - offset));
+    if (n == 0) { // an empty shard, or the end of this one
+      ++index;
+      continue;
+    }
+    if (fd_ < 0 || fdShard_ != index) {
+      closeShard();
+      fd_ = ::open(shard.path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0)
+        return Status::error("cannot open token file '" + shard.path +
+                             "': " + std::strerror(errno));
+      fdShard_ = index;
+    }
+    char *dst = reinterpret_cast<char *>(window_.data() + done);
+    size_t bytes = n * sizeof(uint16_t);
+    uint64_t at = kTokenFileHeaderBytes + offset * sizeof(uint16_t);
+    while (bytes > 0) {
+      ssize_t got = ::pread(fd_, dst, bytes, static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        return Status::error(
+            "cannot read token file '" + shard.path + "': " +
+            (got < 0 ? std::strerror(errno)
+                     : "it is shorter than when training started"));
+      dst += got;
+      at += static_cast<uint64_t>(got);
+      bytes -= static_cast<size_t>(got);
+    }
+    done += n;
+  }
+  return Status::ok();
+}
+
+Status DataLoader::next(std::vector<int64_t> &inputs,
+                        std::vector<int64_t> &targets) {
   size_t n = static_cast<size_t>(batch_ * seq_);
-  if (position_ + n + 1 > tokens_.size())
+  if (position_ + n + 1 > total_)
     position_ = 0;
+  LLMC_RETURN_IF_ERROR(read(position_, n + 1));
   inputs.resize(n);
   targets.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    inputs[i] = tokens_[position_ + i];
-    targets[i] = tokens_[position_ + i + 1];
+    inputs[i] = window_[i];
+    targets[i] = window_[i + 1];
   }
   position_ += n;
+  return Status::ok();
 }
 
 } // namespace llmc

@@ -1,10 +1,20 @@
 //===- DataLoader.h - Batches of token ids from shards ------------*- C++ -*-===//
 //
-// llm.c's scheme: a batch is B*T+1 consecutive tokens of a shard; inputs are
-// the first B*T, targets the same window shifted by one. Batches advance
-// through the shard and wrap around at its end, so a run of any length is
-// deterministic given the shard. Used by `llmc train` on the CPU and on the
-// GPU (the runtime copies the host batch to the device).
+// llm.c's scheme: a batch is B*T+1 consecutive tokens; inputs are the first
+// B*T, targets the same window shifted by one. Batches advance through the
+// data and wrap around at its end, so a run of any length is deterministic
+// given the data. Used by `llmc train` on the CPU and on the GPU (the
+// runtime copies the host batch to the device).
+//
+// The data is one shard or several (`--data 'train_*.bin'`), read as one
+// stream in the order resolveTokenShards gives: a batch may span two
+// shards, so a corpus split into shards trains exactly as the same tokens
+// in one file. Shards stay on disk; each batch reads its B*T+1 tokens, so
+// memory does not grow with the data.
+//
+// open() checks everything a step could trip over later, on every device:
+// each shard's header against its size, that the data holds one batch, and
+// that every token is below the model's vocabulary.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_DATALOADER_H
@@ -20,26 +30,44 @@ namespace llmc {
 
 class DataLoader {
 public:
-  /// Reads the shard and checks that it holds at least one batch and that
-  /// every token is below `vocab` (0: no check).
-  Status open(const std::string &path, int64_t batch, int64_t seq,
+  DataLoader() = default;
+  DataLoader(const DataLoader &) = delete;
+  DataLoader &operator=(const DataLoader &) = delete;
+  ~DataLoader();
+
+  /// Opens the shards named by `data` (resolveTokenShards: paths, commas,
+  /// globs) and checks that they hold at least one batch and that every
+  /// token is below `vocab` (0: no check).
+  Status open(const std::string &data, int64_t batch, int64_t seq,
               int64_t vocab = 0);
 
   /// Fills `inputs` and `targets` (B*T each, row-major [B, T]) with the next
-  /// batch.
-  void next(std::vector<int64_t> &inputs, std::vector<int64_t> &targets);
+  /// batch. Fails only when a shard changed on disk since open().
+  Status next(std::vector<int64_t> &inputs, std::vector<int64_t> &targets);
 
   /// Back to the first batch (for a validation pass).
   void reset() { position_ = 0; }
 
-  size_t numTokens() const { return tokens_.size(); }
+  uint64_t numTokens() const { return total_; }
   /// Whole batches before the loader wraps around.
   int64_t batchesPerEpoch() const;
+  /// The shards in reading order.
+  std::vector<std::string> shardPaths() const;
 
 private:
-  std::vector<uint16_t> tokens_;
+  struct Shard {
+    std::string path;
+    uint64_t first = 0, count = 0; // position in the stream, tokens
+  };
+  Status read(uint64_t position, size_t count);
+  void closeShard();
+
+  std::vector<Shard> shards_;
+  uint64_t total_ = 0, position_ = 0;
   int64_t batch_ = 0, seq_ = 0;
-  size_t position_ = 0;
+  std::vector<uint16_t> window_;
+  int fd_ = -1;       // the open shard
+  size_t fdShard_ = 0; // its index
 };
 
 } // namespace llmc

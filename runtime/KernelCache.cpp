@@ -1,5 +1,6 @@
 //===- KernelCache.cpp - On-disk cache of NVRTC-compiled cubins -----------===//
 #include "runtime/KernelCache.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/Hash.h"
 
 #include <atomic>
@@ -76,27 +77,11 @@ Status KernelCache::store(const std::string &key,
     return Status::error("cannot create kernel cache directory " + dir_ + ": " +
                          ec.message() +
                          " (set LLMC_CACHE_DIR to a writable directory)");
-  static std::atomic<unsigned> counter{0};
-  std::string final = pathFor(key);
-  std::string temp = final + ".tmp" + std::to_string(::getpid()) + "." +
-                     std::to_string(counter++);
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char *>(cubin.data()),
-              static_cast<std::streamsize>(cubin.size()));
-    if (!out.flush()) {
-      std::filesystem::remove(temp, ec);
-      return Status::error("cannot write kernel cache file " + temp + ": " +
-                           std::strerror(errno));
-    }
-  }
-  std::filesystem::rename(temp, final, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    return Status::error("cannot rename kernel cache file to " + final + ": " +
-                         ec.message());
-  }
-  return Status::ok();
+  // Concurrent writers of one key each rename a complete file over it.
+  Status s = writeFileAtomically(
+      pathFor(key), std::string_view(reinterpret_cast<const char *>(cubin.data()),
+                                     cubin.size()));
+  return s ? s : s.withContext("kernel cache");
 }
 
 } // namespace llmc

@@ -177,6 +177,9 @@ struct Plan {
   std::string name;                      // model name, for messages
   uint64_t arenaBytes = 0;               // buffers and scalars live below this
   uint64_t workspaceBytes = 32ull << 20; // cuBLASLt workspace after the arena
+  // Classes of the loss: token ids and targets must stay below it, checked
+  // when the data is opened (0: unknown, no check). Optional in the JSON.
+  int64_t vocab = 0;
   std::vector<BufferInfo> buffers;
   std::vector<ScalarSlot> scalars;
   std::vector<KernelInfo> kernels;

@@ -127,6 +127,7 @@ json planToJson(const Plan &plan,
   return {{"name", plan.name},
           {"arenaBytes", plan.arenaBytes},
           {"workspaceBytes", plan.workspaceBytes},
+          {"vocab", plan.vocab},
           {"buffers", buffers},
           {"scalars", scalars},
           {"kernels", kernels},
@@ -387,6 +388,10 @@ Status planFromJson(const json &j, const BlobLoader &loadBlob, Plan &plan) {
   LLMC_RETURN_IF_ERROR(r.string("name", plan.name, true));
   LLMC_RETURN_IF_ERROR(r.integer("arenaBytes", plan.arenaBytes));
   LLMC_RETURN_IF_ERROR(r.integer("workspaceBytes", plan.workspaceBytes, true));
+  LLMC_RETURN_IF_ERROR(r.integer("vocab", plan.vocab, true));
+  if (plan.vocab < 0)
+    return r.fail("vocab must not be negative, got " +
+                  std::to_string(plan.vocab));
   const json *section = nullptr;
   LLMC_RETURN_IF_ERROR(r.array("buffers", section));
   for (size_t i = 0; i < section->size(); ++i) {

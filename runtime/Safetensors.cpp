@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Safetensors.h"
+#include "runtime/AtomicFile.h"
 
 #include <cerrno>
 #include <cstring>
@@ -131,19 +132,17 @@ Status writeSafetensors(const std::string &path,
   // The format pads the header with spaces to a multiple of 8 bytes so the
   // data that follows is aligned.
   text.append((8 - text.size() % 8) % 8, ' ');
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    return Status::error("writing '" + path + "': cannot create the file");
+  AtomicFile out;
+  LLMC_RETURN_IF_ERROR(out.open(path));
   uint64_t len = text.size();
+  unsigned char prefix[8];
   for (int i = 0; i < 8; ++i)
-    out.put(static_cast<char>((len >> (8 * i)) & 0xff));
-  out << text;
+    prefix[i] = static_cast<unsigned char>((len >> (8 * i)) & 0xff);
+  LLMC_RETURN_IF_ERROR(out.write(prefix, sizeof(prefix)));
+  LLMC_RETURN_IF_ERROR(out.write(text));
   for (const SafeTensor &t : tensors)
-    out.write(reinterpret_cast<const char *>(t.data.data()),
-              static_cast<std::streamsize>(t.data.size()));
-  if (!out)
-    return Status::error("writing '" + path + "': write failed");
-  return Status::ok();
+    LLMC_RETURN_IF_ERROR(out.write(t.data.data(), t.data.size()));
+  return out.commit();
 }
 
 } // namespace llmc

@@ -34,6 +34,7 @@ Plan fullPlan() {
   plan.name = "roundtrip";
   plan.arenaBytes = 1 << 16;
   plan.workspaceBytes = 1 << 20;
+  plan.vocab = 50257;
   BufferInfo w;
   w.name = "w";
   w.role = BufferRole::Param;
@@ -119,6 +120,7 @@ TEST(Bundle, RoundTripsEveryField) {
   EXPECT_EQ(back.name, plan.name);
   EXPECT_EQ(back.arenaBytes, plan.arenaBytes);
   EXPECT_EQ(back.workspaceBytes, plan.workspaceBytes);
+  EXPECT_EQ(back.vocab, 50257);
   ASSERT_EQ(back.buffers.size(), 5u);
   for (size_t i = 0; i < 5; ++i) {
     const BufferInfo &a = plan.buffers[i], &b = back.buffers[i];
@@ -344,6 +346,8 @@ TEST_F(DamagedBundle, SchemaErrorsNameTheField) {
         "scalars": [], "buffers": [], "kernels": [],
         "steps": [{"kind": "memset", "buffer": "x", "value": 300}]})"),
               "steps[0]: 'value' must be an integer in [0, 255]");
+  expectError(bundleWithHeader("{" + base + R"("buffers": [], "vocab": -3})"),
+              "plan: vocab must not be negative, got -3");
 }
 
 // Sizes that wrap in plain 64-bit arithmetic: a buffer of [2^32, 2^32]

@@ -11,6 +11,7 @@
 #include "test/gpu/train/TrainHarness.h"
 
 #include "compiler/CudaTrainer.h"
+#include "compiler/Driver.h"
 #include "compiler/TrainLog.h"
 #include "compiler/codegen/FunctionLowering.h"
 #include "compiler/eval/Evaluator.h"
@@ -306,7 +307,7 @@ TEST_P(TrainGpuTest, FiftyStepsLowerTheLoss) {
   std::vector<double> losses;
   double totalMs = 0;
   for (int64_t step = 0; step < 50; ++step) {
-    loader.next(tokens, targets);
+    ASSERT_TRUE(loader.next(tokens, targets));
     double loss = 0;
     s = trainer->step(step, tokens, targets, GetParam().lr, loss);
     ASSERT_TRUE(s) << s.message();
@@ -343,7 +344,7 @@ TEST_P(TrainGpuTest, ValidationLeavesParametersAndStateAsTheyWere) {
   std::vector<int64_t> tokens, targets;
   double loss = 0;
   for (int64_t step = 0; step < 2; ++step) {
-    loader.next(tokens, targets);
+    ASSERT_TRUE(loader.next(tokens, targets));
     ASSERT_TRUE(trainer->step(step, tokens, targets, GetParam().lr, loss));
   }
   auto snapshot = [&] {
@@ -380,6 +381,7 @@ TEST_P(TrainGpuTest, BundleRoundTrips) {
   Status s = readBundle(path, back);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(back.arenaBytes, plan.arenaBytes);
+  EXPECT_EQ(back.vocab, plan.vocab);
   ASSERT_EQ(back.kernels.size(), plan.kernels.size());
   for (const KernelInfo &k : back.kernels) {
     EXPECT_FALSE(k.cubin.empty()) << k.name;
@@ -412,7 +414,7 @@ TEST_P(TrainGpuTest, BundleTrainsLikeTheInMemoryPlan) {
   ASSERT_TRUE(loader.open(tokenShard(), inMemory->batch(), inMemory->seq()));
   std::vector<int64_t> tokens, targets;
   for (int64_t step = 0; step < 3; ++step) {
-    loader.next(tokens, targets);
+    ASSERT_TRUE(loader.next(tokens, targets));
     double a = 0, b = 0;
     ASSERT_TRUE(fromFile->step(step, tokens, targets, GetParam().lr, a));
     ASSERT_TRUE(inMemory->step(step, tokens, targets, GetParam().lr, b));
@@ -478,7 +480,7 @@ TEST(TrainGpuBench, NamedModel) {
   std::vector<int64_t> tokens, targets;
   double first = 0, loss = 0;
   for (int64_t step = 0; step < 20; ++step) {
-    loader.next(tokens, targets);
+    ASSERT_TRUE(loader.next(tokens, targets));
     double lr = learningRateAt(cfg, step);
     auto t0 = std::chrono::steady_clock::now();
     s = trainer->step(step, tokens, targets, lr, loss);
@@ -557,6 +559,36 @@ func.func private @helper(tensor<4xf32>) -> tensor<4xf32>)";
   EXPECT_EQ(runTrain(cfg, err), 1);
   EXPECT_NE(err.find("no CUDA emitter for 'func.call'"), std::string::npos);
   EXPECT_NE(err.find("cannot compile"), std::string::npos);
+}
+
+// Token ids are checked against the vocabulary when the data is opened,
+// before the first step: for a model, and for a bundle compiled from it (its
+// plan records the vocabulary). The CPU path's check is
+// test/lit/train/data.test.
+TEST(RunTrainCudaTest, TokensBeyondTheVocabularyAreFoundAtOpen) {
+  LLMC_REQUIRE_GPU();
+  std::vector<uint16_t> tokens(4000, 'a');
+  tokens[3000] = 600; // the tiny GPT's vocabulary is 512
+  std::string data = ::testing::TempDir() + "/vocab-600.bin";
+  ASSERT_TRUE(writeTokenFile(data, tokens));
+  std::string model = modelPath("tiny_gpt_dynamo_loss.onnx");
+  std::string bundle = ::testing::TempDir() + "/tiny-gpt-vocab.llmc";
+  ::testing::internal::CaptureStdout();
+  int rc = runCompile({model, "-o", bundle});
+  ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(rc, 0);
+  for (const std::string &m : {model, bundle}) {
+    TrainConfig cfg;
+    cfg.model = m;
+    cfg.data = data;
+    cfg.steps = 200;
+    std::string err;
+    EXPECT_EQ(runTrain(cfg, err), 1) << m;
+    EXPECT_NE(err.find("vocab-600.bin' has token 600 at position 3000, "
+                       "outside the model's vocabulary of 512"),
+              std::string::npos)
+        << m << ": " << err;
+  }
 }
 
 } // namespace
