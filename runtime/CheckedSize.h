@@ -42,7 +42,8 @@ public:
   constexpr CheckedSize() = default;
   /// A negative `v` (a dynamic or corrupt dim) is invalid.
   constexpr CheckedSize(int64_t v)
-      : value_(v < 0 ? 0 : v), approx_(static_cast<double>(v)), valid_(v >= 0) {}
+      : value_(v < 0 ? 0 : v), approx_(static_cast<double>(v)), valid_(v >= 0) {
+  }
 
   bool valid() const { return valid_; }
   /// The exact value; 0 when invalid.

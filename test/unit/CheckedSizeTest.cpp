@@ -87,8 +87,7 @@ TEST(CheckedSize, MessagesNeverPrintWrappedNumbers) {
       << why;
   EXPECT_EQ(tensorSizeError(std::vector<int64_t>{3, -8}, 4),
             "has the negative dim -8 in shape [3, -8]");
-  EXPECT_EQ(countText(elementCount({k2to32, k2to32, k2to32})),
-            "about 7.9e+28");
+  EXPECT_EQ(countText(elementCount({k2to32, k2to32, k2to32})), "about 7.9e+28");
 }
 
 TEST(CheckedSize, BytesText) {
@@ -124,8 +123,8 @@ TEST(ParseInteger, RejectsEverythingElse) {
   int64_t v = 42;
   for (const char *text :
        {"", "-", "1e19", "1e99", "2^63-1", "1.0", " 5", "5 ", "+5", "0x10",
-        "9223372036854775808", "-9223372036854775809",
-        "18446744073709551616", "99999999999999999999999", "11", "-1", "abc"})
+        "9223372036854775808", "-9223372036854775809", "18446744073709551616",
+        "99999999999999999999999", "11", "-1", "abc"})
     EXPECT_FALSE(parseInteger(text, 0, 10, v)) << text;
   EXPECT_EQ(v, 42) << "a rejected value leaves the output alone";
   EXPECT_FALSE(parseInteger("1000000000000", 1, int64_t(1) << 39, v));
