@@ -207,6 +207,27 @@ void killMidWrite(int sig, const char *name) {
   EXPECT_TRUE(listDir(dir).empty());
 }
 
+TEST(AtomicFile, ForkedChildLeavesTheParentsTemporaryAlone) {
+  // A child inherits the handler and the table of temporaries; its SIGTERM
+  // must not remove a file its parent is still writing.
+  std::string dir = freshDir("fork");
+  AtomicFile file;
+  ASSERT_TRUE(file.open(dir + "/x.bin").isOk());
+  ASSERT_TRUE(file.write("parent").isOk());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    for (;;)
+      ::pause();
+  }
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(listDir(dir).size(), 1u);
+  ASSERT_TRUE(file.commit().isOk());
+  EXPECT_EQ(readAll(dir + "/x.bin"), "parent");
+}
+
 TEST(AtomicFile, SigtermRemovesTheTemporary) { killMidWrite(SIGTERM, "term"); }
 TEST(AtomicFile, SigintRemovesTheTemporary) { killMidWrite(SIGINT, "int"); }
 
