@@ -185,7 +185,8 @@ void killMidWrite(int sig, const char *name) {
   pid_t pid = ::fork();
   if (pid == 0) {
     AtomicFile file;
-    if (!file.open(path).isOk() || !file.write(std::string(1 << 16, 'x')).isOk())
+    if (!file.open(path).isOk() ||
+        !file.write(std::string(1 << 16, 'x')).isOk())
       ::_exit(20);
     char c = 1;
     if (::write(ready[1], &c, 1) != 1)
