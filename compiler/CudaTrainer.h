@@ -48,7 +48,8 @@ public:
 
   int64_t batch() const { return batch_; }
   int64_t seq() const { return seq_; }
-  /// The vocabulary that targets must stay below; 0 when unknown (bundles).
+  /// The vocabulary that token ids and targets must stay below (the plan's);
+  /// 0 when unknown (bundles written before plans recorded it).
   int64_t vocab() const { return vocab_; }
   Executor &executor() { return *executor_; }
 

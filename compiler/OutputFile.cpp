@@ -38,8 +38,7 @@ Status writeOutput(const std::string &path,
       // Cleared so that raw_fd_ostream's destructor does not abort with
       // "IO failure on output stream".
       os.clear_error();
-      return Status::error("cannot write to standard output: " +
-                           ec.message());
+      return Status::error("cannot write to standard output: " + ec.message());
     }
     return Status::ok();
   }

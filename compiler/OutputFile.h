@@ -1,4 +1,5 @@
-//===- OutputFile.h - raw_ostream onto the atomic writer ----------*- C++ -*-===//
+//===- OutputFile.h - raw_ostream onto the atomic writer ----------*- C++
+//-*-===//
 //
 // The compiler prints IR and JSON through llvm::raw_ostream; this adaptor
 // sends those bytes to runtime/AtomicFile.h, the one writer of every file

@@ -68,8 +68,7 @@ constexpr unsigned kChunk = 1 << 20;
 
 /// The text's length in bytes: its size on disk when plain, a decompressing
 /// pass when gzip.
-bool textLength(const std::string &path, uint64_t &length,
-                std::string &error) {
+bool textLength(const std::string &path, uint64_t &length, std::string &error) {
   TextReader reader;
   if (!reader.open(path, error))
     return false;
@@ -152,8 +151,7 @@ int runTokenize(const Args &args) {
       input = a;
       continue;
     }
-    llvm::errs() << "llmc tokenize: error: unexpected argument '" << a
-                 << "'\n";
+    llvm::errs() << "llmc tokenize: error: unexpected argument '" << a << "'\n";
     return usage(llvm::errs(), 2);
   }
   if (input.empty() || output.empty()) {
@@ -174,8 +172,8 @@ int runTokenize(const Args &args) {
     uint64_t length = 0;
     if (!textLength(input, length, error))
       return fail(error);
-    cut = length - static_cast<uint64_t>(static_cast<double>(length) *
-                                         valFraction);
+    cut = length -
+          static_cast<uint64_t>(static_cast<double>(length) * valFraction);
   }
   TextReader reader;
   if (!reader.open(input, error))

@@ -32,7 +32,6 @@ Status CudaTrainer::open(const TrainConfig &cfg,
                          std::unique_ptr<CudaTrainer> &out, const char *command,
                          PlanKind kind) {
   Plan plan;
-  int64_t vocab = 0;
   if (llvm::StringRef(cfg.model).ends_with(".llmc")) {
     LLMC_RETURN_IF_ERROR(readBundle(cfg.model, plan));
   } else {
@@ -53,17 +52,15 @@ Status CudaTrainer::open(const TrainConfig &cfg,
                            "' for the GPU (see the errors above)");
     plan = std::move(compiled->planned.plan);
   }
-  // A bundle carries the vocabulary in its plan (0 for bundles written
-  // before it did: no check).
-  vocab = plan.vocab;
-  LLMC_RETURN_IF_ERROR(fromPlan(std::move(plan), cfg.model, out, kind));
-  out->vocab_ = vocab;
-  return Status::ok();
+  return fromPlan(std::move(plan), cfg.model, out, kind);
 }
 
 Status CudaTrainer::fromPlan(Plan plan, const std::string &source,
                              std::unique_ptr<CudaTrainer> &out, PlanKind kind) {
   std::unique_ptr<CudaTrainer> t(new CudaTrainer());
+  // From the compiler, or from a bundle (0 for bundles written before plans
+  // recorded it: no check).
+  t->vocab_ = plan.vocab;
   ExecutorOptions options;
   options.source = source;
   LLMC_RETURN_IF_ERROR(

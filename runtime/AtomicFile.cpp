@@ -31,6 +31,7 @@ constexpr int kSlots = 1024;
 
 struct Slot {
   std::atomic<int> state{kFree};
+  pid_t owner; // a forked child that inherits the table must not unlink
   char path[PATH_MAX];
 };
 
@@ -42,8 +43,9 @@ struct sigaction gPrevious[kNumSignals];
 
 extern "C" void removeTemporariesAndReraise(int sig) {
   int saved = errno;
+  pid_t self = ::getpid();
   for (Slot &slot : gSlots)
-    if (slot.state.load() == kLive)
+    if (slot.state.load() == kLive && slot.owner == self)
       ::unlink(slot.path);
   for (int i = 0; i < kNumSignals; ++i)
     if (kSignals[i] == sig)
@@ -64,6 +66,7 @@ int registerTemporary(const std::string &path) {
     int expected = kFree;
     if (gSlots[i].state.compare_exchange_strong(expected, kBusy)) {
       std::memcpy(gSlots[i].path, path.c_str(), path.size() + 1);
+      gSlots[i].owner = ::getpid();
       gSlots[i].state.store(kLive);
       return i;
     }

@@ -1,4 +1,5 @@
-//===- AtomicFile.h - The one way llmc writes a file --------------*- C++ -*-===//
+//===- AtomicFile.h - The one way llmc writes a file --------------*- C++
+//-*-===//
 //
 // Every file llmc writes (IR, recipes, token shards, bundles, kernel cache
 // entries, dumped CUDA, safetensors, run outputs) goes through AtomicFile, so
@@ -53,7 +54,9 @@ public:
   /// Appends `size` bytes. After the first failure every later call returns
   /// the same error.
   Status write(const void *data, size_t size);
-  Status write(std::string_view text) { return write(text.data(), text.size()); }
+  Status write(std::string_view text) {
+    return write(text.data(), text.size());
+  }
 
   /// Overwrites bytes already written (e.g. a header whose count is known at
   /// the end). `offset + size` must not pass size().

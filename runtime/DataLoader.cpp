@@ -41,10 +41,10 @@ Status DataLoader::open(const std::string &data, int64_t batch, int64_t seq,
   // has already accepted; compare in double anyway so no product wraps.
   double need = static_cast<double>(batch) * static_cast<double>(seq) + 1;
   if (static_cast<double>(total_) < need) {
-    std::string what = shards_.size() == 1
-                           ? "token file '" + shards_[0].path + "' holds "
-                           : std::to_string(shards_.size()) +
-                                 " token files hold ";
+    std::string what =
+        shards_.size() == 1
+            ? "token file '" + shards_[0].path + "' holds "
+            : std::to_string(shards_.size()) + " token files hold ";
     return Status::error(what + std::to_string(total_) +
                          " tokens; one batch of " + std::to_string(batch) +
                          " x " + std::to_string(seq) + " needs " +
@@ -74,9 +74,9 @@ int64_t DataLoader::batchesPerEpoch() const {
 Status DataLoader::read(uint64_t position, size_t count) {
   window_.resize(count);
   // The shard holding `position`: the last one that starts at or before it.
-  auto it = std::upper_bound(
-      shards_.begin(), shards_.end(), position,
-      [](uint64_t p, const Shard &s) { return p < s.first; });
+  auto it =
+      std::upper_bound(shards_.begin(), shards_.end(), position,
+                       [](uint64_t p, const Shard &s) { return p < s.first; });
   size_t index = static_cast<size_t>(it - shards_.begin()) - 1;
   size_t done = 0;
   while (done < count) {

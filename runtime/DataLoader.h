@@ -1,4 +1,5 @@
-//===- DataLoader.h - Batches of token ids from shards ------------*- C++ -*-===//
+//===- DataLoader.h - Batches of token ids from shards ------------*- C++
+//-*-===//
 //
 // llm.c's scheme: a batch is B*T+1 consecutive tokens; inputs are the first
 // B*T, targets the same window shifted by one. Batches advance through the
@@ -66,7 +67,7 @@ private:
   uint64_t total_ = 0, position_ = 0;
   int64_t batch_ = 0, seq_ = 0;
   std::vector<uint16_t> window_;
-  int fd_ = -1;       // the open shard
+  int fd_ = -1;        // the open shard
   size_t fdShard_ = 0; // its index
 };
 

@@ -43,8 +43,8 @@ struct Fd {
 };
 
 std::string readError(const std::string &path, int err) {
-  return "cannot read token file '" + path + "': " +
-         (err ? std::strerror(err) : "unexpected end of file");
+  return "cannot read token file '" + path +
+         "': " + (err ? std::strerror(err) : "unexpected end of file");
 }
 
 /// Opens a shard and checks its header and size (readTokenFileHeader).
@@ -66,10 +66,10 @@ Status openShard(const std::string &path, Fd &fd, uint64_t &count) {
   if (!readAt(fd.fd, header, sizeof(header), 0))
     return Status::error(readError(path, errno));
   if (header[0] != kTokenFileMagic)
-    return Status::error("token file '" + path + "' has magic " +
-                         std::to_string(header[0]) + ", expected " +
-                         std::to_string(kTokenFileMagic) +
-                         " (llm.c .bin shard format, see docs/token-format.md)");
+    return Status::error(
+        "token file '" + path + "' has magic " + std::to_string(header[0]) +
+        ", expected " + std::to_string(kTokenFileMagic) +
+        " (llm.c .bin shard format, see docs/token-format.md)");
   if (header[1] != kTokenFileVersion)
     return Status::error("token file '" + path + "' has version " +
                          std::to_string(header[1]) + ", only version 1 " +
@@ -82,11 +82,11 @@ Status openShard(const std::string &path, Fd &fd, uint64_t &count) {
   // must not cost 4 GB when the file holds a few.
   uint64_t body = fileSize - kTokenFileHeaderBytes;
   if (body != count * sizeof(uint16_t))
-    return Status::error(
-        "token file '" + path + "' header promises " + std::to_string(count) +
-        " tokens but the file holds " + std::to_string(body / 2) +
-        (body % 2 ? " and a half" : "") +
-        " (a truncated or damaged shard: write it again)");
+    return Status::error("token file '" + path + "' header promises " +
+                         std::to_string(count) + " tokens but the file holds " +
+                         std::to_string(body / 2) +
+                         (body % 2 ? " and a half" : "") +
+                         " (a truncated or damaged shard: write it again)");
   return Status::ok();
 }
 
@@ -114,17 +114,17 @@ Status checkTokenVocabulary(const std::string &path, int64_t vocab) {
   LLMC_RETURN_IF_ERROR(openShard(path, fd, count));
   std::vector<uint16_t> chunk(1 << 20);
   for (uint64_t at = 0; at < count;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), count - at));
+    size_t n =
+        static_cast<size_t>(std::min<uint64_t>(chunk.size(), count - at));
     if (!readAt(fd.fd, chunk.data(), n * sizeof(uint16_t),
                 kTokenFileHeaderBytes + at * sizeof(uint16_t)))
       return Status::error(readError(path, errno));
     for (size_t i = 0; i < n; ++i)
       if (chunk[i] >= vocab)
-        return Status::error("token file '" + path + "' has token " +
-                             std::to_string(chunk[i]) + " at position " +
-                             std::to_string(at + i) +
-                             ", outside the model's vocabulary of " +
-                             std::to_string(vocab));
+        return Status::error(
+            "token file '" + path + "' has token " + std::to_string(chunk[i]) +
+            " at position " + std::to_string(at + i) +
+            ", outside the model's vocabulary of " + std::to_string(vocab));
     at += n;
   }
   return Status::ok();
@@ -133,9 +133,9 @@ Status checkTokenVocabulary(const std::string &path, int64_t vocab) {
 Status writeTokenFile(const std::string &path,
                       const std::vector<uint16_t> &tokens) {
   if (tokens.size() > kMaxShardTokens)
-    return Status::error("too many tokens for one shard: " +
-                         std::to_string(tokens.size()) + " (at most " +
-                         std::to_string(kMaxShardTokens) + ")");
+    return Status::error(
+        "too many tokens for one shard: " + std::to_string(tokens.size()) +
+        " (at most " + std::to_string(kMaxShardTokens) + ")");
   TokenShardWriter writer;
   LLMC_RETURN_IF_ERROR(writer.open(path, kMaxShardTokens));
   LLMC_RETURN_IF_ERROR(writer.append(tokens.data(), tokens.size()));
@@ -246,8 +246,7 @@ Status TokenShardWriter::finish() {
     LLMC_RETURN_IF_ERROR(files_[i]->writeAt(8, &count, sizeof(count)));
   }
   for (size_t i = 0; i < files_.size(); ++i) {
-    std::string name =
-        files_.size() == 1 ? path_ : tokenShardName(path_, i);
+    std::string name = files_.size() == 1 ? path_ : tokenShardName(path_, i);
     LLMC_RETURN_IF_ERROR(files_[i]->commitAs(name));
     shards_.push_back({name, counts_[i]});
   }

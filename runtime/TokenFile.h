@@ -1,4 +1,5 @@
-//===- TokenFile.h - llm.c-compatible token shards ----------------*- C++ -*-===//
+//===- TokenFile.h - llm.c-compatible token shards ----------------*- C++
+//-*-===//
 //
 // Training data is a stream of token ids in llm.c's .bin shard format, so that
 // shards prepared for llm.c work unchanged:

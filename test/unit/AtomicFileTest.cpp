@@ -185,7 +185,8 @@ void killMidWrite(int sig, const char *name) {
   pid_t pid = ::fork();
   if (pid == 0) {
     AtomicFile file;
-    if (!file.open(path).isOk() || !file.write(std::string(1 << 16, 'x')).isOk())
+    if (!file.open(path).isOk() ||
+        !file.write(std::string(1 << 16, 'x')).isOk())
       ::_exit(20);
     char c = 1;
     if (::write(ready[1], &c, 1) != 1)
@@ -205,6 +206,27 @@ void killMidWrite(int sig, const char *name) {
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), sig);
   EXPECT_TRUE(listDir(dir).empty());
+}
+
+TEST(AtomicFile, ForkedChildLeavesTheParentsTemporaryAlone) {
+  // A child inherits the handler and the table of temporaries; its SIGTERM
+  // must not remove a file its parent is still writing.
+  std::string dir = freshDir("fork");
+  AtomicFile file;
+  ASSERT_TRUE(file.open(dir + "/x.bin").isOk());
+  ASSERT_TRUE(file.write("parent").isOk());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    for (;;)
+      ::pause();
+  }
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(listDir(dir).size(), 1u);
+  ASSERT_TRUE(file.commit().isOk());
+  EXPECT_EQ(readAll(dir + "/x.bin"), "parent");
 }
 
 TEST(AtomicFile, SigtermRemovesTheTemporary) { killMidWrite(SIGTERM, "term"); }

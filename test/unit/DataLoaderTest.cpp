@@ -107,7 +107,8 @@ TEST(DataLoader, ShardsAreOneStream) {
 }
 
 TEST(DataLoader, GlobOrderIsBytewise) {
-  std::string dir = ::testing::TempDir() + "dlglob" + std::to_string(::getpid());
+  std::string dir =
+      ::testing::TempDir() + "dlglob" + std::to_string(::getpid());
   ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
   // Written out of order; read back in name order.
   ASSERT_TRUE(writeTokenFile(dir + "/t_000001.bin", {3, 4}).isOk());

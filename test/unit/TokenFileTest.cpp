@@ -215,9 +215,9 @@ std::vector<std::string> listDir(const std::string &dir) {
 
 std::string freshDir(const char *name) {
   std::string dir = tempPath(name);
-  EXPECT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'")
-                            .c_str()),
-            0);
+  EXPECT_EQ(
+      std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()),
+      0);
   return dir;
 }
 
@@ -269,7 +269,8 @@ TEST(TokenShardWriter, ShardSizeIsBounded) {
   EXPECT_FALSE(w.open("x.bin", 0).isOk());
   Status s = w.open("x.bin", 1ull << 31);
   ASSERT_FALSE(s.isOk());
-  EXPECT_EQ(s.message(), "a shard holds 1 to 2147483647 tokens, not 2147483648");
+  EXPECT_EQ(s.message(),
+            "a shard holds 1 to 2147483647 tokens, not 2147483648");
 }
 
 TEST(TokenShardWriter, FailedWriteLeavesNoShard) {
@@ -294,8 +295,7 @@ TEST(TokenShardWriter, FailedWriteLeavesNoShard) {
       if (s.isOk())
         s = w.finish();
     } // the writer drops its temporaries here
-    ::_exit(!s.isOk() &&
-                    s.message().find("File too large") != std::string::npos
+    ::_exit(!s.isOk() && s.message().find("File too large") != std::string::npos
                 ? 0
                 : 12);
   }
@@ -307,8 +307,7 @@ TEST(TokenShardWriter, FailedWriteLeavesNoShard) {
 }
 
 TEST(TokenFile, ByteTokenizer) {
-  EXPECT_EQ(tokenizeBytes("Ab\xff"),
-            (std::vector<uint16_t>{65, 98, 255}));
+  EXPECT_EQ(tokenizeBytes("Ab\xff"), (std::vector<uint16_t>{65, 98, 255}));
 }
 
 TEST(Status, WithContextPrefixesErrorsOnly) {

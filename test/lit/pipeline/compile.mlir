@@ -7,6 +7,10 @@
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/bigram-tiny.mlir -o %t.bigram.llmc --arch sm_90 --optimizer sgd --momentum 0.9 | FileCheck %s --check-prefix=BIGRAM
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/train-step-copy.mlir -o %t.copy.llmc --arch sm_90 | FileCheck %s --check-prefix=COPY
 // RUN: test -s %t.gpt2.llmc && test -s %t.onnx.llmc && test -s %t.bigram.llmc
+// The plan records the loss's vocabulary, which `llmc train` checks the data
+// against (the bigram spells its loss out: no cross_entropy, 0, no check).
+// RUN: %python %S/Inputs/bundle_field.py %t.onnx.llmc vocab | FileCheck %s --check-prefix=VOCAB
+// RUN: %python %S/Inputs/bundle_field.py %t.bigram.llmc vocab | FileCheck %s --check-prefix=NOVOCAB
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir --eval -o %t.eval.llmc --arch sm_90 | FileCheck %s --check-prefix=EVAL
 // RUN: not llmc compile %models/tiny_gpt_dynamo_loss_opt.onnx -o %t.opt.llmc --arch sm_90 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/tiny_gpt_dynamo_loss_opt.onnx --eval -o %t.opt.llmc --arch sm_90 2>/dev/null | FileCheck %s --check-prefix=OPTEVAL
@@ -23,6 +27,9 @@
 // GPT2-NEXT: FLOPs/step      1.65e+07 (6 * params * tokens + attention; cuBLASLt calls {{.*}})
 // GPT2-NEXT: updates         49 in place, 0 copied
 // GPT2-NEXT: compile time    {{[0-9.]+}} s (pipeline {{[0-9.]+}} s, codegen {{[0-9.]+}} s, NVRTC {{[0-9.]+}} s)
+
+// VOCAB: {{^}}512{{$}}
+// NOVOCAB: {{^}}0{{$}}
 
 // CACHED: kernels         [[N:[0-9]+]] ([[N]] from the cache)
 
