@@ -136,6 +136,8 @@ LogicalResult compileKernels(MLIRContext *ctx, Plan &plan,
       compileAll(requests, dir.empty() ? nullptr : &cache);
   size_t failures = 0;
   for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].warning.empty())
+      emitWarning(UnknownLoc::get(ctx)) << results[i].warning;
     if (!results[i].status) {
       ++failures;
       emitError(UnknownLoc::get(ctx))

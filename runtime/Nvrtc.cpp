@@ -118,7 +118,7 @@ std::string detectArch() {
 
 Status compileToCubin(const CompileRequest &request,
                       std::vector<uint8_t> &cubin, const KernelCache *cache,
-                      bool *cacheHit) {
+                      bool *cacheHit, std::string *warning) {
   if (cacheHit)
     *cacheHit = false;
   const cuda::NvrtcApi *api = nullptr;
@@ -131,10 +131,20 @@ Status compileToCubin(const CompileRequest &request,
   if (cache) {
     key = KernelCache::key(request.source, request.options.arch, options,
                            version);
-    if (cache->lookup(key, cubin)) {
+    std::string problem;
+    switch (cache->lookup(key, cubin, problem)) {
+    case KernelCache::Entry::Valid:
       if (cacheHit)
         *cacheHit = true;
       return Status::ok();
+    case KernelCache::Entry::Corrupt:
+      if (warning)
+        *warning = "kernel cache entry " + cache->pathFor(key) + " of kernel '" +
+                   request.name + "' is corrupt (" + problem +
+                   "): recompiled and replaced";
+      break;
+    case KernelCache::Entry::Missing:
+      break;
     }
   }
   LLMC_RETURN_IF_ERROR(runNvrtc(*api, request, options, cubin));
@@ -157,8 +167,8 @@ compileAll(const std::vector<CompileRequest> &requests,
   auto worker = [&] {
     for (size_t i = next++; i < requests.size(); i = next++) {
       CompileResult &result = results[i];
-      result.status =
-          compileToCubin(requests[i], result.cubin, cache, &result.cacheHit);
+      result.status = compileToCubin(requests[i], result.cubin, cache,
+                                     &result.cacheHit, &result.warning);
     }
   };
   std::vector<std::thread> pool;
