@@ -124,6 +124,8 @@ LogicalResult compileKernels(MLIRContext *ctx, Plan &plan,
   std::string dir =
       config.cacheDir.empty() ? KernelCache::defaultDir() : config.cacheDir;
   KernelCache cache(dir);
+  if (Status s = checkArchSupported(report.arch); !s)
+    return emitError(UnknownLoc::get(ctx)) << s.message();
   std::vector<CompileRequest> requests;
   for (const KernelInfo &k : plan.kernels) {
     CompileRequest r;

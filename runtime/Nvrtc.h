@@ -56,6 +56,12 @@ std::vector<std::string> nvrtcOptions(const CompileOptions &options);
 /// "13.0"; an error when NVRTC cannot be loaded.
 Status nvrtcVersion(std::string &version);
 
+/// OK when NVRTC can compile for `arch` ("sm_90"); otherwise one line that
+/// names the arch and lists the ones this NVRTC supports. Checked once before
+/// compiling a model's kernels, so that a bad --arch is one message rather
+/// than one per kernel.
+Status checkArchSupported(const std::string &arch);
+
 /// The architecture to compile for: "sm_<major><minor>" of device 0 when a
 /// driver and a GPU are present, else kDefaultArch.
 std::string detectArch();
