@@ -68,14 +68,16 @@ uint64_t getU64(const uint8_t *p) {
   return v;
 }
 
-std::vector<uint8_t> entryHeader(const std::string &key,
-                                 const std::vector<uint8_t> &cubin) {
-  std::vector<uint8_t> header(kEntryHeaderBytes, 0);
-  std::memcpy(header.data(), kEntryMagic, 8);
-  putU64(header.data() + 8, cubin.size());
-  putU64(header.data() + 16, checksum64(cubin.data(), cubin.size()));
-  std::memcpy(header.data() + 24, key.data(), std::min(key.size(), kKeyBytes));
-  return header;
+/// The whole entry file: header, then the cubin.
+std::vector<uint8_t> entryBytes(const std::string &key,
+                                const std::vector<uint8_t> &cubin) {
+  std::vector<uint8_t> entry(kEntryHeaderBytes, 0);
+  std::memcpy(entry.data(), kEntryMagic, 8);
+  putU64(entry.data() + 8, cubin.size());
+  putU64(entry.data() + 16, checksum64(cubin.data(), cubin.size()));
+  std::memcpy(entry.data() + 24, key.data(), std::min(key.size(), kKeyBytes));
+  entry.insert(entry.end(), cubin.begin(), cubin.end());
+  return entry;
 }
 
 /// Empty when `bytes` is a sound entry for `key`, else what is wrong.
@@ -138,17 +140,15 @@ Status KernelCache::store(const std::string &key,
     return Status::error("cannot create kernel cache directory " + dir_ + ": " +
                          ec.message() +
                          " (set LLMC_CACHE_DIR to a writable directory)");
+  std::vector<uint8_t> entry = entryBytes(key, cubin);
   static std::atomic<unsigned> counter{0};
   std::string final = pathFor(key);
   std::string temp = final + ".tmp" + std::to_string(::getpid()) + "." +
                      std::to_string(counter++);
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    std::vector<uint8_t> header = entryHeader(key, cubin);
-    out.write(reinterpret_cast<const char *>(header.data()),
-              static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char *>(cubin.data()),
-              static_cast<std::streamsize>(cubin.size()));
+    out.write(reinterpret_cast<const char *>(entry.data()),
+              static_cast<std::streamsize>(entry.size()));
     if (!out.flush()) {
       std::filesystem::remove(temp, ec);
       return Status::error("cannot write kernel cache file " + temp + ": " +

@@ -29,6 +29,15 @@ Status readTokenFile(const std::string &path, std::vector<uint16_t> &tokens) {
   if (header[2] < 0)
     return Status::error("token file '" + path + "' has a negative count");
   size_t count = static_cast<size_t>(header[2]);
+  // Allocate only what the file can back: a damaged header must not cost
+  // gigabytes before the read finds the file short.
+  in.seekg(0, std::ios::end);
+  uint64_t body = static_cast<uint64_t>(in.tellg()) - sizeof(header);
+  in.seekg(sizeof(header));
+  if (count * sizeof(uint16_t) > body)
+    return Status::error("token file '" + path + "' header promises " +
+                         std::to_string(count) + " tokens but the file holds " +
+                         std::to_string(body / 2));
   tokens.resize(count);
   in.read(reinterpret_cast<char *>(tokens.data()),
           static_cast<std::streamsize>(count * sizeof(uint16_t)));
