@@ -16,7 +16,7 @@
 # few files, so that they travel back from a remote machine:
 #   summary.txt        per target: executions, seconds, coverage (cov/ft of
 #                      the final corpus), corpus files and bytes, crashes
-#   corpora.tar.gz     the final corpus of each target
+#   corpus-NAME.tar.gz the final corpus of target NAME
 #   logs.tar.gz        every libFuzzer job's log
 #   artifacts.tar.gz   crashing, leaking, slow or out-of-memory inputs (only
 #                      when there are any)
@@ -101,7 +101,10 @@ for t in "${TARGETS[@]}"; do
   done
 done
 
-tar czf "$OUT_DIR/corpora.tar.gz" -C "$WORK" $(cd "$WORK" && ls -d */corpus 2>/dev/null)
+# One corpus archive per target: each file must stay small enough to travel.
+for t in "${TARGETS[@]}"; do
+  [ -d "$WORK/$t/corpus" ] && tar czf "$OUT_DIR/corpus-$t.tar.gz" -C "$WORK" "$t/corpus"
+done
 tar czf "$OUT_DIR/logs.tar.gz" -C "$WORK" $(cd "$WORK" && ls -d */logs 2>/dev/null)
 if [ -n "$(find "$WORK" -path '*/artifacts/*' -type f 2>/dev/null)" ]; then
   tar czf "$OUT_DIR/artifacts.tar.gz" -C "$WORK" $(cd "$WORK" && ls -d */artifacts)
