@@ -50,6 +50,13 @@ int runCheck(const Args &args) {
                  << "' is not valid llmc IR (see the diagnostics above)\n";
     return 1;
   }
+  // An empty or comment-only file parses as an empty module; calling it
+  // "ok" would pass a truncated or wrongly redirected file.
+  if (module->getBody()->empty()) {
+    llvm::errs() << "llmc check: error: '" << args[0]
+                 << "' holds no operations (an empty file?)\n";
+    return 1;
+  }
   std::map<std::string, int> counts;
   module->walk([&](mlir::Operation *op) {
     if (op->getDialect() && op->getDialect()->getNamespace() == "llmc")

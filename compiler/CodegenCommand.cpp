@@ -119,6 +119,8 @@ mlir::LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   os << table;
 
   if (req.compile) {
+    if (Status s = checkArchSupported(req.arch); !s)
+      return failure(s.message());
     std::vector<CompileRequest> requests;
     for (const KernelInfo &k : plan->plan.kernels) {
       CompileRequest r;

@@ -120,6 +120,8 @@ LogicalResult compileKernels(MLIRContext *ctx, Plan &plan,
   std::string dir =
       config.cacheDir.empty() ? KernelCache::defaultDir() : config.cacheDir;
   KernelCache cache(dir);
+  if (Status s = checkArchSupported(report.arch); !s)
+    return emitError(UnknownLoc::get(ctx)) << s.message();
   std::vector<CompileRequest> requests;
   for (const KernelInfo &k : plan.kernels) {
     CompileRequest r;
@@ -132,6 +134,8 @@ LogicalResult compileKernels(MLIRContext *ctx, Plan &plan,
       compileAll(requests, dir.empty() ? nullptr : &cache);
   size_t failures = 0;
   for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].warning.empty())
+      emitWarning(UnknownLoc::get(ctx)) << results[i].warning;
     if (!results[i].status) {
       ++failures;
       emitError(UnknownLoc::get(ctx))

@@ -1,6 +1,7 @@
 //===- Driver.cpp - Subcommands of the llmc CLI ---------------------------===//
 #include "compiler/Driver.h"
 #include "compiler/Version.h"
+#include "runtime/CudaApi.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -86,8 +87,13 @@ int runDriver(int argc, char **argv) {
     return checkStandardOutput(0);
   }
   for (const Command &c : commands()) {
-    if (first == c.name)
-      return checkStandardOutput(c.run(Args(argv + 2, argv + argc)));
+    if (first != c.name)
+      continue;
+    if (Status s = cuda::checkLibraryOverrides(); !s) {
+      std::fprintf(stderr, "llmc %s: error: %s\n", c.name, s.message().c_str());
+      return 1;
+    }
+    return checkStandardOutput(c.run(Args(argv + 2, argv + argc)));
   }
   std::fprintf(stderr,
                "llmc: error: unknown command '%s'; `llmc --help` lists the "

@@ -4,7 +4,7 @@
 // variable, the versioned soname through the dynamic loader's path, the
 // unversioned name, then $CUDA_HOME/lib64 and /usr/local/cuda/lib64 (the
 // toolkit is often not on the loader's path). The first library that opens
-// wins; a missing function is an error that names the symbol and suggests a
+// wins, except that a set LLMC_LIB* variable is the only candidate; a missing function is an error that names the symbol and suggests a
 // newer driver or toolkit.
 //
 //===----------------------------------------------------------------------===//
@@ -32,9 +32,18 @@ struct Library {
 /// Tries each candidate in order. Returns the handle or, in `error`, every
 /// reason a candidate did not open (the first is usually the useful one).
 void *openLibrary(const Library &lib, std::string &error) {
+  // An override is the user's explicit choice: when it does not open, say
+  // so, naming the path, rather than quietly loading some other library.
+  if (const char *env = std::getenv(lib.envVar); env && *env) {
+    if (void *handle = dlopen(env, RTLD_NOW | RTLD_LOCAL))
+      return handle;
+    const char *why = dlerror();
+    error = std::string(lib.envVar) + "=" + env + " cannot be loaded: " +
+            (why ? why : "dlopen failed") + " (unset " + lib.envVar +
+            " to search the default locations)";
+    return nullptr;
+  }
   std::vector<std::string> candidates;
-  if (const char *env = std::getenv(lib.envVar); env && *env)
-    candidates.push_back(env);
   for (const std::string &name : lib.names)
     candidates.push_back(name);
   std::vector<std::string> dirs;
@@ -163,6 +172,23 @@ Status loadNvrtc(const NvrtcApi *&api) {
 Status loadCublasLt(const CublasLtApi *&api) {
   return loadOnce<CublasLtApi>(kCublasLt, resolveCublasLt,
                                "cuBLASLt not found: ", api);
+}
+
+Status checkLibraryOverrides() {
+  auto set = [](const Library &lib) {
+    const char *env = std::getenv(lib.envVar);
+    return env && *env;
+  };
+  const DriverApi *driver = nullptr;
+  const NvrtcApi *nvrtc = nullptr;
+  const CublasLtApi *cublasLt = nullptr;
+  if (set(kDriver))
+    LLMC_RETURN_IF_ERROR(loadDriver(driver));
+  if (set(kNvrtc))
+    LLMC_RETURN_IF_ERROR(loadNvrtc(nvrtc));
+  if (set(kCublasLt))
+    LLMC_RETURN_IF_ERROR(loadCublasLt(cublasLt));
+  return Status::ok();
 }
 
 Status loadDriverFrom(const std::string &path, DriverApi &api) {

@@ -126,10 +126,16 @@ struct CublasLtApi {
 /// null and the Status says which library is missing and how to get it:
 ///   "no CUDA driver found: libcuda.so.1: cannot open shared object file ..."
 /// The search can be overridden by LLMC_LIBCUDA, LLMC_LIBNVRTC and
-/// LLMC_LIBCUBLASLT (a path to the library).
+/// LLMC_LIBCUBLASLT (a path to the library); a set variable whose path does
+/// not load is an error naming it, never a fallback to the default search.
 Status loadDriver(const DriverApi *&api);
 Status loadNvrtc(const NvrtcApi *&api);
 Status loadCublasLt(const CublasLtApi *&api);
+
+/// Loads every library whose LLMC_LIB* variable is set. The CLI calls it
+/// first, so that a bad override is an error even in a command that would
+/// otherwise only probe for a GPU and quietly carry on without one.
+Status checkLibraryOverrides();
 
 /// Opens `path` and resolves every driver function into `api`, bypassing the
 /// process-wide table (tests use it with the toolkit's stub libcuda). The

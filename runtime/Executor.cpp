@@ -210,6 +210,8 @@ Status Executor::loadKernels() {
                                                 : options_.cacheDir);
     std::vector<CompileResult> results = compileAll(requests, &cache);
     for (size_t r = 0; r < results.size(); ++r) {
+      if (!results[r].warning.empty())
+        std::fprintf(stderr, "llmc: warning: %s\n", results[r].warning.c_str());
       if (!results[r].status)
         return results[r].status.withContext(context());
       KernelInfo &kernel = plan_.kernels[requestKernel[r]];

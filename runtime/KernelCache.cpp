@@ -3,6 +3,7 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/Hash.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -48,23 +49,86 @@ std::string KernelCache::key(const std::string &source, const std::string &arch,
 }
 
 std::string KernelCache::pathFor(const std::string &key) const {
-  return dir_ + "/" + key + ".cubin";
+  return dir_ + "/" + key + ".kce";
 }
 
-bool KernelCache::lookup(const std::string &key,
-                         std::vector<uint8_t> &cubin) const {
+namespace {
+
+constexpr char kEntryMagic[8] = {'L', 'L', 'M', 'C', 'K', 'C', 'E', '1'};
+constexpr size_t kEntryHeaderBytes = 64;
+constexpr size_t kKeyBytes = 32;
+
+void putU64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint64_t getU64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+/// The whole entry file: header, then the cubin.
+std::vector<uint8_t> entryBytes(const std::string &key,
+                                const std::vector<uint8_t> &cubin) {
+  std::vector<uint8_t> entry(kEntryHeaderBytes, 0);
+  std::memcpy(entry.data(), kEntryMagic, 8);
+  putU64(entry.data() + 8, cubin.size());
+  putU64(entry.data() + 16, checksum64(cubin.data(), cubin.size()));
+  std::memcpy(entry.data() + 24, key.data(), std::min(key.size(), kKeyBytes));
+  entry.insert(entry.end(), cubin.begin(), cubin.end());
+  return entry;
+}
+
+/// Empty when `bytes` is a sound entry for `key`, else what is wrong.
+std::string checkEntry(const std::string &key,
+                       const std::vector<uint8_t> &bytes) {
+  if (bytes.size() < kEntryHeaderBytes)
+    return "truncated: " + std::to_string(bytes.size()) + " bytes, less than "
+           "the " + std::to_string(kEntryHeaderBytes) + "-byte entry header";
+  if (std::memcmp(bytes.data(), kEntryMagic, 8) != 0)
+    return "not a kernel cache entry (bad magic)";
+  std::string stored(reinterpret_cast<const char *>(bytes.data() + 24),
+                     kKeyBytes);
+  if (stored != key.substr(0, kKeyBytes))
+    return "it holds the entry of key " + stored;
+  uint64_t size = getU64(bytes.data() + 8);
+  uint64_t have = bytes.size() - kEntryHeaderBytes;
+  if (size != have)
+    return (have < size ? "truncated: " : "padded: ") + std::to_string(have) +
+           " of " + std::to_string(size) + " content bytes";
+  if (checksum64(bytes.data() + kEntryHeaderBytes, have) !=
+      getU64(bytes.data() + 16))
+    return "its content does not match its checksum";
+  static const uint8_t kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
+  if (have < 4 || std::memcmp(bytes.data() + kEntryHeaderBytes, kElfMagic,
+                              4) != 0)
+    return "its content is not an ELF cubin";
+  return "";
+}
+
+} // namespace
+
+KernelCache::Entry KernelCache::lookup(const std::string &key,
+                                       std::vector<uint8_t> &cubin,
+                                       std::string &problem) const {
   if (dir_.empty())
-    return false;
+    return Entry::Missing;
   std::ifstream in(pathFor(key), std::ios::binary);
   if (!in)
-    return false;
+    return Entry::Missing;
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
-  static const uint8_t kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
-  if (bytes.size() < 64 || std::memcmp(bytes.data(), kElfMagic, 4) != 0)
-    return false;
-  cubin = std::move(bytes);
-  return true;
+  if (in.bad()) {
+    problem = "read failed";
+    return Entry::Corrupt;
+  }
+  problem = checkEntry(key, bytes);
+  if (!problem.empty())
+    return Entry::Corrupt;
+  cubin.assign(bytes.begin() + kEntryHeaderBytes, bytes.end());
+  return Entry::Valid;
 }
 
 Status KernelCache::store(const std::string &key,
@@ -77,10 +141,11 @@ Status KernelCache::store(const std::string &key,
     return Status::error("cannot create kernel cache directory " + dir_ + ": " +
                          ec.message() +
                          " (set LLMC_CACHE_DIR to a writable directory)");
-  // Concurrent writers of one key each rename a complete file over it.
+  // Concurrent writers of one key each rename a complete entry over it.
+  std::vector<uint8_t> entry = entryBytes(key, cubin);
   Status s = writeFileAtomically(
-      pathFor(key), std::string_view(reinterpret_cast<const char *>(cubin.data()),
-                                     cubin.size()));
+      pathFor(key), std::string_view(reinterpret_cast<const char *>(entry.data()),
+                                     entry.size()));
   return s ? s : s.withContext("kernel cache");
 }
 

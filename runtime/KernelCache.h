@@ -11,6 +11,24 @@
 // Files are written to a temporary name and renamed, so that concurrent
 // compilers and crashes never leave a half-written entry under a valid name.
 //
+// The cache does not trust its files: a disk error, a copy from another
+// machine or a stray edit must not put a damaged cubin into a run or into a
+// bundle (which would seal it with fresh checksums). Each entry, <key>.kce,
+// is
+//
+//   offset 0   "LLMCKCE1"   8-byte magic (the entry format's version)
+//          8   u64          content bytes N
+//         16   u64          checksum64 of the content
+//         24   32 bytes     the key, so an entry copied under another name
+//                           is refused
+//         56   8 bytes      zero
+//         64   N bytes      the cubin
+//
+// and is verified before use. A bad entry is reported (Corrupt, with the
+// reason), recompiled and replaced. The checksum catches accidents, not
+// attacks: whoever can write the cache directory can run code on the GPU
+// (docs/trust-model.md).
+//
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_KERNELCACHE_H
 #define LLMC_RUNTIME_KERNELCACHE_H
@@ -36,11 +54,16 @@ public:
                          const std::vector<std::string> &options,
                          const std::string &nvrtcVersion);
 
-  /// True and fills `cubin` when `key` is cached and looks like an ELF file
-  /// (anything else, e.g. a file truncated by a full disk, is a miss).
-  bool lookup(const std::string &key, std::vector<uint8_t> &cubin) const;
+  enum class Entry { Missing, Valid, Corrupt };
 
-  /// Stores `cubin` under `key`, creating the directory when needed.
+  /// Reads and verifies the entry for `key`. Valid: `cubin` holds it.
+  /// Corrupt: `problem` says what is wrong ("checksum mismatch",
+  /// "truncated: 100 of 6480 content bytes", ...) and `cubin` is untouched.
+  Entry lookup(const std::string &key, std::vector<uint8_t> &cubin,
+               std::string &problem) const;
+
+  /// Stores `cubin` under `key` (replacing a corrupt entry), creating the
+  /// directory when needed.
   Status store(const std::string &key, const std::vector<uint8_t> &cubin) const;
 
   const std::string &dir() const { return dir_; }

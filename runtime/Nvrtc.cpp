@@ -99,6 +99,36 @@ Status nvrtcVersion(std::string &version) {
   return Status::ok();
 }
 
+Status checkArchSupported(const std::string &arch) {
+  const cuda::NvrtcApi *api = nullptr;
+  LLMC_RETURN_IF_ERROR(cuda::loadNvrtc(api));
+  std::string version;
+  LLMC_RETURN_IF_ERROR(nvrtcVersion(version));
+  int count = 0;
+  LLMC_NVRTC(api->nvrtcGetNumSupportedArchs(&count), "");
+  std::vector<int> archs(static_cast<size_t>(std::max(count, 0)));
+  if (count > 0)
+    LLMC_NVRTC(api->nvrtcGetSupportedArchs(archs.data()), "");
+  // "sm_90a" compiles wherever sm_90 does: the suffix selects features.
+  std::string digits;
+  if (arch.rfind("sm_", 0) == 0) {
+    for (char c : arch.substr(3)) {
+      if (c < '0' || c > '9')
+        break;
+      digits += c;
+    }
+  }
+  if (!digits.empty() && digits.size() <= 4 &&
+      std::find(archs.begin(), archs.end(), std::stoi(digits)) != archs.end())
+    return Status::ok();
+  std::string list;
+  for (int a : archs)
+    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
+  return Status::error("NVRTC " + version + " cannot compile for " + arch +
+                       "; it supports " + (list.empty() ? "none" : list) +
+                       " (sm_90 for H100/H200, sm_80 for A100)");
+}
+
 std::string detectArch() {
   const cuda::DriverApi *cu = nullptr;
   if (!cuda::loadDriver(cu) || cu->cuInit(0) != CUDA_SUCCESS)
@@ -118,7 +148,7 @@ std::string detectArch() {
 
 Status compileToCubin(const CompileRequest &request,
                       std::vector<uint8_t> &cubin, const KernelCache *cache,
-                      bool *cacheHit) {
+                      bool *cacheHit, std::string *warning) {
   if (cacheHit)
     *cacheHit = false;
   const cuda::NvrtcApi *api = nullptr;
@@ -131,10 +161,20 @@ Status compileToCubin(const CompileRequest &request,
   if (cache) {
     key = KernelCache::key(request.source, request.options.arch, options,
                            version);
-    if (cache->lookup(key, cubin)) {
+    std::string problem;
+    switch (cache->lookup(key, cubin, problem)) {
+    case KernelCache::Entry::Valid:
       if (cacheHit)
         *cacheHit = true;
       return Status::ok();
+    case KernelCache::Entry::Corrupt:
+      if (warning)
+        *warning = "kernel cache entry " + cache->pathFor(key) + " of kernel '" +
+                   request.name + "' is corrupt (" + problem +
+                   "): recompiled and replaced";
+      break;
+    case KernelCache::Entry::Missing:
+      break;
     }
   }
   LLMC_RETURN_IF_ERROR(runNvrtc(*api, request, options, cubin));
@@ -157,8 +197,8 @@ compileAll(const std::vector<CompileRequest> &requests,
   auto worker = [&] {
     for (size_t i = next++; i < requests.size(); i = next++) {
       CompileResult &result = results[i];
-      result.status =
-          compileToCubin(requests[i], result.cubin, cache, &result.cacheHit);
+      result.status = compileToCubin(requests[i], result.cubin, cache,
+                                     &result.cacheHit, &result.warning);
     }
   };
   std::vector<std::thread> pool;

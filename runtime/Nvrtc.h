@@ -45,6 +45,9 @@ struct CompileResult {
   Status status;
   std::vector<uint8_t> cubin;
   bool cacheHit = false;
+  /// One line when the cache held a corrupt entry for this kernel, which was
+  /// recompiled and replaced; empty otherwise. The caller shows it.
+  std::string warning;
 };
 
 /// The exact NVRTC option list for `options` (also part of the cache key).
@@ -53,18 +56,26 @@ std::vector<std::string> nvrtcOptions(const CompileOptions &options);
 /// "13.0"; an error when NVRTC cannot be loaded.
 Status nvrtcVersion(std::string &version);
 
+/// OK when NVRTC can compile for `arch` ("sm_90"); otherwise one line that
+/// names the arch and lists the ones this NVRTC supports. Checked once before
+/// compiling a model's kernels, so that a bad --arch is one message rather
+/// than one per kernel.
+Status checkArchSupported(const std::string &arch);
+
 /// The architecture to compile for: "sm_<major><minor>" of device 0 when a
 /// driver and a GPU are present, else kDefaultArch.
 std::string detectArch();
 
 /// Compiles one kernel. With a cache, a hit skips NVRTC and a miss stores the
-/// result. Errors look like:
+/// result; a corrupt entry is recompiled and replaced, and `warning` (when
+/// given) says so in one line. Errors look like:
 ///   NVRTC failed to compile kernel 'add' for sm_90:
 ///   add.cu(3): error: identifier "y" is undefined
 Status compileToCubin(const CompileRequest &request,
                       std::vector<uint8_t> &cubin,
                       const KernelCache *cache = nullptr,
-                      bool *cacheHit = nullptr);
+                      bool *cacheHit = nullptr,
+                      std::string *warning = nullptr);
 
 /// Compiles every request on `threads` threads (0: hardware concurrency).
 /// Results are in request order; each carries its own Status.

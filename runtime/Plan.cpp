@@ -8,6 +8,7 @@
 #include "runtime/Plan.h"
 #include "runtime/CheckedSize.h"
 
+#include <optional>
 #include <set>
 
 namespace llmc {
@@ -304,11 +305,14 @@ Status checkOperand(const Plan &plan, const char *role, const std::string &name,
     return Status::error(std::string("operand ") + role + " buffer '" + name +
                          "' is " + dtypeName(buffer->dtype) + ", the matmul " +
                          "expects " + dtypeName(type));
-  uint64_t needed = elements * dtypeSize(type);
-  if (needed > buffer->bytes)
+  uint64_t needed = 0;
+  bool overflow = __builtin_mul_overflow(elements, dtypeSize(type), &needed);
+  if (overflow || needed > buffer->bytes)
     return Status::error(std::string("operand ") + role + " needs " +
-                         std::to_string(needed) + " bytes but buffer '" + name +
-                         "' has " + std::to_string(buffer->bytes));
+                         (overflow ? std::string("more than 2^64")
+                                   : std::to_string(needed)) +
+                         " bytes but buffer '" + name + "' has " +
+                         std::to_string(buffer->bytes));
   return Status::ok();
 }
 
@@ -324,20 +328,39 @@ Status checkMatmul(const Plan &plan, const MatmulStep &mm) {
                            " is not supported");
   if (mm.typeC != mm.typeD)
     return Status::error("C and D must have the same dtype");
-  auto span = [&](int64_t stride, int64_t rows, int64_t cols) {
-    return static_cast<uint64_t>((mm.batch - 1) * stride + rows * cols);
-  };
   if (mm.strideA < -1 || mm.strideB < -1 || mm.strideC < -1 || mm.strideD < -1)
     return Status::error("batch strides must be -1 (packed) or non-negative");
-  LLMC_RETURN_IF_ERROR(checkOperand(plan, "A", mm.a, mm.typeA,
-                                    span(mm.effectiveStrideA(), mm.m, mm.k)));
-  LLMC_RETURN_IF_ERROR(checkOperand(plan, "B", mm.b, mm.typeB,
-                                    span(mm.effectiveStrideB(), mm.k, mm.n)));
+  // The elements an operand spans, (batch - 1) * stride + rows * cols, or
+  // nullopt when that overflows: the bundle fuzzer found m = 2^63 - 1, whose
+  // packed stride m * k is signed overflow before any buffer is compared.
+  auto span = [&](int64_t stride, int64_t rows,
+                  int64_t cols) -> std::optional<uint64_t> {
+    int64_t matrix, batches, total;
+    if (__builtin_mul_overflow(rows, cols, &matrix))
+      return std::nullopt;
+    if (stride < 0) // densely packed
+      stride = matrix;
+    if (__builtin_mul_overflow(mm.batch - 1, stride, &batches) ||
+        __builtin_add_overflow(batches, matrix, &total))
+      return std::nullopt;
+    return static_cast<uint64_t>(total);
+  };
+  auto operand = [&](const char *role, const std::string &name, DType type,
+                     int64_t stride, int64_t rows, int64_t cols) -> Status {
+    std::optional<uint64_t> elements = span(stride, rows, cols);
+    if (!elements)
+      return Status::error(std::string("operand ") + role + " of m=" +
+                           std::to_string(mm.m) + " n=" + std::to_string(mm.n) +
+                           " k=" + std::to_string(mm.k) + " batch=" +
+                           std::to_string(mm.batch) +
+                           " spans more than 2^63 elements");
+    return checkOperand(plan, role, name, type, *elements);
+  };
+  LLMC_RETURN_IF_ERROR(operand("A", mm.a, mm.typeA, mm.strideA, mm.m, mm.k));
+  LLMC_RETURN_IF_ERROR(operand("B", mm.b, mm.typeB, mm.strideB, mm.k, mm.n));
   if (!mm.c.empty())
-    LLMC_RETURN_IF_ERROR(checkOperand(plan, "C", mm.c, mm.typeC,
-                                      span(mm.effectiveStrideC(), mm.m, mm.n)));
-  LLMC_RETURN_IF_ERROR(checkOperand(plan, "D", mm.d, mm.typeD,
-                                    span(mm.effectiveStrideD(), mm.m, mm.n)));
+    LLMC_RETURN_IF_ERROR(operand("C", mm.c, mm.typeC, mm.strideC, mm.m, mm.n));
+  LLMC_RETURN_IF_ERROR(operand("D", mm.d, mm.typeD, mm.strideD, mm.m, mm.n));
   if (!mm.bias.empty())
     LLMC_RETURN_IF_ERROR(checkOperand(plan, "bias", mm.bias, mm.typeD, mm.n));
   return Status::ok();

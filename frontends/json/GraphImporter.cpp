@@ -10,6 +10,7 @@
 #include "dialects/llmc/ShapeUtils.h"
 #include "dialects/llmc/TensorSize.h"
 #include "frontends/json/InitRule.h"
+#include "frontends/ModelPath.h"
 #include "runtime/CheckedSize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -126,12 +127,23 @@ FailureOr<Attribute> GraphImporter::readSafetensorsInit(const Json &init,
   if (!file || !file->is_string() || !tensor || !tensor->is_string())
     return error(path) << "expected {\"safetensors\": FILE, \"tensor\": NAME} "
                           "with two strings";
-  std::string filePath = file->get<std::string>();
-  if (llvm::sys::path::is_relative(filePath) && sourceName != "<stdin>") {
-    llvm::SmallString<256> full(llvm::sys::path::parent_path(sourceName));
-    llvm::sys::path::append(full, filePath);
-    filePath = std::string(full);
-  }
+  // Only files inside the graph's folder (the working directory for stdin),
+  // symbolic links resolved: a downloaded graph must not read arbitrary
+  // files into its weights (docs/trust-model.md).
+  std::string location = file->get<std::string>();
+  std::string modelDir =
+      sourceName == "<stdin>"
+          ? std::string(".")
+          : llvm::sys::path::parent_path(sourceName).str();
+  std::string why;
+  std::optional<std::string> resolved =
+      resolveModelPath(modelDir, location, why);
+  if (!resolved)
+    return error(path + ".safetensors")
+           << "refusing '" << location << "', " << why
+           << " (keep the safetensors file in the graph's folder and name it "
+              "relative to that folder)";
+  std::string filePath = *resolved;
   LoadedTensor loaded;
   std::string message;
   const SafetensorsLoader &load =

@@ -23,7 +23,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
@@ -298,15 +300,38 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
   SmallVector<NamedAttrList> argAttrs;
   SmallVector<std::string> argNames;
   bool ok = true;
-  for (const onnx::TensorProto &init : graph.initializer())
+  for (auto [i, init] : llvm::enumerate(graph.initializer())) {
+    if (initializerNames.count(init.name())) {
+      emitError(nameLoc(init.name()))
+          << "initializer '" << init.name() << "' is defined twice (entry "
+          << i << " of the graph's initializers repeats an earlier name; "
+          << "the file is damaged)";
+      return nullptr;
+    }
     initializerNames[init.name()] = true;
+  }
+  if (failed(checkSingleDefinitions()))
+    return nullptr;
   llvm::StringMap<std::string> kinds = torchInputKinds(graph);
+  // A data file that cannot be read is reported once, not once for each of
+  // the hundreds of weights stored in it.
+  llvm::StringSet<> unreadableFiles;
   for (const onnx::TensorProto &init : graph.initializer()) {
     Location loc = nameLoc(init.name());
+    std::string file = externalDataFile(init, baseDir);
+    if (!file.empty() && unreadableFiles.contains(file)) {
+      ok = false;
+      continue;
+    }
     auto data = decodeTensor(init, baseDir, "initializer");
     if (!data) {
       emitError(loc) << llvm::toString(data.takeError());
       ok = false;
+      int fd = -1;
+      if (!file.empty() && llvm::sys::fs::openFileForRead(file, fd))
+        unreadableFiles.insert(file);
+      if (fd >= 0)
+        llvm::sys::Process::SafelyCloseFileDescriptor(fd);
       continue;
     }
     DType type = data->dtype();
@@ -461,6 +486,35 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     return nullptr;
   }
   return module;
+}
+
+LogicalResult GraphImporter::checkSingleDefinitions() {
+  // ONNX graphs are in SSA form: every value has one definition. A second
+  // writer would silently replace the first for the nodes after it.
+  const onnx::GraphProto &graph = model.graph();
+  llvm::StringMap<std::string> definedBy;
+  for (const onnx::TensorProto &init : graph.initializer())
+    definedBy.try_emplace(init.name(), "initializer '" + init.name() + "'");
+  for (const onnx::ValueInfoProto &input : graph.input())
+    definedBy.try_emplace(input.name(), "graph input '" + input.name() + "'");
+  for (auto [i, node] : llvm::enumerate(graph.node())) {
+    std::string name = node.name().empty()
+                           ? node.op_type() + "#" + std::to_string(i)
+                           : node.name();
+    for (const std::string &out : node.output()) {
+      if (out.empty())
+        continue;
+      auto [it, inserted] = definedBy.try_emplace(
+          out, "node '" + name + "' (" + node.op_type() + ")");
+      if (!inserted)
+        return emitError(nameLoc(name))
+               << "node '" << name << "' (" << node.op_type()
+               << ") writes '" << out << "', which " << it->second
+               << " already defines: every value must have one definition "
+                  "(the file is damaged)";
+    }
+  }
+  return success();
 }
 
 void GraphImporter::warnSharedNormParams() {

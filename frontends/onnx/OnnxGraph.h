@@ -262,6 +262,9 @@ public:
 private:
   mlir::LogicalResult bindDims(llvm::StringMap<int64_t> &bound);
   mlir::LogicalResult importNode(const onnx::NodeProto &node, int index);
+  /// Every value name is defined once: by one initializer, graph input or
+  /// node output. Reports the second definition.
+  mlir::LogicalResult checkSingleDefinitions();
   void warnSharedNormParams();
 };
 

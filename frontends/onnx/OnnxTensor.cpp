@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/OnnxTensor.h"
+#include "frontends/ModelPath.h"
 #include "frontends/onnx/onnx.pb.h"
 #include "runtime/CheckedSize.h"
 
@@ -269,19 +270,18 @@ readExternal(const onnx::TensorProto &t, llvm::StringRef what,
     return tensorError(t, what, "is stored externally but its external_data has "
                           "no 'location'");
   // As onnx.checker does: data must lie next to the model, not anywhere on
-  // the file system the model's author picks.
-  if (llvm::sys::path::is_absolute(location) ||
-      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
-                                          llvm::sys::path::end(location)),
-                         ".."))
+  // the file system the model's author picks (symbolic links resolved).
+  std::string why;
+  std::optional<std::string> resolved =
+      resolveModelPath(baseDir, location, why);
+  if (!resolved)
     return tensorError(t, what, "has external data location '" + location +
-                              "', which is not inside the model's directory");
-  llvm::SmallString<256> path(baseDir);
-  llvm::sys::path::append(path, location);
+                              "', " + why);
+  llvm::StringRef path = *resolved;
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return tensorError(t, what, "is stored in external file '" + path.str() +
+    return tensorError(t, what, "is stored in external file '" + path +
                               "', which cannot be read: " +
                               buffer.getError().message() +
                               " (keep the data file next to the .onnx file)");
@@ -290,7 +290,7 @@ readExternal(const onnx::TensorProto &t, llvm::StringRef what,
   if (offset > size || len > size - offset)
     return tensorError(t, what, "reads bytes [" + llvm::Twine(offset) + ", " +
                               llvm::Twine(offset + len) + ") of '" +
-                              path.str() + "', which has only " +
+                              path + "', which has only " +
                               llvm::Twine(size) + " bytes");
   if (len != expected)
     return tensorError(t, what, "has " + llvm::Twine(len) +
@@ -299,6 +299,19 @@ readExternal(const onnx::TensorProto &t, llvm::StringRef what,
                               llvm::Twine(expected));
   const char *begin = (*buffer)->getBufferStart() + offset;
   return std::vector<char>(begin, begin + len);
+}
+
+std::string externalDataFile(const onnx::TensorProto &t,
+                             llvm::StringRef baseDir) {
+  if (t.data_location() != onnx::TensorProto::EXTERNAL)
+    return "";
+  for (const auto &kv : t.external_data())
+    if (kv.key() == "location" && !kv.value().empty()) {
+      llvm::SmallString<256> path(baseDir);
+      llvm::sys::path::append(path, kv.value());
+      return path.str().str();
+    }
+  return "";
 }
 
 /// Copies a typed repeated field into `out`, converting each element.

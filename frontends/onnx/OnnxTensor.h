@@ -107,6 +107,12 @@ llvm::Expected<TensorData> decodeTensor(const onnx::TensorProto &tensor,
                                         llvm::StringRef baseDir,
                                         llvm::StringRef what = "tensor");
 
+/// The file an external-data tensor names, joined to `baseDir` as written
+/// (no checks); "" for a tensor stored inline or without a location. The
+/// importer uses it to report a missing data file once, not per tensor.
+std::string externalDataFile(const onnx::TensorProto &tensor,
+                             llvm::StringRef baseDir);
+
 } // namespace llmc::onnximport
 
 #endif // LLMC_FRONTENDS_ONNX_ONNXTENSOR_H

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 using namespace llmc;
@@ -149,18 +151,92 @@ TEST_F(Nvrtc, SecondCompileHitsTheCache) {
   EXPECT_FALSE(hit);
 }
 
-TEST_F(Nvrtc, CorruptCacheEntryIsAMiss) {
+/// The only entry file in `dir`.
+std::filesystem::path onlyEntry(const std::string &dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    files.push_back(entry.path());
+  EXPECT_EQ(files.size(), 1u);
+  return files.empty() ? std::filesystem::path() : files.front();
+}
+
+std::vector<uint8_t> readAll(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+}
+
+void writeAll(const std::filesystem::path &path,
+              const std::vector<uint8_t> &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char *>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+}
+
+// A damaged entry (a flipped byte deep in the cubin, a truncated file) must
+// never be loaded or sealed into a bundle: it is detected, recompiled and
+// replaced with a one-line warning, and the next compile hits the new entry.
+TEST_F(Nvrtc, CorruptCacheEntryIsRecompiledAndReplaced) {
   KernelCache cache(cacheDir);
   CompileRequest request{"add", kAddSource, {}};
   std::vector<uint8_t> cubin;
   ASSERT_TRUE(compileToCubin(request, cubin, &cache).isOk());
-  for (const auto &entry : std::filesystem::directory_iterator(cacheDir))
-    std::filesystem::resize_file(entry.path(), 10);
-  bool hit = true;
-  std::vector<uint8_t> again;
-  ASSERT_TRUE(compileToCubin(request, again, &cache, &hit).isOk());
-  EXPECT_FALSE(hit);
-  EXPECT_EQ(again, cubin);
+  std::filesystem::path entry = onlyEntry(cacheDir);
+  const std::vector<uint8_t> good = readAll(entry);
+
+  struct Damage {
+    const char *what;
+    std::vector<uint8_t> bytes;
+    const char *problem;
+  };
+  std::vector<uint8_t> flipped = good;
+  flipped[good.size() / 2] ^= 0x40;
+  std::vector<uint8_t> truncated(good.begin(), good.begin() + good.size() / 2);
+  std::vector<uint8_t> headerOnly(good.begin(), good.begin() + 10);
+  for (const Damage &damage :
+       {Damage{"flipped", flipped, "does not match its checksum"},
+        Damage{"truncated", truncated, "truncated: "},
+        Damage{"header only", headerOnly, "less than the 64-byte entry"}}) {
+    SCOPED_TRACE(damage.what);
+    writeAll(entry, damage.bytes);
+    bool hit = true;
+    std::string warning;
+    std::vector<uint8_t> again;
+    ASSERT_TRUE(compileToCubin(request, again, &cache, &hit, &warning).isOk());
+    EXPECT_FALSE(hit);
+    EXPECT_EQ(again, cubin);
+    EXPECT_NE(warning.find("kernel cache entry " + entry.string() +
+                           " of kernel 'add' is corrupt ("),
+              std::string::npos)
+        << warning;
+    EXPECT_NE(warning.find(damage.problem), std::string::npos) << warning;
+    EXPECT_NE(warning.find("): recompiled and replaced"), std::string::npos);
+    EXPECT_EQ(warning.find('\n'), std::string::npos) << "one line";
+    // Replaced: the file is sound again and the next compile hits it.
+    EXPECT_EQ(readAll(entry), good);
+    warning.clear();
+    ASSERT_TRUE(compileToCubin(request, again, &cache, &hit, &warning).isOk());
+    EXPECT_TRUE(hit);
+    EXPECT_TRUE(warning.empty()) << warning;
+    EXPECT_EQ(again, cubin);
+  }
+}
+
+// compileAll reports the warning on the kernel's result.
+TEST_F(Nvrtc, CompileAllCarriesTheCorruptionWarning) {
+  KernelCache cache(cacheDir);
+  std::vector<CompileRequest> requests = {{"add", kAddSource, {}}};
+  std::vector<CompileResult> first = compileAll(requests, &cache, 1);
+  ASSERT_TRUE(first[0].status.isOk()) << first[0].status.message();
+  std::filesystem::path entry = onlyEntry(cacheDir);
+  std::vector<uint8_t> bytes = readAll(entry);
+  bytes.back() ^= 1;
+  writeAll(entry, bytes);
+  std::vector<CompileResult> again = compileAll(requests, &cache, 1);
+  ASSERT_TRUE(again[0].status.isOk());
+  EXPECT_FALSE(again[0].cacheHit);
+  EXPECT_NE(again[0].warning.find("is corrupt"), std::string::npos);
+  EXPECT_EQ(again[0].cubin, first[0].cubin);
 }
 
 TEST_F(Nvrtc, CompileAllInParallel) {
@@ -193,6 +269,82 @@ TEST_F(Nvrtc, CompileAllInParallel) {
     EXPECT_TRUE(again[i].cacheHit) << i;
     EXPECT_EQ(again[i].cubin, results[i].cubin);
   }
+}
+
+// The entry checks themselves need no NVRTC: any ELF-looking bytes will do.
+class KernelCacheEntry : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = ::testing::TempDir() + "llmc-kce-" + std::to_string(::getpid()) +
+          "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir);
+    cubin = {0x7f, 'E', 'L', 'F'};
+    for (int i = 0; i < 200; ++i)
+      cubin.push_back(static_cast<uint8_t>(i * 7));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  KernelCache::Entry lookup(const KernelCache &cache, const std::string &key) {
+    problem.clear();
+    got.clear();
+    return cache.lookup(key, got, problem);
+  }
+  std::string dir, problem;
+  std::vector<uint8_t> cubin, got;
+};
+
+TEST_F(KernelCacheEntry, RoundTripsAndDetectsEveryDamage) {
+  KernelCache cache(dir);
+  std::string key = KernelCache::key("src", "sm_90", {}, "13.0");
+  EXPECT_EQ(lookup(cache, key), KernelCache::Entry::Missing);
+  ASSERT_TRUE(cache.store(key, cubin).isOk());
+  ASSERT_EQ(lookup(cache, key), KernelCache::Entry::Valid) << problem;
+  EXPECT_EQ(got, cubin);
+  std::filesystem::path path = cache.pathFor(key);
+  const std::vector<uint8_t> good = readAll(path);
+  ASSERT_EQ(good.size(), 64 + cubin.size());
+
+  auto expectCorrupt = [&](std::vector<uint8_t> bytes, const char *why) {
+    SCOPED_TRACE(why);
+    writeAll(path, bytes);
+    EXPECT_EQ(lookup(cache, key), KernelCache::Entry::Corrupt);
+    EXPECT_NE(problem.find(why), std::string::npos) << problem;
+    EXPECT_TRUE(got.empty());
+  };
+  // Every single-bit flip anywhere in the content or header is caught.
+  for (size_t at : {size_t(0), size_t(9), size_t(17), size_t(30), size_t(64),
+                    size_t(100), good.size() - 1}) {
+    std::vector<uint8_t> bytes = good;
+    bytes[at] ^= 0x01;
+    writeAll(path, bytes);
+    EXPECT_EQ(lookup(cache, key), KernelCache::Entry::Corrupt) << "byte " << at;
+  }
+  std::vector<uint8_t> bytes = good;
+  bytes[120] ^= 0x80;
+  expectCorrupt(bytes, "does not match its checksum");
+  expectCorrupt({good.begin(), good.end() - 1}, "truncated: 203 of 204");
+  bytes = good;
+  bytes.push_back(0);
+  expectCorrupt(bytes, "padded: 205 of 204");
+  expectCorrupt({}, "truncated: 0 bytes");
+  // An old-style bare cubin under the entry's name is not an entry.
+  expectCorrupt(cubin, "bad magic");
+  // A sound entry of another key copied under this key's name.
+  std::string other = KernelCache::key("src", "sm_80", {}, "13.0");
+  ASSERT_TRUE(cache.store(other, cubin).isOk());
+  expectCorrupt(readAll(cache.pathFor(other)), "holds the entry of key");
+
+  // Storing again replaces the damaged entry.
+  ASSERT_TRUE(cache.store(key, cubin).isOk());
+  EXPECT_EQ(lookup(cache, key), KernelCache::Entry::Valid) << problem;
+  EXPECT_EQ(readAll(path), good);
+}
+
+TEST_F(KernelCacheEntry, ContentMustBeACubin) {
+  KernelCache cache(dir);
+  std::string key = KernelCache::key("src", "sm_90", {}, "13.0");
+  ASSERT_TRUE(cache.store(key, {1, 2, 3, 4, 5}).isOk());
+  EXPECT_EQ(lookup(cache, key), KernelCache::Entry::Corrupt);
+  EXPECT_NE(problem.find("not an ELF cubin"), std::string::npos) << problem;
 }
 
 TEST(KernelCacheKey, DependsOnEveryInput) {

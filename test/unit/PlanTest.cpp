@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 using namespace llmc;
 
 namespace {
@@ -235,6 +237,28 @@ TEST(Plan, MatmulOperands) {
   EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).message();
   mm.typeD = DType::I32;
   expectError(plan, "matmul on i32 is not supported");
+}
+
+// Sizes from a damaged bundle must fail validation without overflowing
+// (found by the bundle fuzzer: m = 2^63 - 1 overflowed m * k, which UBSan
+// reports as undefined behaviour).
+TEST(Plan, MatmulSizesThatOverflow) {
+  Plan plan = validPlan();
+  std::get<MatmulStep>(plan.steps[1].op).m = INT64_MAX;
+  expectError(plan, "step 1 (matmul): operand A of m=9223372036854775807 n=4 "
+                    "k=4 batch=1 spans more than 2^63 elements");
+  plan = validPlan();
+  std::get<MatmulStep>(plan.steps[1].op).batch = INT64_MAX;
+  expectError(plan, "spans more than 2^63 elements");
+  plan = validPlan();
+  auto &mm = std::get<MatmulStep>(plan.steps[1].op);
+  mm.batch = 3;
+  mm.strideA = INT64_MAX / 2;
+  expectError(plan, "operand A of m=4 n=4 k=4 batch=3 spans more than 2^63");
+  // An element count that fits 63 bits whose byte size wraps 2^64.
+  plan = validPlan();
+  std::get<MatmulStep>(plan.steps[1].op).m = int64_t(1) << 60;
+  expectError(plan, "operand A needs more than 2^64 bytes but buffer 'x' has 64");
 }
 
 TEST(Plan, MemsetBufferMustExist) {

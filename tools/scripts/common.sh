@@ -36,16 +36,16 @@ llmc_install_deps() {
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# The importer's libFuzzer build: clang, coverage and AddressSanitizer on
+# The readers' libFuzzer build: clang, coverage, ASan and UBSan on
 # llmc's own code, in its own tree (docs/fuzzing.md).
 llmc_build_fuzz() {
-  echo "== configuring $LLMC_BUILD-fuzz (clang, libFuzzer, ASan)"
+  echo "== configuring $LLMC_BUILD-fuzz (clang, libFuzzer, ASan, UBSan)"
   CC=clang-19 CXX=clang++-19 cmake -G Ninja -S "$LLMC_ROOT" -B "$LLMC_BUILD-fuzz" \
     -DCMAKE_BUILD_TYPE=Release -DLLMC_FUZZ=ON \
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py >/dev/null
   local start=$SECONDS
-  ninja -C "$LLMC_BUILD-fuzz" -j "$LLMC_JOBS" llmc-onnx-fuzz
+  ninja -C "$LLMC_BUILD-fuzz" -j "$LLMC_JOBS" llmc-fuzz-targets
   echo "== fuzz build took $((SECONDS - start)) s"
 }
 

@@ -7,6 +7,11 @@
 // RUN: not llmc compile %models/gpt2-tiny.mlir --arch foo 2>&1 | FileCheck %s --check-prefix=ARCH
 // RUN: not llmc compile %models/gpt2-tiny.mlir --arch compute_90 2>&1 | FileCheck %s --check-prefix=VIRTUAL
 // RUN: not llmc compile %models/gpt2-tiny.mlir --arch sm_1 2>&1 | FileCheck %s --check-prefix=ARCH1
+// An arch NVRTC does not know is one line, not one error per kernel.
+// RUN: not llmc compile %models/gpt2-tiny.mlir --arch sm_10 -o %t/x.llmc 2>&1 | FileCheck %s --check-prefix=SM10
+// RUN: not llmc compile %models/gpt2-tiny.mlir --arch sm_10 -o %t/x.llmc 2>&1 | count 1
+// RUN: not llmc codegen %models/gpt2-tiny.mlir --compile --arch sm_10 2>&1 >/dev/null | FileCheck %s --check-prefix=SM10-CODEGEN
+// RUN: not llmc codegen %models/gpt2-tiny.mlir --compile --arch sm_10 2>&1 >/dev/null | count 1
 // RUN: not llmc compile %models/gpt2-tiny.mlir --optimizer adam 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not llmc compile %models/gpt2-tiny.mlir --beta2 1.5 2>&1 | FileCheck %s --check-prefix=BETA
 // RUN: not llmc compile %models/gpt2-tiny.mlir --seed x 2>&1 | FileCheck %s --check-prefix=SEED
@@ -32,6 +37,8 @@
 // ARCH: llmc compile: error: --arch 'foo' is not a GPU architecture: expected sm_XY (sm_90 for H100/H200, sm_80 for A100)
 // VIRTUAL: llmc compile: error: --arch compute_90 is a virtual architecture (PTX, no cubin); use sm_90
 // ARCH1: llmc compile: error: --arch 'sm_1' is not a GPU architecture
+// SM10: llmc compile: error: NVRTC {{[0-9.]+}} cannot compile for sm_10; it supports {{.*}}sm_90{{.*}} (sm_90 for H100/H200, sm_80 for A100)
+// SM10-CODEGEN: llmc codegen: error: NVRTC {{[0-9.]+}} cannot compile for sm_10; it supports {{.*}}sm_90
 // OPT: llmc compile: error: --optimizer needs adamw or sgd
 // BETA: llmc compile: error: --beta2 needs a number in [0, 1)
 // SEED: llmc compile: error: --seed needs an integer in [0, 18446744073709551615], got 'x'
