@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
+#include "compiler/Pipeline.h"
 #include "compiler/codegen/FunctionLowering.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "runtime/Nvrtc.h"
@@ -95,6 +96,10 @@ mlir::LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                         ? std::string("func.func @train_step or @forward")
                         : "func.func @" + req.function));
 
+  // The groups `llmc compile` lowers; a module from `llmc-opt
+  // --llmc-pipeline` has them already (the passes are idempotent).
+  if (mlir::failed(runKernelPipeline(*module)))
+    return failure("kernel formation failed (see the diagnostics above)");
   codegen::CodegenOptions options;
   auto lowered = codegen::lowerFunction(func, options);
   if (mlir::failed(lowered))

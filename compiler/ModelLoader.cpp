@@ -1,5 +1,6 @@
 //===- ModelLoader.cpp - One way to read a model for every command --------===//
 #include "compiler/ModelLoader.h"
+#include "compiler/Pipeline.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "frontends/json/JsonImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
@@ -99,12 +100,6 @@ static void warnUnusedInputs(mlir::ModuleOp module) {
   }
 }
 
-mlir::LogicalResult raiseModel(mlir::ModuleOp module) {
-  mlir::PassManager pm(module->getContext());
-  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createRaisePass());
-  return pm.run(module);
-}
-
 static mlir::OwningOpRef<mlir::ModuleOp>
 parseMlir(const std::string &path, mlir::MLIRContext &context) {
   llvm::SourceMgr sourceMgr;
@@ -163,7 +158,7 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
     }
     return parseMlir(path, context);
   }
-  if (module && options.raise && failed(raiseModel(*module)))
+  if (module && options.raise && failed(runRaisePipeline(*module)))
     return nullptr;
   if (module)
     warnUnusedInputs(*module);

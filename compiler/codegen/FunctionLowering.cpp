@@ -1,8 +1,7 @@
 //===- FunctionLowering.cpp - A function's ops lowered, and a plan of them ===//
 #include "compiler/codegen/FunctionLowering.h"
-#include "compiler/codegen/EpilogueFusion.h"
 
-#include "compiler/eval/AttrTensors.h"
+#include "compiler/codegen/DeviceBytes.h"
 #include "dialects/llmc/LlmcOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -20,6 +19,77 @@ size_t LoweredFunction::kernelCount() const {
   return n;
 }
 
+namespace {
+
+std::string opName(Operation &op, unsigned &index) {
+  StringRef full = op.getName().getStringRef();
+  return full.substr(full.find('.') + 1).str() + "_" + std::to_string(index++);
+}
+
+/// The add of a fused group when `group` is `matmul; add(matmul, b);
+/// yield add` (llmc-fuse-epilogues); null otherwise.
+mlir::llmc::AddOp biasAdd(mlir::llmc::KernelOp group) {
+  auto ops = group.getGroupOps();
+  if (std::distance(ops.begin(), ops.end()) != 2)
+    return nullptr;
+  auto matmul = dyn_cast<mlir::llmc::MatmulOp>(*ops.begin());
+  auto add = dyn_cast<mlir::llmc::AddOp>(*std::next(ops.begin()));
+  if (!matmul || !add || group.getYield()->getOperands() != add->getResults() ||
+      (add.getLhs() == matmul.getResult()) ==
+          (add.getRhs() == matmul.getResult()))
+    return nullptr;
+  return add;
+}
+
+} // namespace
+
+FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
+                                 const CodegenOptions &options,
+                                 unsigned &index) {
+  auto ops = group.getGroupOps();
+  Operation &first = *ops.begin();
+  size_t count = std::distance(ops.begin(), ops.end());
+  mlir::llmc::AddOp add = biasAdd(group);
+  if (count != 1 && !add)
+    return group.emitError("codegen: a kernel group of ")
+           << count << " ops ('" << first.getName()
+           << "' first) is neither one op nor a matmul with its bias add; no "
+              "emitter takes it";
+  LoweredOp out;
+  out.op = &first;
+  out.name = opName(first, index);
+  FailureOr<OpLowering> lowering = lowerOp(&first, options, out.name);
+  if (failed(lowering))
+    return failure();
+  out.lowering = std::move(*lowering);
+  if (add) {
+    ++index; // the add's name, so that later names are the unfused ones
+    Value b = add.getLhs() == first.getResult(0) ? add.getRhs() : add.getLhs();
+    std::optional<MatmulStep> &mm = out.lowering.matmul;
+    auto bType = cast<RankedTensorType>(b.getType());
+    if (!mm || mm->batch != 1 || mm->beta != 0 || !mm->c.empty() ||
+        bType.getShape().back() != mm->n ||
+        dtypeOf(bType.getElementType()) != mm->typeD)
+      return group.emitError("codegen: the bias add of this group cannot "
+                             "ride in the matmul's epilogue (one GEMM, an [n] "
+                             "bias of the product's type)");
+    out.bias = b;
+    out.results.push_back(group.getResult(0));
+    return out;
+  }
+  // Each result of the op by the group result that yields it; one that is
+  // not yielded is still written, into a buffer of its own.
+  Operation *yield = group.getYield();
+  for (Value r : first.getResults()) {
+    Value outer = r;
+    for (auto [k, y] : llvm::enumerate(yield->getOperands()))
+      if (y == r)
+        outer = group.getResult(k);
+    out.results.push_back(outer);
+  }
+  return out;
+}
+
 FailureOr<LoweredFunction> lowerFunction(func::FuncOp func,
                                          const CodegenOptions &options) {
   LoweredFunction out;
@@ -27,15 +97,23 @@ FailureOr<LoweredFunction> lowerFunction(func::FuncOp func,
   for (Operation &op : func.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       continue;
-    StringRef full = op.getName().getStringRef();
-    std::string name =
-        full.substr(full.find('.') + 1).str() + "_" + std::to_string(index++);
-    FailureOr<OpLowering> lowering = lowerOp(&op, options, name);
+    if (auto group = dyn_cast<mlir::llmc::KernelOp>(op)) {
+      FailureOr<LoweredOp> lowered = lowerKernel(group, options, index);
+      if (failed(lowered))
+        return failure();
+      out.ops.push_back(std::move(*lowered));
+      continue;
+    }
+    LoweredOp lo;
+    lo.op = &op;
+    lo.name = opName(op, index);
+    FailureOr<OpLowering> lowering = lowerOp(&op, options, lo.name);
     if (failed(lowering))
       return failure();
-    out.ops.push_back({&op, name, std::move(*lowering), Value()});
+    lo.lowering = std::move(*lowering);
+    lo.results.assign(op.getResults().begin(), op.getResults().end());
+    out.ops.push_back(std::move(lo));
   }
-  fuseBiasEpilogues(out);
   return out;
 }
 
@@ -60,11 +138,11 @@ static size_t elementBytes(ElementKind kind) {
 }
 
 std::vector<uint8_t>
-offsetTableBytes(Operation *op, const ScratchBuffer &table,
+offsetTableBytes(const LoweredOp &op, const ScratchBuffer &table,
                  llvm::function_ref<int64_t(Value)> offsetOf) {
   auto valueOf = [&](const KernelArg &a) {
-    return a.kind == KernelArg::Kind::Result ? op->getResult(a.index)
-                                             : op->getOperand(a.index);
+    return a.kind == KernelArg::Kind::Result ? op.results[a.index]
+                                             : op.op->getOperand(a.index);
   };
   int64_t base = offsetOf(valueOf(table.offsetBase));
   std::vector<int64_t> entries;
@@ -231,7 +309,7 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
   plan.name = func.getSymName().str();
   PlanAssembler asm_(plan);
   struct Table {
-    Operation *op;
+    const LoweredOp *op;
     const ScratchBuffer *scratch;
     std::string buffer;
   };
@@ -250,26 +328,26 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
     Operation *op = lo.op;
     const OpLowering &l = lo.lowering;
     if (l.kind == OpLowering::Kind::Alias) {
-      asm_.alias(op->getResult(0), op->getOperand(l.aliasOperand));
+      asm_.alias(lo.results[0], op->getOperand(0));
       continue;
     }
-    for (unsigned j = 0; j < op->getNumResults(); ++j)
-      asm_.add(op->getResult(j), lo.name + ".out" + std::to_string(j),
+    for (auto [j, result] : llvm::enumerate(lo.results))
+      asm_.add(result, lo.name + ".out" + std::to_string(j),
                BufferRole::Scratch);
     if (l.kind == OpLowering::Kind::Constant) {
       std::string error;
       auto value = cast<mlir::llmc::ConstantOp>(op).getValue();
-      std::optional<RefTensor> t = tensorFromAttr(value, error);
-      if (!t)
+      std::optional<std::vector<uint8_t>> bytes = attrDeviceBytes(value, error);
+      if (!bytes)
         return op->emitError("codegen: ") << error;
-      asm_.find(asm_.nameOf(op->getResult(0)))->init = toDeviceBytes(*t);
+      asm_.find(asm_.nameOf(lo.results[0]))->init = std::move(*bytes);
       continue;
     }
     if (l.kind == OpLowering::Kind::Matmul) {
       MatmulStep mm = *l.matmul;
       mm.a = asm_.nameOf(op->getOperand(0));
       mm.b = asm_.nameOf(op->getOperand(1));
-      mm.d = asm_.nameOf(op->getResult(0));
+      mm.d = asm_.nameOf(lo.results[0]);
       if (lo.bias)
         mm.bias = asm_.nameOf(lo.bias);
       plan.steps.push_back({mm, lo.name});
@@ -280,7 +358,7 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
       scratch.push_back(lo.name + "." + s.name);
       asm_.addScratch(s, scratch.back());
       if (!s.offsetsOf.empty())
-        tables.push_back({op, &s, scratch.back()});
+        tables.push_back({&lo, &s, scratch.back()});
     }
     for (const EmittedKernel &k : l.kernels) {
       KernelInfo info;
@@ -295,7 +373,7 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
         case KernelArg::Kind::Operand:
           return ::llmc::KernelArg::buffer(asm_.nameOf(op->getOperand(a.index)));
         case KernelArg::Kind::Result:
-          return ::llmc::KernelArg::buffer(asm_.nameOf(op->getResult(a.index)));
+          return ::llmc::KernelArg::buffer(asm_.nameOf(lo.results[a.index]));
         default:
           return ::llmc::KernelArg::buffer(scratch[a.index]);
         }
@@ -314,7 +392,7 @@ FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
   }
   for (const Table &t : tables)
     asm_.find(t.buffer)->init =
-        offsetTableBytes(t.op, *t.scratch, [&](Value v) {
+        offsetTableBytes(*t.op, *t.scratch, [&](Value v) {
           return static_cast<int64_t>(asm_.find(asm_.nameOf(v))->offset);
         });
   asm_.finish();

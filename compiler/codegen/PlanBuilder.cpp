@@ -1,11 +1,12 @@
 //===- PlanBuilder.cpp - A lowered function as a memory-planned plan ------===//
 //
-// 1. One request (MemoryPlan.h) per argument, op result, scratch buffer and
-//    alias (reshape, fused bias add); positions are the lowered ops' indices.
+// 1. One request (MemoryPlan.h) per argument, group result, scratch buffer
+//    and alias (reshape); positions are the lowered groups' indices.
 // 2. Uses extend live ranges (a fused bias is used at its matmul); returned
 //    values, the optimizer's gradients and constants become persistent.
-// 3. `llmc.next` results alias their argument when the update is in place,
-//    else they are copied at the end (position N).
+// 3. `llmc.next` results alias their argument when their group says so
+//    (`in_place`, set by llmc-mark-in-place), else they are copied at the
+//    end (position N).
 // 4. Scalars (lr, step, loss) are chosen; planMemory places everything;
 //    offset tables of multi-tensor kernels get their data.
 // 5. Buffers, slots and the launch sequence are written out.
@@ -14,8 +15,7 @@
 #include "compiler/codegen/PlanBuilder.h"
 #include "compiler/codegen/MemoryPlan.h"
 
-#include "compiler/eval/AttrTensors.h"
-#include "compiler/eval/ModelArguments.h"
+#include "compiler/codegen/DeviceBytes.h"
 #include "dialects/llmc/LlmcOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -39,20 +39,13 @@ struct Meta {
   std::string scalar; // non-empty: a scalar slot of this name
 };
 
-/// True when `op` reads operand `i` only at the index of the element of
-/// result `r` it writes (see the file comment of PlanBuilder.h). A
-/// multi-tensor update reads tensor k's operands for tensor k's results.
-bool readsElementwise(Operation *op, unsigned i, unsigned r) {
-  if (auto multi = dyn_cast<MultiAdamWUpdateOp>(op))
-    return multi.tensorOfOperand(i) >= 0 &&
-           multi.tensorOfOperand(i) == multi.tensorOfResult(r);
-  if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, WhereOp, NegOp,
-           AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
-           SigmoidOp, ReluOp, GeluOp, SiluOp, AdamWUpdateOp>(op))
-    return false;
-  Type operand = op->getOperand(i).getType();
-  return llvm::all_of(op->getResultTypes(),
-                      [&](Type r) { return r == operand; });
+/// The argument whose buffer `v` is written into, when its group says so
+/// (llmc-mark-in-place); -1 otherwise.
+int64_t inPlaceArgument(Value v) {
+  auto group = v.getDefiningOp<KernelOp>();
+  if (!group || !group.getInPlace())
+    return -1;
+  return (*group.getInPlace())[cast<OpResult>(v).getResultNumber()];
 }
 
 /// The gradients an optimizer op reads, with their parameters.
@@ -138,18 +131,10 @@ private:
     return slot;
   }
   int64_t rootOf(Value v) const { return rootOf(slotOf_.lookup(v)); }
-  /// The last position at which any request sharing `root`'s bytes is used.
-  int64_t lastUseOfFamily(int64_t root) const {
-    int64_t last = requests_[root].last;
-    for (size_t i = 0; i < requests_.size(); ++i)
-      if (rootOf(static_cast<int64_t>(i)) == root)
-        last = std::max(last, requests_[i].last);
-    return last;
-  }
 
   LogicalResult addArguments();
   LogicalResult addOps();
-  void markOutputs();
+  LogicalResult markOutputs();
   void chooseScalars();
   std::string uniqueName(const std::string &base);
   ::llmc::KernelArg location(Value v);
@@ -200,10 +185,10 @@ LogicalResult Builder::addArguments() {
       m.name = param;
       if (options_.initialData) {
         std::string error;
-        auto t = initialParameter(func_, i, options_.seed, error);
-        if (!t)
+        auto bytes = initialParameterBytes(func_, i, options_.seed, error);
+        if (!bytes)
           return func_.emitError("codegen: ") << error;
-        m.init = toDeviceBytes(*t);
+        m.init = std::move(*bytes);
       }
     } else if (!state.empty()) {
       m.role = BufferRole::OptimizerState;
@@ -239,24 +224,24 @@ LogicalResult Builder::addOps() {
     if (l.kind == OpLowering::Kind::Alias) {
       Meta m;
       int64_t slot = addRequest(m, 0, false, pos);
-      requests_[slot].aliasOf = slotOf_.lookup(op->getOperand(l.aliasOperand));
-      slotOf_[op->getResult(0)] = slot;
+      requests_[slot].aliasOf = slotOf_.lookup(op->getOperand(0));
+      slotOf_[lo.results[0]] = slot;
       continue;
     }
-    for (unsigned j = 0; j < op->getNumResults(); ++j) {
+    for (auto [j, result] : llvm::enumerate(lo.results)) {
       Meta m;
       m.name = uniqueName(lo.name + ".out" + std::to_string(j));
-      addValue(op->getResult(j), std::move(m), false, pos);
+      addValue(result, std::move(m), false, pos);
     }
     if (l.kind == OpLowering::Kind::Constant) {
       std::string error;
-      auto t = tensorFromAttr(cast<ConstantOp>(op).getValue(), error);
-      if (!t)
+      auto bytes = attrDeviceBytes(cast<ConstantOp>(op).getValue(), error);
+      if (!bytes)
         return op->emitError("codegen: ") << error;
-      int64_t slot = slotOf_.lookup(op->getResult(0));
+      int64_t slot = slotOf_.lookup(lo.results[0]);
       requests_[slot].persistent = true;
       meta_[slot].role = BufferRole::Scratch;
-      meta_[slot].init = toDeviceBytes(*t);
+      meta_[slot].init = std::move(*bytes);
       continue;
     }
     for (const ScratchBuffer &s : l.scratch) {
@@ -278,7 +263,7 @@ LogicalResult Builder::addOps() {
 
 /// Returned values are persistent outputs, except llmc.next results that
 /// alias their argument; the optimizer's gradients are persistent too.
-void Builder::markOutputs() {
+LogicalResult Builder::markOutputs() {
   int64_t end = static_cast<int64_t>(lowered_.ops.size());
   auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
   std::set<int64_t> claimed; // results and arguments already paired
@@ -289,26 +274,27 @@ void Builder::markOutputs() {
       int64_t argSlot = slotOf_.lookup(func_.getArgument(next.getInt()));
       if (rootOf(slot) == argSlot)
         continue; // the argument itself, unchanged
-      Operation *def = v.getDefiningOp();
-      bool inPlace = def && requests_[slot].aliasOf < 0 &&
-                     !requests_[slot].persistent && !claimed.count(slot) &&
-                     !claimed.count(argSlot) &&
-                     requests_[slot].bytes == requests_[argSlot].bytes;
-      int64_t pos = inPlace ? requests_[slot].first : 0;
-      if (inPlace && lastUseOfFamily(argSlot) > pos)
-        inPlace = false;
-      unsigned defResult = inPlace ? cast<OpResult>(v).getResultNumber() : 0;
-      for (unsigned i = 0; inPlace && i < def->getNumOperands(); ++i)
-        if (rootOf(def->getOperand(i)) == argSlot &&
-            !readsElementwise(def, i, defResult))
-          inPlace = false;
-      if (inPlace) {
+      // llmc-mark-in-place decided; what it cannot know (buffer sizes,
+      // slots made persistent here) is checked.
+      if (inPlaceArgument(v) == next.getInt()) {
+        if (requests_[slot].aliasOf >= 0 || requests_[slot].persistent ||
+            claimed.count(slot) || claimed.count(argSlot) ||
+            requests_[slot].bytes != requests_[argSlot].bytes)
+          return v.getDefiningOp()->emitError("codegen: result #")
+                 << cast<OpResult>(v).getResultNumber()
+                 << " is marked in_place but cannot take argument #"
+                 << next.getInt() << "'s buffer";
         requests_[slot].aliasOf = argSlot;
         claimed.insert(slot);
         claimed.insert(argSlot);
         ++out_.inPlaceUpdates;
         continue;
       }
+      if (inPlaceArgument(v) >= 0)
+        return v.getDefiningOp()->emitError("codegen: result #")
+               << cast<OpResult>(v).getResultNumber()
+               << " is marked in_place into argument #" << inPlaceArgument(v)
+               << ", but it replaces argument #" << next.getInt();
       copies_.push_back({static_cast<unsigned>(r), v, argSlot});
       requests_[slot].last = std::max(requests_[slot].last, end);
       requests_[argSlot].last = std::max(requests_[argSlot].last, end);
@@ -341,6 +327,7 @@ void Builder::markOutputs() {
       names_.erase(meta_[root].name);
       meta_[root].name = uniqueName("grad:" + meta_[rootOf(param)].name);
     }
+  return success();
 }
 
 /// lr, step and loss become scalar slots unless a matmul reads or writes
@@ -351,7 +338,7 @@ void Builder::chooseScalars() {
     if (lo.lowering.kind == OpLowering::Kind::Matmul) {
       matmulRoots.insert(rootOf(lo.op->getOperand(0)));
       matmulRoots.insert(rootOf(lo.op->getOperand(1)));
-      matmulRoots.insert(rootOf(lo.op->getResult(0)));
+      matmulRoots.insert(rootOf(lo.results[0]));
       if (lo.bias)
         matmulRoots.insert(rootOf(lo.bias));
     }
@@ -395,7 +382,7 @@ void Builder::emitSteps(Plan &plan) {
       MatmulStep mm = *l.matmul;
       mm.a = bufferName(op->getOperand(0));
       mm.b = bufferName(op->getOperand(1));
-      mm.d = bufferName(op->getResult(0));
+      mm.d = bufferName(lo.results[0]);
       if (lo.bias)
         mm.bias = bufferName(lo.bias);
       plan.steps.push_back({mm, lo.name});
@@ -413,7 +400,7 @@ void Builder::emitSteps(Plan &plan) {
         case KernelArg::Kind::Operand:
           return location(op->getOperand(a.index));
         case KernelArg::Kind::Result:
-          return location(op->getResult(a.index));
+          return location(lo.results[a.index]);
         default:
           return ::llmc::KernelArg::buffer(meta_[scratchSlots_[k][a.index]].name);
         }
@@ -453,15 +440,14 @@ void Builder::fillOffsetTables(const MemoryLayout &layout) {
     for (auto [s, scratch] : llvm::enumerate(lo.lowering.scratch))
       if (!scratch.offsetsOf.empty())
         meta_[scratchSlots_[k][s]].init =
-            offsetTableBytes(lo.op, scratch, [&](Value v) {
+            offsetTableBytes(lo, scratch, [&](Value v) {
               return static_cast<int64_t>(layout.offsets[slotOf_.lookup(v)]);
             });
 }
 
 FailureOr<PlannedFunction> Builder::build() {
-  if (failed(addArguments()) || failed(addOps()))
+  if (failed(addArguments()) || failed(addOps()) || failed(markOutputs()))
     return failure();
-  markOutputs();
   chooseScalars();
   MemoryLayout layout = planMemory(requests_);
   fillOffsetTables(layout);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/eval/Kernels.h"
 
+#include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/ShapeUtils.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -120,12 +121,18 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
     values[func.getArgument(i)] = args[i];
 
   const KernelTable &table = kernelTable();
-  for (Operation &op : func.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      std::vector<RefTensor> results;
-      for (Value v : ret.getOperands())
-        results.push_back(values.lookup(v));
-      return results;
+  std::function<LogicalResult(Operation &)> run =
+      [&](Operation &op) -> LogicalResult {
+    // A kernel group (docs/kernel-ir.md) is its ops in order; its results
+    // are what it yields.
+    if (auto group = dyn_cast<mlir::llmc::KernelOp>(op)) {
+      for (Operation &inner : group.getGroupOps())
+        if (failed(run(inner)))
+          return failure();
+      for (auto [r, y] :
+           llvm::zip(group.getResults(), group.getYield()->getOperands()))
+        values[r] = values.lookup(y);
+      return success();
     }
     auto kernel = table.find(op.getName().getStringRef());
     if (kernel == table.end())
@@ -152,6 +159,17 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
              << results.size() << " results for " << op.getNumResults();
     for (auto [v, t] : llvm::zip(op.getResults(), results))
       values[v] = std::move(t);
+    return success();
+  };
+  for (Operation &op : func.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::vector<RefTensor> results;
+      for (Value v : ret.getOperands())
+        results.push_back(values.lookup(v));
+      return results;
+    }
+    if (failed(run(op)))
+      return failure();
   }
   return func.emitError("reference evaluator: @")
          << func.getSymName() << " has no func.return";

@@ -9,14 +9,24 @@
 // CHECK-SAME: %[[LR:[^:]+]]: tensor<f32> {llmc.input = "lr"}
 // CHECK-SAME: llmc.state = "step"
 // CHECK-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<f32> {llmc.output = "grad_norm"}, tensor<16x32xf32> {llmc.next = 0 : i64}, tensor<32xf32> {llmc.next = 1 : i64}
+// Every op that launches something is in a kernel group; the bias add rides
+// in its matmul's (llmc-fuse-epilogues).
+// CHECK: llmc.kernel -> (tensor<2x8x32xf32>) {
+// CHECK-NEXT: llmc.matmul %arg2, %arg0
+// CHECK-NEXT: llmc.add %{{.+}}, %arg1
 // CHECK: llmc.cross_entropy mean
 // CHECK: llmc.cross_entropy_grad mean
 // Clipping is one global_norm; the updates are one multi-tensor update that
-// reads the unclipped gradients and the clip coefficient (llmc-batch-adamw).
-// CHECK: %[[NORM:.+]] = llmc.global_norm %[[GW:.+]], %[[GB:.+]] : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<f32>
-// CHECK: %[[COEF:.+]] = llmc.min
+// reads the unclipped gradients and the clip coefficient (llmc-batch-adamw),
+// and writes params, m, v and the step in place (llmc-mark-in-place).
+// CHECK: llmc.global_norm %[[GW:.+]], %[[GB:.+]] : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<f32>
+// CHECK: llmc.div
+// CHECK: %[[COEF:.+]] = llmc.kernel -> (tensor<f32>) {
+// CHECK-NEXT: llmc.min
 // CHECK-NOT: llmc.mul
-// CHECK: llmc.multi_adamw_update params(%arg0, %arg1) grads(%[[GW]], %[[GB]]) {{.*}} lr(%[[LR]]) step(%{{.+}}) scale(%[[COEF]]) {beta2 = 0.9{{.*}} : f64, weight_decays = array<f64: 1.000000e-01, 0.000000e+00>}
+// CHECK: llmc.kernel -> (tensor<i64>) attributes {in_place = array<i64: 5>}
+// CHECK: llmc.kernel -> ({{.*}}) attributes {in_place = array<i64: 0, 1, 6, 7, 8, 9>} {
+// CHECK-NEXT: llmc.multi_adamw_update params(%arg0, %arg1) grads(%[[GW]], %[[GB]]) {{.*}} lr(%[[LR]]) step(%{{.+}}) scale(%[[COEF]]) {beta2 = 0.9{{.*}} : f64, weight_decays = array<f64: 1.000000e-01, 0.000000e+00>}
 // CHECK-NOT: llmc.adamw_update
 // CHECK-NOT: func.func @forward
 // SGD-LABEL: func.func @train_step
