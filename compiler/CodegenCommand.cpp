@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
 #include "compiler/Pipeline.h"
-#include "compiler/codegen/FunctionLowering.h"
+#include "compiler/codegen/PlanBuilder.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "runtime/Nvrtc.h"
 

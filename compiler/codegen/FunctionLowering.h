@@ -7,10 +7,9 @@
 // the function, those inside groups included, so that kernel and buffer
 // names are unique and read in program order.
 //
-// buildUnplannedPlan turns that into a runtime Plan without a memory plan:
-// every value gets its own buffer, stacked 256-byte aligned (reshape results
-// alias their operand's; constants carry their data). It is what `llmc
-// codegen` and the GPU tests run; the launch sequence is the planned one's.
+// PlanBuilder.h turns that into a runtime Plan, memory-planned for `llmc
+// compile`, or unplanned (every value its own buffer) for `llmc codegen` and
+// the GPU tests; the launch sequence is the same.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_CODEGEN_FUNCTIONLOWERING_H
@@ -53,18 +52,6 @@ mlir::FailureOr<LoweredFunction> lowerFunction(mlir::func::FuncOp func,
 mlir::FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
                                        const CodegenOptions &options,
                                        unsigned &index);
-
-/// Buffer names of the unplanned plan: "arg3:h.0.ln_1.weight" for arguments
-/// (named by llmc.param / llmc.input when present), "<kernel base>.out<j>" for
-/// op results, "<kernel base>.<scratch>" for scratch buffers.
-struct UnplannedPlan {
-  Plan plan;
-  std::vector<std::string> argumentBuffers; // per function argument
-  std::vector<std::string> resultBuffers;   // per function result
-};
-
-mlir::FailureOr<UnplannedPlan>
-buildUnplannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered);
 
 /// A tensor's bytes as the device stores it (f32, bf16 and f16 bits, i32,
 /// i64, i1 as one byte) and back.

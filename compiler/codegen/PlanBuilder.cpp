@@ -140,6 +140,7 @@ private:
   ::llmc::KernelArg location(Value v);
   std::string bufferName(Value v) { return meta_[rootOf(v)].name; }
   void emitSteps(Plan &plan);
+  MemoryLayout stackLayout() const;
   void fillOffsetTables(const MemoryLayout &layout);
 
   func::FuncOp func_;
@@ -180,7 +181,12 @@ LogicalResult Builder::addArguments() {
     std::string param = stringAttr(func_, i, "llmc.param");
     std::string input = stringAttr(func_, i, "llmc.input");
     std::string state = stringAttr(func_, i, "llmc.state");
-    if (!param.empty()) {
+    if (options_.unplanned) {
+      // Named after the IR, as `llmc codegen` shows them; no data.
+      m.role = param.empty() ? BufferRole::Input : BufferRole::Param;
+      std::string label = param.empty() ? input : param;
+      m.name = "arg" + std::to_string(i) + (label.empty() ? "" : ":" + label);
+    } else if (!param.empty()) {
       m.role = BufferRole::Param;
       m.name = param;
       if (options_.initialData) {
@@ -231,6 +237,8 @@ LogicalResult Builder::addOps() {
     for (auto [j, result] : llvm::enumerate(lo.results)) {
       Meta m;
       m.name = uniqueName(lo.name + ".out" + std::to_string(j));
+      if (options_.unplanned)
+        m.role = BufferRole::Scratch;
       addValue(result, std::move(m), false, pos);
     }
     if (l.kind == OpLowering::Kind::Constant) {
@@ -264,6 +272,14 @@ LogicalResult Builder::addOps() {
 /// Returned values are persistent outputs, except llmc.next results that
 /// alias their argument; the optimizer's gradients are persistent too.
 LogicalResult Builder::markOutputs() {
+  if (options_.unplanned) {
+    // Every value keeps its buffer: returned op results are outputs.
+    auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+    for (Value v : ret.getOperands())
+      if (meta_[rootOf(v)].role == BufferRole::Scratch)
+        meta_[rootOf(v)].role = BufferRole::Output;
+    return success();
+  }
   int64_t end = static_cast<int64_t>(lowered_.ops.size());
   auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
   std::set<int64_t> claimed; // results and arguments already paired
@@ -433,6 +449,27 @@ void Builder::emitSteps(Plan &plan) {
   }
 }
 
+/// Every root its own bytes, stacked in creation order (aliases share their
+/// root's): the unplanned layout.
+MemoryLayout Builder::stackLayout() const {
+  MemoryLayout layout;
+  layout.offsets.resize(requests_.size());
+  layout.roots.resize(requests_.size());
+  uint64_t next = 0;
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    int64_t root = rootOf(static_cast<int64_t>(i));
+    layout.roots[i] = root;
+    if (root != static_cast<int64_t>(i)) {
+      layout.offsets[i] = layout.offsets[root]; // roots come first
+      continue;
+    }
+    layout.offsets[i] = next;
+    next = alignUp(next + std::max<uint64_t>(1, requests_[i].bytes));
+  }
+  layout.arenaBytes = layout.unplannedBytes = next;
+  return layout;
+}
+
 /// Offset tables (ScratchBuffer::offsetsOf): byte offsets of operands and
 /// results relative to the base's, now that the layout is known.
 void Builder::fillOffsetTables(const MemoryLayout &layout) {
@@ -448,8 +485,13 @@ void Builder::fillOffsetTables(const MemoryLayout &layout) {
 FailureOr<PlannedFunction> Builder::build() {
   if (failed(addArguments()) || failed(addOps()) || failed(markOutputs()))
     return failure();
-  chooseScalars();
-  MemoryLayout layout = planMemory(requests_);
+  MemoryLayout layout;
+  if (options_.unplanned) {
+    layout = stackLayout();
+  } else {
+    chooseScalars();
+    layout = planMemory(requests_);
+  }
   fillOffsetTables(layout);
 
   Plan &plan = out_.plan;
@@ -504,6 +546,23 @@ FailureOr<PlannedFunction> buildPlannedPlan(func::FuncOp func,
                                             const LoweredFunction &lowered,
                                             const PlanBuildOptions &options) {
   return Builder(func, lowered, options).build();
+}
+
+FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
+                                            const LoweredFunction &lowered) {
+  PlanBuildOptions options;
+  options.unplanned = true;
+  options.initialData = false;
+  FailureOr<PlannedFunction> planned = buildPlannedPlan(func, lowered, options);
+  if (failed(planned))
+    return failure();
+  UnplannedPlan out;
+  out.plan = std::move(planned->plan);
+  for (const ValueLocation &l : planned->arguments)
+    out.argumentBuffers.push_back(l.name);
+  for (const ValueLocation &l : planned->results)
+    out.resultBuffers.push_back(l.name);
+  return out;
 }
 
 } // namespace llmc::codegen

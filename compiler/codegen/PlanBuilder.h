@@ -36,6 +36,11 @@ namespace llmc::codegen {
 struct PlanBuildOptions {
   uint64_t seed = 0;       // for llmc.init_rule = "normal(STD)"
   bool initialData = true; // false: parameters start at zero (tests)
+  /// Every value its own buffer, stacked in program order and named after
+  /// the IR ("arg3:wte", "matmul_0.out0"): no live ranges, no in-place
+  /// updates or end-of-step copies, no scalar slots. What `llmc codegen`
+  /// shows and the codegen GPU tests run; the launch sequence is the same.
+  bool unplanned = false;
 };
 
 /// Where a function argument or result lives in the plan.
@@ -59,6 +64,17 @@ struct PlannedFunction {
 mlir::FailureOr<PlannedFunction>
 buildPlannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered,
                  const PlanBuildOptions &options = {});
+
+/// The unplanned plan (PlanBuildOptions::unplanned, no initial data), with
+/// the buffer of each function argument and result.
+struct UnplannedPlan {
+  Plan plan;
+  std::vector<std::string> argumentBuffers; // per function argument
+  std::vector<std::string> resultBuffers;   // per function result
+};
+
+mlir::FailureOr<UnplannedPlan>
+buildUnplannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered);
 
 } // namespace llmc::codegen
 

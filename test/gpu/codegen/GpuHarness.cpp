@@ -2,7 +2,7 @@
 #include "test/gpu/codegen/GpuHarness.h"
 
 #include "compiler/Pipeline.h"
-#include "compiler/codegen/FunctionLowering.h"
+#include "compiler/codegen/PlanBuilder.h"
 #include "compiler/eval/Evaluator.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "runtime/Executor.h"
