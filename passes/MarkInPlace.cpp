@@ -100,8 +100,7 @@ struct MarkInPlacePass
     llvm::DenseSet<unsigned> claimedArgs;
     for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
       auto next = func.getResultAttrOfType<IntegerAttr>(r, "llmc.next");
-      if (!next || next.getInt() < 0 ||
-          next.getInt() >= func.getNumArguments())
+      if (!next || next.getInt() < 0 || next.getInt() >= func.getNumArguments())
         continue;
       unsigned argIndex = next.getInt();
       Value arg = func.getArgument(argIndex);

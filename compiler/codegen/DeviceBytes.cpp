@@ -80,9 +80,9 @@ std::string argName(func::FuncOp func, unsigned i) {
 std::optional<std::vector<uint8_t>> attrDeviceBytes(ElementsAttr attr,
                                                     std::string &error) {
   auto type = dyn_cast<RankedTensorType>(attr.getShapedType());
-  std::optional<DType> dtype =
-      type && type.hasStaticShape() ? dtypeOf(type.getElementType())
-                                    : std::nullopt;
+  std::optional<DType> dtype = type && type.hasStaticShape()
+                                   ? dtypeOf(type.getElementType())
+                                   : std::nullopt;
   if (!dtype)
     return slowAttrBytes(attr, error);
   size_t width = dtypeSize(*dtype);
@@ -112,9 +112,10 @@ std::optional<std::vector<uint8_t>> attrDeviceBytes(ElementsAttr attr,
   return out;
 }
 
-std::optional<std::vector<uint8_t>>
-initialParameterBytes(func::FuncOp func, unsigned index, uint64_t seed,
-                      std::string &error) {
+std::optional<std::vector<uint8_t>> initialParameterBytes(func::FuncOp func,
+                                                          unsigned index,
+                                                          uint64_t seed,
+                                                          std::string &error) {
   auto slow = [&]() -> std::optional<std::vector<uint8_t>> {
     std::optional<RefTensor> t = initialParameter(func, index, seed, error);
     if (!t)
@@ -122,9 +123,9 @@ initialParameterBytes(func::FuncOp func, unsigned index, uint64_t seed,
     return toDeviceBytes(*t);
   };
   auto type = dyn_cast<RankedTensorType>(func.getArgument(index).getType());
-  std::optional<DType> dtype =
-      type && type.hasStaticShape() ? dtypeOf(type.getElementType())
-                                    : std::nullopt;
+  std::optional<DType> dtype = type && type.hasStaticShape()
+                                   ? dtypeOf(type.getElementType())
+                                   : std::nullopt;
   if (!dtype)
     return slow();
   if (auto init = func.getArgAttrOfType<ElementsAttr>(index, "llmc.init")) {
@@ -146,9 +147,8 @@ initialParameterBytes(func::FuncOp func, unsigned index, uint64_t seed,
   if (!isFloat)
     return slow();
   if (text == "ones") {
-    fillFloats(out.data(), count, *dtype, [](int64_t, int64_t n, double *v) {
-      std::fill(v, v + n, 1.0);
-    });
+    fillFloats(out.data(), count, *dtype,
+               [](int64_t, int64_t n, double *v) { std::fill(v, v + n, 1.0); });
     return out;
   }
   if (text.consume_front("normal(") && text.consume_back(")") &&

@@ -22,9 +22,8 @@ LogicalResult KernelOp::verify() {
   if (&block.front() == yield.getOperation())
     return emitOpError("holds no op: a group launches something");
   if (yield.getNumOperands() != getNumResults())
-    return emitOpError("yields ")
-           << yield.getNumOperands() << " values for " << getNumResults()
-           << " results";
+    return emitOpError("yields ") << yield.getNumOperands() << " values for "
+                                  << getNumResults() << " results";
   for (auto [i, pair] :
        llvm::enumerate(llvm::zip(yield.getOperandTypes(), getResultTypes())))
     if (std::get<0>(pair) != std::get<1>(pair))
@@ -33,9 +32,8 @@ LogicalResult KernelOp::verify() {
              << " has type " << std::get<1>(pair);
   if (auto inPlace = getInPlace()) {
     if (inPlace->size() != getNumResults())
-      return emitOpError("in_place has ")
-             << inPlace->size() << " entries for " << getNumResults()
-             << " results";
+      return emitOpError("in_place has ") << inPlace->size() << " entries for "
+                                          << getNumResults() << " results";
     for (int64_t arg : *inPlace)
       if (arg < -1)
         return emitOpError("in_place entry ")
