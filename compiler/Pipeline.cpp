@@ -25,6 +25,7 @@
 //   6. llmc-form-kernels     every compute op in an llmc.kernel of its own
 //   7. llmc-fuse-epilogues   bias adds into their matmul's group
 //   8. llmc-mark-in-place    llmc.next results written into their argument
+//   9. llmc-mark-scalar-slots lr, step and loss as device scalar slots
 //
 // `--llmc-pipeline` and `--llmc-eval-pipeline` end with it: they show what
 // `llmc compile` lowers.
@@ -113,12 +114,14 @@ mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
-/// Steps 6-8: fusion decides what runs together before in-place does, since
+/// Steps 6-9: fusion decides what runs together before in-place does, since
 /// a fused group reads more than each of its ops.
 void buildKernelPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFuseEpiloguesPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkInPlacePass());
+  pm.addNestedPass<mlir::func::FuncOp>(
+      mlir::llmc::createMarkScalarSlotsPass());
 }
 
 mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module) {
@@ -157,7 +160,7 @@ void registerTrainingPipeline() {
       "llmc-pipeline",
       "The whole pipeline: raise; append-loss (when @forward returns "
       "logits), autodiff, append-optimizer, canonicalize, cse, batch-adamw; "
-      "form-kernels, fuse-epilogues, mark-in-place",
+      "form-kernels, fuse-epilogues, mark-in-place, mark-scalar-slots",
       [](mlir::OpPassManager &pm, const PipelineCliOptions &cli) {
         OptimizerConfig o;
         o.kind = cli.optimizer;
@@ -177,7 +180,7 @@ void registerTrainingPipeline() {
       "llmc-eval-pipeline",
       "The eval pipeline: raise; append-loss (when @forward returns "
       "logits), canonicalize, cse; @forward stays, with its loss; "
-      "form-kernels, fuse-epilogues, mark-in-place",
+      "form-kernels, fuse-epilogues, mark-in-place, mark-scalar-slots",
       [](mlir::OpPassManager &pm) {
         buildRaisePipeline(pm);
         buildEvalPipeline(pm);

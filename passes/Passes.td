@@ -411,4 +411,25 @@ def MarkInPlacePass : Pass<"llmc-mark-in-place", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def MarkScalarSlotsPass : Pass<"llmc-mark-scalar-slots",
+                               "::mlir::func::FuncOp"> {
+  let summary = "Mark lr, step and loss as device scalar slots";
+  let description = [{
+    The learning rate (the f32 rank-0 input `lr`), the step count (the i64
+    rank-0 state `step`) and the loss (the f32 rank-0 output `loss`, a
+    group's result) live in named scalar slots of the plan, which the host
+    sets and reads between steps without knowing buffer names. This pass
+    records the choice as `llmc.slot = "lr" | "step" | "loss"` on the
+    argument or result; the CUDA backend's plan makes slots of exactly
+    those. A value that a cuBLASLt call (a group holding a matmul) reads or
+    writes, itself or through a reshape, stays a buffer: cuBLASLt takes
+    buffers. Each name is given once.
+    ```mlir
+    func.func @train_step(..., %lr: tensor<f32> {llmc.input = "lr"}, ...)
+    // => %lr: tensor<f32> {llmc.input = "lr", llmc.slot = "lr"}
+    ```
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 #endif // LLMC_PASSES_TD

@@ -135,7 +135,7 @@ private:
   LogicalResult addArguments();
   LogicalResult addOps();
   LogicalResult markOutputs();
-  void chooseScalars();
+  LogicalResult chooseScalars();
   std::string uniqueName(const std::string &base);
   ::llmc::KernelArg location(Value v);
   std::string bufferName(Value v) { return meta_[rootOf(v)].name; }
@@ -346,39 +346,34 @@ LogicalResult Builder::markOutputs() {
   return success();
 }
 
-/// lr, step and loss become scalar slots unless a matmul reads or writes
-/// them (cuBLASLt steps take buffers).
-void Builder::chooseScalars() {
-  std::set<int64_t> matmulRoots;
-  for (const LoweredOp &lo : lowered_.ops)
-    if (lo.lowering.kind == OpLowering::Kind::Matmul) {
-      matmulRoots.insert(rootOf(lo.op->getOperand(0)));
-      matmulRoots.insert(rootOf(lo.op->getOperand(1)));
-      matmulRoots.insert(rootOf(lo.results[0]));
-      if (lo.bias)
-        matmulRoots.insert(rootOf(lo.bias));
-    }
-  auto choose = [&](int64_t root, DType dtype, const char *name) {
+/// lr, step and loss become scalar slots where llmc-mark-scalar-slots says
+/// so (`llmc.slot`); what only the plan knows (one root per slot, a rank-0
+/// buffer of the slot's type) is checked.
+LogicalResult Builder::chooseScalars() {
+  auto choose = [&](int64_t root, StringRef name) -> LogicalResult {
     Meta &m = meta_[root];
-    if (m.dtype != dtype || !m.shape.empty() || matmulRoots.count(root) ||
-        (names_.count(name) && m.name != name) || !m.scalar.empty())
-      return;
+    DType dtype = name == "step" ? DType::I64 : DType::F32;
+    if (name != "lr" && name != "step" && name != "loss")
+      return func_.emitError("codegen: unknown scalar slot '") << name << "'";
+    if (m.dtype != dtype || !m.shape.empty() || !m.scalar.empty() ||
+        (names_.count(name.str()) && m.name != name))
+      return func_.emitError("codegen: '")
+             << m.name << "' cannot be the scalar slot '" << name << "'";
     names_.erase(m.name);
-    m.scalar = name;
-    names_.insert(name);
+    m.scalar = name.str();
+    names_.insert(name.str());
+    return success();
   };
-  for (unsigned i = 0; i < func_.getNumArguments(); ++i) {
-    int64_t root = rootOf(func_.getArgument(i));
-    if (stringAttr(func_, i, "llmc.input") == "lr")
-      choose(root, DType::F32, "lr");
-    else if (stringAttr(func_, i, "llmc.state") == "step")
-      choose(root, DType::I64, "step");
-  }
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i)
+    if (auto slot = func_.getArgAttrOfType<StringAttr>(i, "llmc.slot"))
+      if (failed(choose(rootOf(func_.getArgument(i)), slot.getValue())))
+        return failure();
   auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
   for (auto [r, v] : llvm::enumerate(ret.getOperands()))
-    if (auto output = func_.getResultAttrOfType<StringAttr>(r, "llmc.output");
-        output && output.getValue() == "loss" && !v.getDefiningOp<ReshapeOp>())
-      choose(rootOf(v), DType::F32, "loss");
+    if (auto slot = func_.getResultAttrOfType<StringAttr>(r, "llmc.slot"))
+      if (failed(choose(rootOf(v), slot.getValue())))
+        return failure();
+  return success();
 }
 
 ::llmc::KernelArg Builder::location(Value v) {
@@ -489,7 +484,8 @@ FailureOr<PlannedFunction> Builder::build() {
   if (options_.unplanned) {
     layout = stackLayout();
   } else {
-    chooseScalars();
+    if (failed(chooseScalars()))
+      return failure();
     layout = planMemory(requests_);
   }
   fillOffsetTables(layout);

@@ -13,9 +13,10 @@
 //     group's `in_place` says so (llmc-mark-in-place, docs/kernel-ir.md),
 //     else it is copied into argument i's buffer by a copy kernel at the
 //     end of the step;
-//   - device scalar slots: `lr` (the f32 input `lr`), `step` (the i64 state
-//     `step`) and `loss` (the f32 rank-0 output `loss`), so that the host sets
-//     and reads them with setScalar / readScalar;
+//   - device scalar slots `lr`, `step` and `loss` for the arguments and
+//     results marked `llmc.slot` (llmc-mark-scalar-slots: the f32 input
+//     `lr`, the i64 state `step`, the f32 rank-0 output `loss`), so that the
+//     host sets and reads them with setScalar / readScalar;
 //   - initial data: parameters from `llmc.init` or `llmc.init_rule`, drawn
 //     as the evaluator's initialParameter draws them but straight into
 //     device bytes (DeviceBytes.h), so that the CPU and the GPU start from

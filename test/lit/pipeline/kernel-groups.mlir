@@ -1,7 +1,7 @@
 // GPT-2-tiny's kernel groups after the whole pipeline (docs/kernel-ir.md):
 // every op that launches something is in an llmc.kernel; the four bias adds
 // ride in their matmuls' groups; the multi-tensor update and the step
-// counter write in place.
+// counter write in place; lr, step and loss are scalar slots.
 // RUN: llmc-opt %models/gpt2-tiny.mlir --llmc-pipeline -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
 // RUN: grep -c "= llmc.kernel" %t.mlir | FileCheck %s --check-prefix=GROUPS
@@ -20,6 +20,10 @@
 // The attention block's c_attn, c_proj and the MLP's c_fc, c_proj: a matmul
 // and its bias add per group, the group yielding the add.
 // CHECK-LABEL: func.func @train_step
+// lr, step and loss are the plan's scalar slots (llmc-mark-scalar-slots).
+// CHECK-SAME: {llmc.input = "lr", llmc.slot = "lr"}
+// CHECK-SAME: {llmc.init_rule = "zeros", llmc.slot = "step", llmc.state = "step"}
+// CHECK-SAME: -> (tensor<f32> {llmc.output = "loss", llmc.slot = "loss"}
 // CHECK:      llmc.kernel -> (tensor<2x16x192xf32>) {
 // CHECK-NEXT:   %[[M:.+]] = llmc.matmul %{{.+}}, %arg4
 // CHECK-NEXT:   %[[A:.+]] = llmc.add %[[M]], %arg5
