@@ -120,8 +120,7 @@ void buildKernelPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFuseEpiloguesPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkInPlacePass());
-  pm.addNestedPass<mlir::func::FuncOp>(
-      mlir::llmc::createMarkScalarSlotsPass());
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkScalarSlotsPass());
 }
 
 mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module) {

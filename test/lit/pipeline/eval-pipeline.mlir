@@ -6,7 +6,7 @@
 // kernel groups (the bias add rides in the matmul's).
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: {llmc.input = "targets"}
-// CHECK-SAME: -> (tensor<2x8x32xf32> {llmc.output = "logits"}, tensor<f32> {llmc.output = "loss"})
+// CHECK-SAME: -> (tensor<2x8x32xf32> {llmc.output = "logits"}, tensor<f32> {llmc.output = "loss", llmc.slot = "loss"})
 // CHECK: llmc.kernel -> (tensor<2x8x32xf32>) {
 // CHECK-NEXT: llmc.matmul
 // CHECK-NEXT: llmc.add
@@ -27,7 +27,7 @@ func.func @forward(%w: tensor<16x32xf32> {llmc.param = "w", llmc.init_rule = "no
 // A model with a loss keeps its signature (no targets input is added); the
 // cleanup folds what the export left (x * 1).
 // CHECK-LABEL: func.func @forward
-// CHECK-SAME: %{{.*}}: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss"})
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss", llmc.slot = "loss"})
 // CHECK-NOT: llmc.constant
 // CHECK: llmc.mul
 // CHECK-NOT: llmc.mul
