@@ -13,7 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
-#include "compiler/codegen/FunctionLowering.h"
+#include "compiler/Pipeline.h"
+#include "compiler/codegen/PlanBuilder.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "dialects/llmc/TensorSize.h"
 #include "runtime/AtomicFile.h"
@@ -91,6 +92,10 @@ mlir::LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                         ? std::string("func.func @train_step or @forward")
                         : "func.func @" + req.function));
 
+  // The groups `llmc compile` lowers; a module from `llmc-opt
+  // --llmc-pipeline` has them already (the passes are idempotent).
+  if (mlir::failed(runKernelPipeline(*module)))
+    return failure("kernel formation failed (see the diagnostics above)");
   codegen::CodegenOptions options;
   auto lowered = codegen::lowerFunction(func, options);
   if (mlir::failed(lowered))

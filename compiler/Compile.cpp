@@ -1,7 +1,8 @@
 //===- Compile.cpp - From a loaded model to a runnable plan ---------------===//
 //
 // 1. The training pipeline, unless the module already has @train_step (an
-//    eval plan: the eval pipeline, and @forward is what is compiled).
+//    eval plan: the eval pipeline, and @forward is what is compiled); then
+//    kernel formation (llmc.kernel groups, bias epilogues, in place).
 // 2. lowerFunction + buildPlannedPlan (kernels, cuBLASLt calls, memory plan,
 //    scalar slots, initial weights).
 // 3. NVRTC for every kernel on a thread pool, through the kernel cache; the
@@ -103,6 +104,8 @@ FailureOr<func::FuncOp> runPipeline(ModuleOp module,
 void countPlan(const Plan &plan, CompileReport &report) {
   report.kernels = plan.kernels.size();
   for (const Step &s : plan.steps) {
+    if (!std::holds_alternative<MemsetStep>(s.op))
+      ++report.launches;
     if (auto *m = std::get_if<MatmulStep>(&s.op)) {
       ++report.matmuls;
       report.matmulFlops += 2.0 * static_cast<double>(m->m) * m->n * m->k *
@@ -186,7 +189,7 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   CompileReport &report = out.report;
   report.eval = config.eval;
   auto func = runPipeline(module, config);
-  if (failed(func))
+  if (failed(func) || failed(runKernelPipeline(module)))
     return failure();
   report.pipelineSeconds = secondsSince(start);
 
@@ -236,6 +239,8 @@ std::string formatReport(const CompileReport &r) {
   line("arch            %s (NVRTC %s)\n", r.arch.c_str(),
        r.nvrtcVersion.empty() ? "not run" : r.nvrtcVersion.c_str());
   line("kernels         %zu (%zu from the cache)\n", r.kernels, r.cacheHits);
+  line("launches        %zu per step (kernel launches and cuBLASLt calls)\n",
+       r.launches);
   line("cuBLASLt calls  %zu\n", r.matmuls);
   line("memsets         %zu\n", r.memsets);
   line("arena           %s (%llu bytes; persistent %s; one buffer per value "

@@ -36,6 +36,7 @@ struct CompileReport {
   bool eval = false; // an eval plan: FLOPs of the forward only, no updates
   std::string arch, nvrtcVersion;
   size_t kernels = 0, matmuls = 0, memsets = 0, cacheHits = 0;
+  size_t launches = 0; // per step: kernel launches + cuBLASLt calls
   size_t inPlaceUpdates = 0, copiedUpdates = 0;
   uint64_t arenaBytes = 0, persistentBytes = 0, unplannedBytes = 0;
   int64_t params = 0;     // elements of every llmc.param argument

@@ -1,5 +1,6 @@
 //===- ModelLoader.cpp - One way to read a model for every command --------===//
 #include "compiler/ModelLoader.h"
+#include "compiler/Pipeline.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "dialects/llmc/TensorSize.h"
 #include "frontends/json/JsonImporter.h"
@@ -105,12 +106,6 @@ static void warnUnusedInputs(mlir::ModuleOp module) {
   }
 }
 
-mlir::LogicalResult raiseModel(mlir::ModuleOp module) {
-  mlir::PassManager pm(module->getContext());
-  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createRaisePass());
-  return pm.run(module);
-}
-
 static mlir::OwningOpRef<mlir::ModuleOp>
 parseMlir(const std::string &path, mlir::MLIRContext &context) {
   llvm::SourceMgr sourceMgr;
@@ -176,7 +171,7 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
   }
   if (module && failed(mlir::llmc::verifyTensorSizes(*module)))
     return nullptr;
-  if (module && options.raise && failed(raiseModel(*module)))
+  if (module && options.raise && failed(runRaisePipeline(*module)))
     return nullptr;
   if (module)
     warnUnusedInputs(*module);

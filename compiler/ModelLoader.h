@@ -61,9 +61,6 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
                                             const ModelOptions &options,
                                             mlir::MLIRContext &context);
 
-/// Runs the raising pipeline (llmc-raise) on every function of `module`.
-mlir::LogicalResult raiseModel(mlir::ModuleOp module);
-
 /// Prints every diagnostic of `context` as one line
 /// "llmc <command>: error: <location>: <message>", as users see all errors.
 /// ONNX importer messages name the file and node themselves, so for ONNX

@@ -3,8 +3,11 @@
 // One function that reads top to bottom (STYLE.md §3), registered as
 // `--llmc-pipeline`:
 //
-//   0. raise                 done by loadModel (compiler/ModelLoader.cpp), so
-//                            that every command sees the same IR
+//   0. llmc-raise            buildRaisePipeline; loadModel runs it on every
+//                            model it reads (compiler/ModelLoader.cpp), so
+//                            that every command sees the same IR; the
+//                            registered pipelines start with it (a no-op on
+//                            raised IR)
 //   1. llmc-append-loss      only when @forward returns no loss (logits)
 //   2. llmc-autodiff         @forward => @train_step (loss, grads)
 //   3. llmc-append-optimizer grads => updated params and state (llmc.next)
@@ -15,6 +18,17 @@
 //
 // Padding, precision lowering, checkpointing and fusion go between 3 and 4
 // as they are written.
+//
+// Kernel formation (buildKernelPipeline, docs/kernel-ir.md) follows, for the
+// CUDA backend only (the CPU evaluator runs the step as it is):
+//
+//   6. llmc-form-kernels     every compute op in an llmc.kernel of its own
+//   7. llmc-fuse-epilogues   bias adds into their matmul's group
+//   8. llmc-mark-in-place    llmc.next results written into their argument
+//   9. llmc-mark-scalar-slots lr, step and loss as device scalar slots
+//
+// `--llmc-pipeline` and `--llmc-eval-pipeline` end with it: they show what
+// `llmc compile` lowers.
 //
 // The eval pipeline (`--llmc-eval-pipeline`) is steps 1 and 4 only: @forward
 // with its loss, no backward pass and no optimizer. It is what a loss needs
@@ -47,6 +61,16 @@ void addCleanup(mlir::OpPassManager &pm) {
 }
 
 } // namespace
+
+void buildRaisePipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createRaisePass());
+}
+
+mlir::LogicalResult runRaisePipeline(mlir::ModuleOp module) {
+  mlir::PassManager pm(module->getContext());
+  buildRaisePipeline(pm);
+  return pm.run(module);
+}
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const OptimizerConfig &optimizer) {
@@ -90,6 +114,21 @@ mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
+/// Steps 6-9: fusion decides what runs together before in-place does, since
+/// a fused group reads more than each of its ops.
+void buildKernelPipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFuseEpiloguesPass());
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkInPlacePass());
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkScalarSlotsPass());
+}
+
+mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module) {
+  mlir::PassManager pm(module->getContext());
+  buildKernelPipeline(pm);
+  return pm.run(module);
+}
+
 namespace {
 
 /// The optimizer options of `--llmc-pipeline`; defaults are TrainConfig's
@@ -118,8 +157,9 @@ struct PipelineCliOptions
 void registerTrainingPipeline() {
   mlir::PassPipelineRegistration<PipelineCliOptions>(
       "llmc-pipeline",
-      "The training pipeline: append-loss (when @forward returns logits), "
-      "autodiff, append-optimizer, canonicalize, cse, batch-adamw",
+      "The whole pipeline: raise; append-loss (when @forward returns "
+      "logits), autodiff, append-optimizer, canonicalize, cse, batch-adamw; "
+      "form-kernels, fuse-epilogues, mark-in-place, mark-scalar-slots",
       [](mlir::OpPassManager &pm, const PipelineCliOptions &cli) {
         OptimizerConfig o;
         o.kind = cli.optimizer;
@@ -131,13 +171,20 @@ void registerTrainingPipeline() {
         o.momentum = cli.momentum;
         o.clipNorm = cli.clipNorm;
         o.multiTensor = cli.multiTensor;
+        buildRaisePipeline(pm);
         buildTrainingPipeline(pm, o);
+        buildKernelPipeline(pm);
       });
   mlir::PassPipelineRegistration<>(
       "llmc-eval-pipeline",
-      "The eval pipeline: append-loss (when @forward returns logits), "
-      "canonicalize, cse; @forward stays, with its loss",
-      [](mlir::OpPassManager &pm) { buildEvalPipeline(pm); });
+      "The eval pipeline: raise; append-loss (when @forward returns "
+      "logits), canonicalize, cse; @forward stays, with its loss; "
+      "form-kernels, fuse-epilogues, mark-in-place, mark-scalar-slots",
+      [](mlir::OpPassManager &pm) {
+        buildRaisePipeline(pm);
+        buildEvalPipeline(pm);
+        buildKernelPipeline(pm);
+      });
 }
 
 } // namespace llmc

@@ -18,6 +18,11 @@
 
 namespace llmc {
 
+/// Raising (llmc-raise on every function): decomposed exporter output to
+/// the composite ops. loadModel runs it on every model it reads.
+void buildRaisePipeline(mlir::OpPassManager &pm);
+mlir::LogicalResult runRaisePipeline(mlir::ModuleOp module);
+
 /// Adds the training pipeline to `pm` (a ModuleOp pass manager).
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const OptimizerConfig &optimizer);
@@ -31,6 +36,12 @@ mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
 /// gains a `loss` result (and a `targets` input) when it returns logits.
 void buildEvalPipeline(mlir::OpPassManager &pm);
 mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module);
+
+/// Kernel formation for the CUDA backend (docs/kernel-ir.md): llmc.kernel
+/// groups, bias epilogues fused, in-place updates marked. Idempotent; runs
+/// on every function of the module.
+void buildKernelPipeline(mlir::OpPassManager &pm);
+mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module);
 
 /// Registers `--llmc-pipeline` (with the optimizer options) and
 /// `--llmc-eval-pipeline` for llmc-opt.

@@ -317,4 +317,119 @@ def BatchAdamWPass : Pass<"llmc-batch-adamw", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Kernel formation: llmc.kernel groups for the CUDA backend (docs/kernel-ir.md)
+//===----------------------------------------------------------------------===//
+
+def FormKernelsPass : Pass<"llmc-form-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Put every compute op in an llmc.kernel group of its own";
+  let description = [{
+    Wraps each op of the function body that launches something (a generated
+    kernel or a library call) in a one-op `llmc.kernel` whose results are
+    the op's, so that what the CUDA backend did implicitly (one launch per
+    op) is IR that later passes merge:
+    ```mlir
+    %1 = llmc.add %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    // =>
+    %1 = llmc.kernel -> (tensor<8xf32>) {
+      %2 = llmc.add %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+      llmc.yield %2 : tensor<8xf32>
+    }
+    ```
+    `llmc.reshape` (its result is its operand's buffer) and `llmc.constant`
+    (a buffer with initial data) launch nothing and stay outside groups, as
+    do terminators and ops already in a group: the pass is idempotent. Ops
+    of other dialects are grouped too; the backend rejects those it cannot
+    lower, naming the op.
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
+def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "Fuse bias adds into their matmul's group (cuBLASLt epilogue)";
+  let description = [{
+    `add(matmul(x, w), b)` with `b` a row vector becomes one group, one
+    cuBLASLt call whose BIAS epilogue adds `b` to every row of the product:
+    ```mlir
+    %m = llmc.kernel -> (tensor<32x96xf32>) {
+      %0 = llmc.matmul %x, %w : (...) -> tensor<32x96xf32>
+      llmc.yield %0 : tensor<32x96xf32>
+    }
+    %y = llmc.kernel -> (tensor<32x96xf32>) {
+      %1 = llmc.add %m, %b : (tensor<32x96xf32>, tensor<96xf32>) -> tensor<32x96xf32>
+      llmc.yield %1 : tensor<32x96xf32>
+    }
+    // =>
+    %y = llmc.kernel -> (tensor<32x96xf32>) {
+      %0 = llmc.matmul %x, %w : (...) -> tensor<32x96xf32>
+      %1 = llmc.add %0, %b : (tensor<32x96xf32>, tensor<96xf32>) -> tensor<32x96xf32>
+      llmc.yield %1 : tensor<32x96xf32>
+    }
+    ```
+    Only when all of these hold (anything else stays two groups): both
+    groups hold one op; one operand of the add is the matmul's result and
+    nothing else reads it (not the other operand, not the return); the
+    add's type is the matmul's; `b` is `[n]` or `[1, ..., 1, n]` with n the
+    matmul's N, of the product's element type, which is f32, bf16 or f16;
+    `b` is defined before the matmul's group (the epilogue reads it there);
+    the matmul is one GEMM (its lhs batch folds into the rows: the rhs has
+    no batch and the lhs is not transposed, or there is no batch at all),
+    because a per-batch bias would need a bias batch stride. The group
+    takes the matmul's place.
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
+def MarkInPlacePass : Pass<"llmc-mark-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Mark the llmc.next results that are written in place";
+  let description = [{
+    A function result marked `llmc.next = i` replaces argument `i` (an
+    updated parameter or optimizer state). When the group that computes it
+    may write it straight into argument i's buffer, this pass records that
+    on the group (`in_place`, one entry per result: the argument index or
+    -1), and the backend's plan writes it there; every other `llmc.next`
+    result is copied into the argument's buffer at the end of the step.
+
+    In place when all of these hold: the result is a group's result,
+    returned once, of the argument's type, and the argument is paired with
+    no other result; no group after this one reads the argument (or a
+    reshape of it), and the return does not; and every op of the group that
+    reads the argument (or a reshape of it) has the result's type there and
+    reads elementwise (the `ReadsElementwise` trait), or is a
+    `multi_adamw_update` reading only the result's own tensor through it.
+    So the thread that writes element k has read element k, and nothing
+    reads the old value afterwards.
+    ```mlir
+    %p1 = llmc.kernel -> (tensor<8xf32>) {
+      %0 = llmc.sub %p, %g : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+      llmc.yield %0 : tensor<8xf32>
+    }
+    return %p1 : tensor<8xf32>      // {llmc.next = 0}
+    // => llmc.kernel -> (tensor<8xf32>) attributes {in_place = array<i64: 0>} {
+    ```
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
+def MarkScalarSlotsPass : Pass<"llmc-mark-scalar-slots",
+                               "::mlir::func::FuncOp"> {
+  let summary = "Mark lr, step and loss as device scalar slots";
+  let description = [{
+    The learning rate (the f32 rank-0 input `lr`), the step count (the i64
+    rank-0 state `step`) and the loss (the f32 rank-0 output `loss`, a
+    group's result) live in named scalar slots of the plan, which the host
+    sets and reads between steps without knowing buffer names. This pass
+    records the choice as `llmc.slot = "lr" | "step" | "loss"` on the
+    argument or result; the CUDA backend's plan makes slots of exactly
+    those. A value that a cuBLASLt call (a group holding a matmul) reads or
+    writes, itself or through a reshape, stays a buffer: cuBLASLt takes
+    buffers. Each name is given once.
+    ```mlir
+    func.func @train_step(..., %lr: tensor<f32> {llmc.input = "lr"}, ...)
+    // => %lr: tensor<f32> {llmc.input = "lr", llmc.slot = "lr"}
+    ```
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 #endif // LLMC_PASSES_TD

@@ -6,8 +6,7 @@
 //     shared memory, argument list), launched in order;
 //   - a matmul: a cuBLASLt problem (runtime/Plan.h MatmulStep) whose buffer
 //     names the plan builder fills in;
-//   - an alias (reshape: the result is the operand's buffer; an add fused
-//     into a matmul's bias epilogue: the result is the matmul's buffer);
+//   - an alias (reshape: the result is the operand's buffer);
 //   - a constant (a buffer with initial data, no kernel).
 //
 // Shapes are static: every size and stride is baked into the source as a
@@ -106,9 +105,6 @@ struct OpLowering {
   /// Matmul: a = operand 0, b = operand 1, d = result 0; the names and c
   /// are left empty for the plan builder.
   std::optional<MatmulStep> matmul;
-  /// Alias: result 0 is this operand's buffer (0 for reshape; the matmul
-  /// result's operand for an add fused into its bias epilogue).
-  unsigned aliasOperand = 0;
 };
 
 /// Lowers one op. `name` is the base of its kernels' symbols ("add_3");

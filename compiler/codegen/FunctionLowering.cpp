@@ -1,8 +1,6 @@
 //===- FunctionLowering.cpp - A function's ops lowered, and a plan of them ===//
 #include "compiler/codegen/FunctionLowering.h"
-#include "compiler/codegen/EpilogueFusion.h"
 
-#include "compiler/eval/AttrTensors.h"
 #include "dialects/llmc/LlmcOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -20,6 +18,77 @@ size_t LoweredFunction::kernelCount() const {
   return n;
 }
 
+namespace {
+
+std::string opName(Operation &op, unsigned &index) {
+  StringRef full = op.getName().getStringRef();
+  return full.substr(full.find('.') + 1).str() + "_" + std::to_string(index++);
+}
+
+/// The add of a fused group when `group` is `matmul; add(matmul, b);
+/// yield add` (llmc-fuse-epilogues); null otherwise.
+mlir::llmc::AddOp biasAdd(mlir::llmc::KernelOp group) {
+  auto ops = group.getGroupOps();
+  if (std::distance(ops.begin(), ops.end()) != 2)
+    return nullptr;
+  auto matmul = dyn_cast<mlir::llmc::MatmulOp>(*ops.begin());
+  auto add = dyn_cast<mlir::llmc::AddOp>(*std::next(ops.begin()));
+  if (!matmul || !add || group.getYield()->getOperands() != add->getResults() ||
+      (add.getLhs() == matmul.getResult()) ==
+          (add.getRhs() == matmul.getResult()))
+    return nullptr;
+  return add;
+}
+
+} // namespace
+
+FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
+                                 const CodegenOptions &options,
+                                 unsigned &index) {
+  auto ops = group.getGroupOps();
+  Operation &first = *ops.begin();
+  size_t count = std::distance(ops.begin(), ops.end());
+  mlir::llmc::AddOp add = biasAdd(group);
+  if (count != 1 && !add)
+    return group.emitError("codegen: a kernel group of ")
+           << count << " ops ('" << first.getName()
+           << "' first) is neither one op nor a matmul with its bias add; no "
+              "emitter takes it";
+  LoweredOp out;
+  out.op = &first;
+  out.name = opName(first, index);
+  FailureOr<OpLowering> lowering = lowerOp(&first, options, out.name);
+  if (failed(lowering))
+    return failure();
+  out.lowering = std::move(*lowering);
+  if (add) {
+    ++index; // the add's name, so that later names are the unfused ones
+    Value b = add.getLhs() == first.getResult(0) ? add.getRhs() : add.getLhs();
+    std::optional<MatmulStep> &mm = out.lowering.matmul;
+    auto bType = cast<RankedTensorType>(b.getType());
+    if (!mm || mm->batch != 1 || mm->beta != 0 || !mm->c.empty() ||
+        bType.getShape().back() != mm->n ||
+        dtypeOf(bType.getElementType()) != mm->typeD)
+      return group.emitError("codegen: the bias add of this group cannot "
+                             "ride in the matmul's epilogue (one GEMM, an [n] "
+                             "bias of the product's type)");
+    out.bias = b;
+    out.results.push_back(group.getResult(0));
+    return out;
+  }
+  // Each result of the op by the group result that yields it; one that is
+  // not yielded is still written, into a buffer of its own.
+  Operation *yield = group.getYield();
+  for (Value r : first.getResults()) {
+    Value outer = r;
+    for (auto [k, y] : llvm::enumerate(yield->getOperands()))
+      if (y == r)
+        outer = group.getResult(k);
+    out.results.push_back(outer);
+  }
+  return out;
+}
+
 FailureOr<LoweredFunction> lowerFunction(func::FuncOp func,
                                          const CodegenOptions &options) {
   LoweredFunction out;
@@ -27,15 +96,23 @@ FailureOr<LoweredFunction> lowerFunction(func::FuncOp func,
   for (Operation &op : func.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       continue;
-    StringRef full = op.getName().getStringRef();
-    std::string name =
-        full.substr(full.find('.') + 1).str() + "_" + std::to_string(index++);
-    FailureOr<OpLowering> lowering = lowerOp(&op, options, name);
+    if (auto group = dyn_cast<mlir::llmc::KernelOp>(op)) {
+      FailureOr<LoweredOp> lowered = lowerKernel(group, options, index);
+      if (failed(lowered))
+        return failure();
+      out.ops.push_back(std::move(*lowered));
+      continue;
+    }
+    LoweredOp lo;
+    lo.op = &op;
+    lo.name = opName(op, index);
+    FailureOr<OpLowering> lowering = lowerOp(&op, options, lo.name);
     if (failed(lowering))
       return failure();
-    out.ops.push_back({&op, name, std::move(*lowering), Value()});
+    lo.lowering = std::move(*lowering);
+    lo.results.assign(op.getResults().begin(), op.getResults().end());
+    out.ops.push_back(std::move(lo));
   }
-  fuseBiasEpilogues(out);
   return out;
 }
 
@@ -60,11 +137,11 @@ static size_t elementBytes(ElementKind kind) {
 }
 
 std::vector<uint8_t>
-offsetTableBytes(Operation *op, const ScratchBuffer &table,
+offsetTableBytes(const LoweredOp &op, const ScratchBuffer &table,
                  llvm::function_ref<int64_t(Value)> offsetOf) {
   auto valueOf = [&](const KernelArg &a) {
-    return a.kind == KernelArg::Kind::Result ? op->getResult(a.index)
-                                             : op->getOperand(a.index);
+    return a.kind == KernelArg::Kind::Result ? op.results[a.index]
+                                             : op.op->getOperand(a.index);
   };
   int64_t base = offsetOf(valueOf(table.offsetBase));
   std::vector<int64_t> entries;
@@ -149,176 +226,6 @@ RefTensor fromDeviceBytes(const std::vector<uint8_t> &bytes, ElementKind kind,
     }
   }
   return t;
-}
-
-//===----------------------------------------------------------------------===//
-// Unplanned plan
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-class PlanAssembler {
-public:
-  explicit PlanAssembler(Plan &plan) : plan_(plan) {}
-
-  /// Adds a buffer for `v` (or returns the existing one).
-  std::string add(Value v, const std::string &name, BufferRole role) {
-    auto type = cast<RankedTensorType>(v.getType());
-    BufferInfo b;
-    b.name = name;
-    b.role = role;
-    b.dtype = *dtypeOf(type.getElementType());
-    b.shape.assign(type.getShape().begin(), type.getShape().end());
-    place(b);
-    names_[v] = name;
-    return name;
-  }
-
-  void addScratch(const ScratchBuffer &s, const std::string &name) {
-    BufferInfo b;
-    b.name = name;
-    b.role = BufferRole::Scratch;
-    b.dtype = s.dtype;
-    b.shape = s.shape;
-    place(b);
-  }
-
-  void alias(Value result, Value operand) {
-    // Copy first: inserting `result` may rehash and move `operand`'s entry.
-    std::string name = names_[operand];
-    names_[result] = std::move(name);
-  }
-  const std::string &nameOf(Value v) { return names_[v]; }
-  BufferInfo *find(const std::string &name) {
-    for (BufferInfo &b : plan_.buffers)
-      if (b.name == name)
-        return &b;
-    return nullptr;
-  }
-  void finish() { plan_.arenaBytes = next_; }
-
-private:
-  void place(BufferInfo &b) {
-    b.offset = next_;
-    b.bytes = std::max<uint64_t>(1, b.elementCount() * dtypeSize(b.dtype));
-    next_ = (b.offset + b.bytes + 255) / 256 * 256;
-    plan_.buffers.push_back(std::move(b));
-  }
-
-  Plan &plan_;
-  uint64_t next_ = 0;
-  llvm::DenseMap<Value, std::string> names_;
-};
-
-std::string argumentName(func::FuncOp func, unsigned i, BufferRole &role) {
-  role = BufferRole::Input;
-  std::string name = "arg" + std::to_string(i);
-  if (auto p = func.getArgAttrOfType<StringAttr>(i, "llmc.param")) {
-    role = BufferRole::Param;
-    return name + ":" + p.getValue().str();
-  }
-  if (auto in = func.getArgAttrOfType<StringAttr>(i, "llmc.input"))
-    return name + ":" + in.getValue().str();
-  return name;
-}
-
-} // namespace
-
-FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
-                                            const LoweredFunction &lowered) {
-  UnplannedPlan out;
-  Plan &plan = out.plan;
-  plan.name = func.getSymName().str();
-  PlanAssembler asm_(plan);
-  struct Table {
-    Operation *op;
-    const ScratchBuffer *scratch;
-    std::string buffer;
-  };
-  std::vector<Table> tables; // offset tables, filled once all are placed
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    BufferRole role;
-    std::string name = argumentName(func, i, role);
-    if (!dtypeOf(cast<RankedTensorType>(func.getArgument(i).getType())
-                     .getElementType()))
-      return func.emitError("codegen: argument #")
-             << i << " has an element type the CUDA backend does not support";
-    out.argumentBuffers.push_back(asm_.add(func.getArgument(i), name, role));
-  }
-
-  for (const LoweredOp &lo : lowered.ops) {
-    Operation *op = lo.op;
-    const OpLowering &l = lo.lowering;
-    if (l.kind == OpLowering::Kind::Alias) {
-      asm_.alias(op->getResult(0), op->getOperand(l.aliasOperand));
-      continue;
-    }
-    for (unsigned j = 0; j < op->getNumResults(); ++j)
-      asm_.add(op->getResult(j), lo.name + ".out" + std::to_string(j),
-               BufferRole::Scratch);
-    if (l.kind == OpLowering::Kind::Constant) {
-      std::string error;
-      auto value = cast<mlir::llmc::ConstantOp>(op).getValue();
-      std::optional<RefTensor> t = tensorFromAttr(value, error);
-      if (!t)
-        return op->emitError("codegen: ") << error;
-      asm_.find(asm_.nameOf(op->getResult(0)))->init = toDeviceBytes(*t);
-      continue;
-    }
-    if (l.kind == OpLowering::Kind::Matmul) {
-      MatmulStep mm = *l.matmul;
-      mm.a = asm_.nameOf(op->getOperand(0));
-      mm.b = asm_.nameOf(op->getOperand(1));
-      mm.d = asm_.nameOf(op->getResult(0));
-      if (lo.bias)
-        mm.bias = asm_.nameOf(lo.bias);
-      plan.steps.push_back({mm, lo.name});
-      continue;
-    }
-    std::vector<std::string> scratch;
-    for (const ScratchBuffer &s : l.scratch) {
-      scratch.push_back(lo.name + "." + s.name);
-      asm_.addScratch(s, scratch.back());
-      if (!s.offsetsOf.empty())
-        tables.push_back({op, &s, scratch.back()});
-    }
-    for (const EmittedKernel &k : l.kernels) {
-      KernelInfo info;
-      info.name = k.name;
-      info.entry = k.name;
-      info.source = k.source;
-      info.origin = k.origin;
-      plan.kernels.push_back(std::move(info));
-      uint32_t index = static_cast<uint32_t>(plan.kernels.size() - 1);
-      LaunchStep step = launchStepFor(k, index, [&](const KernelArg &a) {
-        switch (a.kind) {
-        case KernelArg::Kind::Operand:
-          return ::llmc::KernelArg::buffer(asm_.nameOf(op->getOperand(a.index)));
-        case KernelArg::Kind::Result:
-          return ::llmc::KernelArg::buffer(asm_.nameOf(op->getResult(a.index)));
-        default:
-          return ::llmc::KernelArg::buffer(scratch[a.index]);
-        }
-      });
-      plan.steps.push_back({std::move(step), k.name});
-    }
-  }
-
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  for (Value v : ret.getOperands()) {
-    std::string name = asm_.nameOf(v);
-    BufferInfo *b = asm_.find(name);
-    if (b && b->role == BufferRole::Scratch)
-      b->role = BufferRole::Output;
-    out.resultBuffers.push_back(name);
-  }
-  for (const Table &t : tables)
-    asm_.find(t.buffer)->init =
-        offsetTableBytes(t.op, *t.scratch, [&](Value v) {
-          return static_cast<int64_t>(asm_.find(asm_.nameOf(v))->offset);
-        });
-  asm_.finish();
-  return out;
 }
 
 std::string launchTable(const Plan &plan) {

@@ -1,16 +1,15 @@
 //===- FunctionLowering.h - Lower a function, plan it -----------*- C++ -*-===//
 //
-// lowerFunction lowers every op of a func.func in program order and names
-// the ops `<mnemonic>_<n>`, n counting the function's ops, so that kernel
-// and buffer names are unique and read in program order. It then fuses
-// `add(matmul(x, w), b)` into the matmul's bias epilogue where it can
-// (EpilogueFusion.h), so both plan builders see one decision.
+// lowerFunction lowers a func.func group by group in program order
+// (docs/kernel-ir.md): an llmc.kernel through lowerKernel, an op outside
+// groups (reshape, constant; any op of a function no pass grouped) as a
+// group of its own. Ops are named `<mnemonic>_<n>`, n counting the ops of
+// the function, those inside groups included, so that kernel and buffer
+// names are unique and read in program order.
 //
-// buildUnplannedPlan turns that into a runtime Plan without a memory plan:
-// every value gets its own buffer, stacked 256-byte aligned (reshape results
-// alias their operand's; constants carry their data). It is what `llmc
-// codegen` and the GPU tests run until the memory planner (docs/codegen.md,
-// step 2) replaces the layout; the launch sequence stays the same.
+// PlanBuilder.h turns that into a runtime Plan, memory-planned for `llmc
+// compile`, or unplanned (every value its own buffer) for `llmc codegen` and
+// the GPU tests; the launch sequence is the same.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_CODEGEN_FUNCTIONLOWERING_H
@@ -18,17 +17,23 @@
 
 #include "compiler/codegen/Codegen.h"
 #include "compiler/eval/RefTensor.h"
+#include "dialects/llmc/LlmcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace llmc::codegen {
 
+/// One group, lowered: the op whose emitter ran and what it lowered to.
 struct LoweredOp {
-  mlir::Operation *op = nullptr;
-  std::string name; // base name of its kernels ("add_3")
+  mlir::Operation *op = nullptr; // the emitted op (a fused group's matmul)
+  std::string name;              // base name of its kernels ("add_3")
   OpLowering lowering;
+  /// What `op`'s results are known by outside: the group's results (a fused
+  /// group's result is the matmul's, through its epilogue), or the op's own
+  /// results outside groups. Operands are `op`'s: a group is not isolated.
+  std::vector<mlir::Value> results;
   /// Matmul: the [n] row vector its bias epilogue adds (MatmulStep::bias),
-  /// taken from a fused add; null when there is none.
+  /// the bias add's other operand in a fused group; null when there is none.
   mlir::Value bias;
 };
 
@@ -40,17 +45,13 @@ struct LoweredFunction {
 mlir::FailureOr<LoweredFunction> lowerFunction(mlir::func::FuncOp func,
                                                const CodegenOptions &options);
 
-/// Buffer names of the unplanned plan: "arg3:h.0.ln_1.weight" for arguments
-/// (named by llmc.param / llmc.input when present), "<kernel base>.out<j>" for
-/// op results, "<kernel base>.<scratch>" for scratch buffers.
-struct UnplannedPlan {
-  Plan plan;
-  std::vector<std::string> argumentBuffers; // per function argument
-  std::vector<std::string> resultBuffers;   // per function result
-};
-
-mlir::FailureOr<UnplannedPlan>
-buildUnplannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered);
+/// Lowers one llmc.kernel group; `index` numbers its ops (it advances by the
+/// group's op count). A group of one op is that op's lowering; a matmul
+/// with its bias add (llmc-fuse-epilogues) is the matmul's MatmulStep with
+/// a bias. Any other group is an error at the group: no fusion forms one.
+mlir::FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
+                                       const CodegenOptions &options,
+                                       unsigned &index);
 
 /// A tensor's bytes as the device stores it (f32, bf16 and f16 bits, i32,
 /// i64, i1 as one byte) and back.
@@ -60,7 +61,7 @@ std::vector<uint8_t> toDeviceBytes(const RefTensor &t);
 /// ScratchBuffer), given the arena offset of each value's buffer. Both plan
 /// builders fill their tables with it once buffers are placed.
 std::vector<uint8_t>
-offsetTableBytes(mlir::Operation *op, const ScratchBuffer &table,
+offsetTableBytes(const LoweredOp &op, const ScratchBuffer &table,
                  llvm::function_ref<int64_t(mlir::Value)> offsetOf);
 RefTensor fromDeviceBytes(const std::vector<uint8_t> &bytes, ElementKind kind,
                           std::vector<int64_t> shape);

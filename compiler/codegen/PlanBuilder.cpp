@@ -1,11 +1,12 @@
 //===- PlanBuilder.cpp - A lowered function as a memory-planned plan ------===//
 //
-// 1. One request (MemoryPlan.h) per argument, op result, scratch buffer and
-//    alias (reshape, fused bias add); positions are the lowered ops' indices.
+// 1. One request (MemoryPlan.h) per argument, group result, scratch buffer
+//    and alias (reshape); positions are the lowered groups' indices.
 // 2. Uses extend live ranges (a fused bias is used at its matmul); returned
 //    values, the optimizer's gradients and constants become persistent.
-// 3. `llmc.next` results alias their argument when the update is in place,
-//    else they are copied at the end (position N).
+// 3. `llmc.next` results alias their argument when their group says so
+//    (`in_place`, set by llmc-mark-in-place), else they are copied at the
+//    end (position N).
 // 4. Scalars (lr, step, loss) are chosen; planMemory places everything;
 //    offset tables of multi-tensor kernels get their data.
 // 5. Buffers, slots and the launch sequence are written out.
@@ -15,8 +16,7 @@
 #include "compiler/codegen/MemoryPlan.h"
 #include "runtime/CheckedSize.h"
 
-#include "compiler/eval/AttrTensors.h"
-#include "compiler/eval/ModelArguments.h"
+#include "compiler/codegen/DeviceBytes.h"
 #include "dialects/llmc/LlmcOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -40,20 +40,13 @@ struct Meta {
   std::string scalar; // non-empty: a scalar slot of this name
 };
 
-/// True when `op` reads operand `i` only at the index of the element of
-/// result `r` it writes (see the file comment of PlanBuilder.h). A
-/// multi-tensor update reads tensor k's operands for tensor k's results.
-bool readsElementwise(Operation *op, unsigned i, unsigned r) {
-  if (auto multi = dyn_cast<MultiAdamWUpdateOp>(op))
-    return multi.tensorOfOperand(i) >= 0 &&
-           multi.tensorOfOperand(i) == multi.tensorOfResult(r);
-  if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, WhereOp, NegOp,
-           AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
-           SigmoidOp, ReluOp, GeluOp, SiluOp, AdamWUpdateOp>(op))
-    return false;
-  Type operand = op->getOperand(i).getType();
-  return llvm::all_of(op->getResultTypes(),
-                      [&](Type r) { return r == operand; });
+/// The argument whose buffer `v` is written into, when its group says so
+/// (llmc-mark-in-place); -1 otherwise.
+int64_t inPlaceArgument(Value v) {
+  auto group = v.getDefiningOp<KernelOp>();
+  if (!group || !group.getInPlace())
+    return -1;
+  return (*group.getInPlace())[cast<OpResult>(v).getResultNumber()];
 }
 
 /// The gradients an optimizer op reads, with their parameters.
@@ -139,23 +132,16 @@ private:
     return slot;
   }
   int64_t rootOf(Value v) const { return rootOf(slotOf_.lookup(v)); }
-  /// The last position at which any request sharing `root`'s bytes is used.
-  int64_t lastUseOfFamily(int64_t root) const {
-    int64_t last = requests_[root].last;
-    for (size_t i = 0; i < requests_.size(); ++i)
-      if (rootOf(static_cast<int64_t>(i)) == root)
-        last = std::max(last, requests_[i].last);
-    return last;
-  }
 
   LogicalResult addArguments();
   LogicalResult addOps();
-  void markOutputs();
-  void chooseScalars();
+  LogicalResult markOutputs();
+  LogicalResult chooseScalars();
   std::string uniqueName(const std::string &base);
   ::llmc::KernelArg location(Value v);
   std::string bufferName(Value v) { return meta_[rootOf(v)].name; }
   void emitSteps(Plan &plan);
+  MemoryLayout stackLayout() const;
   void fillOffsetTables(const MemoryLayout &layout);
 
   func::FuncOp func_;
@@ -196,15 +182,20 @@ LogicalResult Builder::addArguments() {
     std::string param = stringAttr(func_, i, "llmc.param");
     std::string input = stringAttr(func_, i, "llmc.input");
     std::string state = stringAttr(func_, i, "llmc.state");
-    if (!param.empty()) {
+    if (options_.unplanned) {
+      // Named after the IR, as `llmc codegen` shows them; no data.
+      m.role = param.empty() ? BufferRole::Input : BufferRole::Param;
+      std::string label = param.empty() ? input : param;
+      m.name = "arg" + std::to_string(i) + (label.empty() ? "" : ":" + label);
+    } else if (!param.empty()) {
       m.role = BufferRole::Param;
       m.name = param;
       if (options_.initialData) {
         std::string error;
-        auto t = initialParameter(func_, i, options_.seed, error);
-        if (!t)
+        auto bytes = initialParameterBytes(func_, i, options_.seed, error);
+        if (!bytes)
           return func_.emitError("codegen: ") << error;
-        m.init = toDeviceBytes(*t);
+        m.init = std::move(*bytes);
       }
     } else if (!state.empty()) {
       m.role = BufferRole::OptimizerState;
@@ -240,24 +231,26 @@ LogicalResult Builder::addOps() {
     if (l.kind == OpLowering::Kind::Alias) {
       Meta m;
       int64_t slot = addRequest(m, 0, false, pos);
-      requests_[slot].aliasOf = slotOf_.lookup(op->getOperand(l.aliasOperand));
-      slotOf_[op->getResult(0)] = slot;
+      requests_[slot].aliasOf = slotOf_.lookup(op->getOperand(0));
+      slotOf_[lo.results[0]] = slot;
       continue;
     }
-    for (unsigned j = 0; j < op->getNumResults(); ++j) {
+    for (auto [j, result] : llvm::enumerate(lo.results)) {
       Meta m;
       m.name = uniqueName(lo.name + ".out" + std::to_string(j));
-      addValue(op->getResult(j), std::move(m), false, pos);
+      if (options_.unplanned)
+        m.role = BufferRole::Scratch;
+      addValue(result, std::move(m), false, pos);
     }
     if (l.kind == OpLowering::Kind::Constant) {
       std::string error;
-      auto t = tensorFromAttr(cast<ConstantOp>(op).getValue(), error);
-      if (!t)
+      auto bytes = attrDeviceBytes(cast<ConstantOp>(op).getValue(), error);
+      if (!bytes)
         return op->emitError("codegen: ") << error;
-      int64_t slot = slotOf_.lookup(op->getResult(0));
+      int64_t slot = slotOf_.lookup(lo.results[0]);
       requests_[slot].persistent = true;
       meta_[slot].role = BufferRole::Scratch;
-      meta_[slot].init = toDeviceBytes(*t);
+      meta_[slot].init = std::move(*bytes);
       continue;
     }
     for (const ScratchBuffer &s : l.scratch) {
@@ -279,7 +272,15 @@ LogicalResult Builder::addOps() {
 
 /// Returned values are persistent outputs, except llmc.next results that
 /// alias their argument; the optimizer's gradients are persistent too.
-void Builder::markOutputs() {
+LogicalResult Builder::markOutputs() {
+  if (options_.unplanned) {
+    // Every value keeps its buffer: returned op results are outputs.
+    auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+    for (Value v : ret.getOperands())
+      if (meta_[rootOf(v)].role == BufferRole::Scratch)
+        meta_[rootOf(v)].role = BufferRole::Output;
+    return success();
+  }
   int64_t end = static_cast<int64_t>(lowered_.ops.size());
   auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
   std::set<int64_t> claimed; // results and arguments already paired
@@ -290,26 +291,27 @@ void Builder::markOutputs() {
       int64_t argSlot = slotOf_.lookup(func_.getArgument(next.getInt()));
       if (rootOf(slot) == argSlot)
         continue; // the argument itself, unchanged
-      Operation *def = v.getDefiningOp();
-      bool inPlace = def && requests_[slot].aliasOf < 0 &&
-                     !requests_[slot].persistent && !claimed.count(slot) &&
-                     !claimed.count(argSlot) &&
-                     requests_[slot].bytes == requests_[argSlot].bytes;
-      int64_t pos = inPlace ? requests_[slot].first : 0;
-      if (inPlace && lastUseOfFamily(argSlot) > pos)
-        inPlace = false;
-      unsigned defResult = inPlace ? cast<OpResult>(v).getResultNumber() : 0;
-      for (unsigned i = 0; inPlace && i < def->getNumOperands(); ++i)
-        if (rootOf(def->getOperand(i)) == argSlot &&
-            !readsElementwise(def, i, defResult))
-          inPlace = false;
-      if (inPlace) {
+      // llmc-mark-in-place decided; what it cannot know (buffer sizes,
+      // slots made persistent here) is checked.
+      if (inPlaceArgument(v) == next.getInt()) {
+        if (requests_[slot].aliasOf >= 0 || requests_[slot].persistent ||
+            claimed.count(slot) || claimed.count(argSlot) ||
+            requests_[slot].bytes != requests_[argSlot].bytes)
+          return v.getDefiningOp()->emitError("codegen: result #")
+                 << cast<OpResult>(v).getResultNumber()
+                 << " is marked in_place but cannot take argument #"
+                 << next.getInt() << "'s buffer";
         requests_[slot].aliasOf = argSlot;
         claimed.insert(slot);
         claimed.insert(argSlot);
         ++out_.inPlaceUpdates;
         continue;
       }
+      if (inPlaceArgument(v) >= 0)
+        return v.getDefiningOp()->emitError("codegen: result #")
+               << cast<OpResult>(v).getResultNumber()
+               << " is marked in_place into argument #" << inPlaceArgument(v)
+               << ", but it replaces argument #" << next.getInt();
       copies_.push_back({static_cast<unsigned>(r), v, argSlot});
       requests_[slot].last = std::max(requests_[slot].last, end);
       requests_[argSlot].last = std::max(requests_[argSlot].last, end);
@@ -342,41 +344,37 @@ void Builder::markOutputs() {
       names_.erase(meta_[root].name);
       meta_[root].name = uniqueName("grad:" + meta_[rootOf(param)].name);
     }
+  return success();
 }
 
-/// lr, step and loss become scalar slots unless a matmul reads or writes
-/// them (cuBLASLt steps take buffers).
-void Builder::chooseScalars() {
-  std::set<int64_t> matmulRoots;
-  for (const LoweredOp &lo : lowered_.ops)
-    if (lo.lowering.kind == OpLowering::Kind::Matmul) {
-      matmulRoots.insert(rootOf(lo.op->getOperand(0)));
-      matmulRoots.insert(rootOf(lo.op->getOperand(1)));
-      matmulRoots.insert(rootOf(lo.op->getResult(0)));
-      if (lo.bias)
-        matmulRoots.insert(rootOf(lo.bias));
-    }
-  auto choose = [&](int64_t root, DType dtype, const char *name) {
+/// lr, step and loss become scalar slots where llmc-mark-scalar-slots says
+/// so (`llmc.slot`); what only the plan knows (one root per slot, a rank-0
+/// buffer of the slot's type) is checked.
+LogicalResult Builder::chooseScalars() {
+  auto choose = [&](int64_t root, StringRef name) -> LogicalResult {
     Meta &m = meta_[root];
-    if (m.dtype != dtype || !m.shape.empty() || matmulRoots.count(root) ||
-        (names_.count(name) && m.name != name) || !m.scalar.empty())
-      return;
+    DType dtype = name == "step" ? DType::I64 : DType::F32;
+    if (name != "lr" && name != "step" && name != "loss")
+      return func_.emitError("codegen: unknown scalar slot '") << name << "'";
+    if (m.dtype != dtype || !m.shape.empty() || !m.scalar.empty() ||
+        (names_.count(name.str()) && m.name != name))
+      return func_.emitError("codegen: '")
+             << m.name << "' cannot be the scalar slot '" << name << "'";
     names_.erase(m.name);
-    m.scalar = name;
-    names_.insert(name);
+    m.scalar = name.str();
+    names_.insert(name.str());
+    return success();
   };
-  for (unsigned i = 0; i < func_.getNumArguments(); ++i) {
-    int64_t root = rootOf(func_.getArgument(i));
-    if (stringAttr(func_, i, "llmc.input") == "lr")
-      choose(root, DType::F32, "lr");
-    else if (stringAttr(func_, i, "llmc.state") == "step")
-      choose(root, DType::I64, "step");
-  }
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i)
+    if (auto slot = func_.getArgAttrOfType<StringAttr>(i, "llmc.slot"))
+      if (failed(choose(rootOf(func_.getArgument(i)), slot.getValue())))
+        return failure();
   auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
   for (auto [r, v] : llvm::enumerate(ret.getOperands()))
-    if (auto output = func_.getResultAttrOfType<StringAttr>(r, "llmc.output");
-        output && output.getValue() == "loss" && !v.getDefiningOp<ReshapeOp>())
-      choose(rootOf(v), DType::F32, "loss");
+    if (auto slot = func_.getResultAttrOfType<StringAttr>(r, "llmc.slot"))
+      if (failed(choose(rootOf(v), slot.getValue())))
+        return failure();
+  return success();
 }
 
 ::llmc::KernelArg Builder::location(Value v) {
@@ -396,7 +394,7 @@ void Builder::emitSteps(Plan &plan) {
       MatmulStep mm = *l.matmul;
       mm.a = bufferName(op->getOperand(0));
       mm.b = bufferName(op->getOperand(1));
-      mm.d = bufferName(op->getResult(0));
+      mm.d = bufferName(lo.results[0]);
       if (lo.bias)
         mm.bias = bufferName(lo.bias);
       plan.steps.push_back({mm, lo.name});
@@ -414,7 +412,7 @@ void Builder::emitSteps(Plan &plan) {
         case KernelArg::Kind::Operand:
           return location(op->getOperand(a.index));
         case KernelArg::Kind::Result:
-          return location(op->getResult(a.index));
+          return location(lo.results[a.index]);
         default:
           return ::llmc::KernelArg::buffer(meta_[scratchSlots_[k][a.index]].name);
         }
@@ -447,6 +445,33 @@ void Builder::emitSteps(Plan &plan) {
   }
 }
 
+/// Every root its own bytes, stacked in creation order (aliases share their
+/// root's): the unplanned layout.
+MemoryLayout Builder::stackLayout() const {
+  MemoryLayout layout;
+  layout.offsets.resize(requests_.size());
+  layout.roots.resize(requests_.size());
+  uint64_t next = 0;
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    int64_t root = rootOf(static_cast<int64_t>(i));
+    layout.roots[i] = root;
+    if (root != static_cast<int64_t>(i)) {
+      layout.offsets[i] = layout.offsets[root]; // roots come first
+      continue;
+    }
+    layout.offsets[i] = next;
+    next = alignUp(next + std::max<uint64_t>(1, requests_[i].bytes));
+  }
+  // Each request is within kMaxArenaBytes (2^40) and there are far fewer
+  // than 2^24 of them, so the sum cannot wrap; it can pass the limit.
+  if (next > static_cast<uint64_t>(::llmc::kMaxArenaBytes)) {
+    layout.tooLarge = true;
+    layout.neededBytes = double(next);
+  }
+  layout.arenaBytes = layout.unplannedBytes = next;
+  return layout;
+}
+
 /// Offset tables (ScratchBuffer::offsetsOf): byte offsets of operands and
 /// results relative to the base's, now that the layout is known.
 void Builder::fillOffsetTables(const MemoryLayout &layout) {
@@ -454,17 +479,22 @@ void Builder::fillOffsetTables(const MemoryLayout &layout) {
     for (auto [s, scratch] : llvm::enumerate(lo.lowering.scratch))
       if (!scratch.offsetsOf.empty())
         meta_[scratchSlots_[k][s]].init =
-            offsetTableBytes(lo.op, scratch, [&](Value v) {
+            offsetTableBytes(lo, scratch, [&](Value v) {
               return static_cast<int64_t>(layout.offsets[slotOf_.lookup(v)]);
             });
 }
 
 FailureOr<PlannedFunction> Builder::build() {
-  if (failed(addArguments()) || failed(addOps()))
+  if (failed(addArguments()) || failed(addOps()) || failed(markOutputs()))
     return failure();
-  markOutputs();
-  chooseScalars();
-  MemoryLayout layout = planMemory(requests_);
+  MemoryLayout layout;
+  if (options_.unplanned) {
+    layout = stackLayout();
+  } else {
+    if (failed(chooseScalars()))
+      return failure();
+    layout = planMemory(requests_);
+  }
   if (layout.tooLarge)
     return func_.emitError("memory plan: @")
            << func_.getSymName() << " needs an arena of about "
@@ -525,6 +555,23 @@ FailureOr<PlannedFunction> buildPlannedPlan(func::FuncOp func,
                                             const LoweredFunction &lowered,
                                             const PlanBuildOptions &options) {
   return Builder(func, lowered, options).build();
+}
+
+FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,
+                                            const LoweredFunction &lowered) {
+  PlanBuildOptions options;
+  options.unplanned = true;
+  options.initialData = false;
+  FailureOr<PlannedFunction> planned = buildPlannedPlan(func, lowered, options);
+  if (failed(planned))
+    return failure();
+  UnplannedPlan out;
+  out.plan = std::move(planned->plan);
+  for (const ValueLocation &l : planned->arguments)
+    out.argumentBuffers.push_back(l.name);
+  for (const ValueLocation &l : planned->results)
+    out.resultBuffers.push_back(l.name);
+  return out;
 }
 
 } // namespace llmc::codegen

@@ -4,28 +4,24 @@
 // `llmc compile` writes into a bundle (docs/codegen.md §2 and §5):
 //
 //   - one buffer per value that is not an alias; reshape results alias their
-//     operand, an add fused into a matmul's bias epilogue (EpilogueFusion.h)
-//     the matmul result; constants are persistent buffers with their data;
+//     operand; a fused group's result (a matmul with its bias epilogue) is
+//     the product's buffer; constants are persistent buffers with their data;
 //   - persistent buffers: arguments (parameters, optimizer state, inputs),
 //     returned values, the gradients the optimizer reads, constants;
 //     everything else gets an arena offset by live range (MemoryPlan.h);
-//   - a result marked `llmc.next = i` shares argument i's buffer when the
-//     update can happen in place (below), else it is copied into argument
-//     i's buffer by a copy kernel at the end of the step;
-//   - device scalar slots: `lr` (the f32 input `lr`), `step` (the i64 state
-//     `step`) and `loss` (the f32 rank-0 output `loss`), so that the host sets
-//     and reads them with setScalar / readScalar;
-//   - initial data: parameters from `llmc.init` or `llmc.init_rule` through
-//     the evaluator's initialParameter, so that the CPU and the GPU start
-//     from identical weights for one seed; state starts at zero (the arena
+//   - a result marked `llmc.next = i` shares argument i's buffer when its
+//     group's `in_place` says so (llmc-mark-in-place, docs/kernel-ir.md),
+//     else it is copied into argument i's buffer by a copy kernel at the
+//     end of the step;
+//   - device scalar slots `lr`, `step` and `loss` for the arguments and
+//     results marked `llmc.slot` (llmc-mark-scalar-slots: the f32 input
+//     `lr`, the i64 state `step`, the f32 rank-0 output `loss`), so that the
+//     host sets and reads them with setScalar / readScalar;
+//   - initial data: parameters from `llmc.init` or `llmc.init_rule`, drawn
+//     as the evaluator's initialParameter draws them but straight into
+//     device bytes (DeviceBytes.h), so that the CPU and the GPU start from
+//     identical weights for one seed; state starts at zero (the arena
 //     is zeroed at load).
-//
-// In place: the op defining the result is the last reader of the argument's
-// buffer (no op after it reads the argument or a reshape of it), and the op
-// reads it only element-for-element (an elementwise op whose operand has the
-// result's shape, adamw_update, or multi_adamw_update reading only the
-// result's own tensor through it), so that the thread that writes element k
-// has already read element k and no other thread reads it.
 //
 // Offset tables of multi-tensor kernels (ScratchBuffer::offsetsOf) are
 // persistent buffers whose data is filled in once the layout is known.
@@ -41,6 +37,11 @@ namespace llmc::codegen {
 struct PlanBuildOptions {
   uint64_t seed = 0;       // for llmc.init_rule = "normal(STD)"
   bool initialData = true; // false: parameters start at zero (tests)
+  /// Every value its own buffer, stacked in program order and named after
+  /// the IR ("arg3:wte", "matmul_0.out0"): no live ranges, no in-place
+  /// updates or end-of-step copies, no scalar slots. What `llmc codegen`
+  /// shows and the codegen GPU tests run; the launch sequence is the same.
+  bool unplanned = false;
 };
 
 /// Where a function argument or result lives in the plan.
@@ -64,6 +65,17 @@ struct PlannedFunction {
 mlir::FailureOr<PlannedFunction>
 buildPlannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered,
                  const PlanBuildOptions &options = {});
+
+/// The unplanned plan (PlanBuildOptions::unplanned, no initial data), with
+/// the buffer of each function argument and result.
+struct UnplannedPlan {
+  Plan plan;
+  std::vector<std::string> argumentBuffers; // per function argument
+  std::vector<std::string> resultBuffers;   // per function result
+};
+
+mlir::FailureOr<UnplannedPlan>
+buildUnplannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered);
 
 } // namespace llmc::codegen
 

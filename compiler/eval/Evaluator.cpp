@@ -9,6 +9,7 @@
 #include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/Kernels.h"
 
+#include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/ShapeUtils.h"
 #include "runtime/CheckedSize.h"
 #include "runtime/ParseInteger.h"
@@ -191,12 +192,21 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
   }
 
   const KernelTable &table = kernelTable();
-  for (Operation &op : func.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      std::vector<RefTensor> results;
-      for (Value v : ret.getOperands())
-        results.push_back(values.lookup(v));
-      return results;
+  std::function<LogicalResult(Operation &)> run =
+      [&](Operation &op) -> LogicalResult {
+    // A kernel group (docs/kernel-ir.md) is its ops in order; its results
+    // are what it yields.
+    if (auto group = dyn_cast<mlir::llmc::KernelOp>(op)) {
+      for (Operation &inner : group.getGroupOps())
+        if (failed(run(inner)))
+          return failure();
+      // The yielded values end with the group (nothing outside can name
+      // them): their results take them over, in the memory account too.
+      for (auto [r, y] :
+           llvm::zip(group.getResults(), group.getYield()->getOperands()))
+        hold(r, values.lookup(y));
+      release(*group.getYield().getOperation());
+      return success();
     }
     auto kernel = table.find(op.getName().getStringRef());
     if (kernel == table.end())
@@ -232,6 +242,17 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
     for (auto [v, t] : llvm::zip(op.getResults(), results))
       hold(v, std::move(t));
     release(op);
+    return success();
+  };
+  for (Operation &op : func.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::vector<RefTensor> results;
+      for (Value v : ret.getOperands())
+        results.push_back(values.lookup(v));
+      return results;
+    }
+    if (failed(run(op)))
+      return failure();
   }
   return func.emitError("reference evaluator: @")
          << func.getSymName() << " has no func.return";

@@ -72,18 +72,24 @@ std::optional<RefTensor> argumentType(func::FuncOp func, unsigned i,
 
 } // namespace
 
-std::vector<double> normalSamples(uint64_t seed, const std::string &name,
-                                  int64_t n) {
-  uint64_t state = seed ^ fnv1a64(name);
-  std::vector<double> out(n);
-  for (int64_t i = 0; i < n; i += 2) {
+void normalSampleRange(uint64_t seed, const std::string &name, int64_t begin,
+                       int64_t count, double *out) {
+  uint64_t state = (seed ^ fnv1a64(name)) +
+                   static_cast<uint64_t>(begin) * 0x9E3779B97F4A7C15ull;
+  for (int64_t i = 0; i < count; i += 2) {
     double u1 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
     double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
     double radius = std::sqrt(-2.0 * std::log(1.0 - u1));
     out[i] = radius * std::cos(2.0 * M_PI * u2);
-    if (i + 1 < n)
+    if (i + 1 < count)
       out[i + 1] = radius * std::sin(2.0 * M_PI * u2);
   }
+}
+
+std::vector<double> normalSamples(uint64_t seed, const std::string &name,
+                                  int64_t n) {
+  std::vector<double> out(n);
+  normalSampleRange(seed, name, 0, n, out.data());
   return out;
 }
 

@@ -32,6 +32,12 @@ using InputMap = std::map<std::string, RefTensor>;
 std::vector<double> normalSamples(uint64_t seed, const std::string &name,
                                   int64_t n);
 
+/// Samples [begin, begin + count) of that stream (begin even) into `out`:
+/// splitmix64's state after k draws is its seed plus k times its increment,
+/// so any range is computed without the ones before it (parallel fills).
+void normalSampleRange(uint64_t seed, const std::string &name, int64_t begin,
+                       int64_t count, double *out);
+
 /// The initial value of parameter argument `index`: its `llmc.init`
 /// attribute, or its `llmc.init_rule` ("normal(STD)", "zeros", "ones").
 std::optional<RefTensor> initialParameter(mlir::func::FuncOp func,

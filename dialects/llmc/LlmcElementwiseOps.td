@@ -20,7 +20,8 @@ class Llmc_UnaryOp<string mnemonic, TypeConstraint operandType,
                    string formula, list<Trait> traits = []> :
     Llmc_Op<mnemonic, !listconcat(traits,
                                   [Pure, SameOperandsAndResultType,
-                                   Llmc_Differentiable])> {
+                                   Llmc_Differentiable,
+                                   Llmc_ReadsElementwise])> {
   let summary = "elementwise " # formula;
   let description = "Computes `" # formula # "` for every element; the "
     # "result has the operand's type.\n\n```mlir\n%y = llmc." # mnemonic
@@ -86,7 +87,8 @@ def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Differentiable]> {
 class Llmc_BinaryOp<string mnemonic, TypeConstraint operandType,
                     string formula, list<Trait> traits = []> :
     Llmc_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
-                                          Llmc_Differentiable])> {
+                                          Llmc_Differentiable,
+                                          Llmc_ReadsElementwise])> {
   let summary = "elementwise " # formula # " with numpy broadcasting";
   let description = "Computes `" # formula # "` elementwise after "
     # "broadcasting both operands to a common shape (numpy rules: shapes "
@@ -135,7 +137,8 @@ def Llmc_CompareOp : Llmc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Llmc_WhereOp : Llmc_Op<"where", [Pure, InferTypeOpAdaptor,
-                                      Llmc_Differentiable]> {
+                                      Llmc_Differentiable,
+                                      Llmc_ReadsElementwise]> {
   let summary = "elementwise select with numpy broadcasting";
   let description = [{
     Yields `on_true` where `condition` is true and `on_false` elsewhere, after

@@ -318,7 +318,8 @@ def Llmc_SliceGradOp : Llmc_Op<"slice_grad", [Pure]> {
 // Optimizer
 //===----------------------------------------------------------------------===//
 
-def Llmc_AdamWUpdateOp : Llmc_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
+def Llmc_AdamWUpdateOp : Llmc_Op<"adamw_update", [Pure, InferTypeOpAdaptor,
+    Llmc_ReadsElementwise]> {
   let summary = "one AdamW step of one parameter (PyTorch semantics)";
   let description = [{
     With `t = step` (the step number, already incremented: 1 on the first

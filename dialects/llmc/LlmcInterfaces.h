@@ -7,4 +7,13 @@
 
 #include "dialects/llmc/LlmcInterfaces.h.inc"
 
+namespace mlir::llmc {
+
+/// Llmc_ReadsElementwise (LlmcInterfaces.td): a marker, nothing to verify.
+template <typename ConcreteType>
+class ReadsElementwise
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, ReadsElementwise> {};
+
+} // namespace mlir::llmc
+
 #endif // LLMC_DIALECTS_LLMC_LLMCINTERFACES_H

@@ -43,4 +43,13 @@ def Llmc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
 defvar Llmc_Differentiable =
     DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>;
 
+// Ops that read elementwise: for every result r and every operand of r's
+// type, the element of r at index k is computed from that operand's element
+// k only, by the thread that writes it (the elementwise emitters; adamw's
+// param, grad, m, v). Broadcast operands are not covered (they have another
+// type). llmc-mark-in-place relies on it to write a result over an operand.
+def Llmc_ReadsElementwise : NativeOpTrait<"ReadsElementwise"> {
+  let cppNamespace = "::mlir::llmc";
+}
+
 #endif // LLMC_INTERFACES_TD

@@ -33,7 +33,8 @@ def Llmc_MatmulOp : Llmc_Op<"matmul", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_GeluOp : Llmc_Op<"gelu", [Pure, SameOperandsAndResultType,
-                                    Llmc_Differentiable]> {
+                                    Llmc_Differentiable,
+                                    Llmc_ReadsElementwise]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `erf`: `0.5 * x * (1 + erf(x / sqrt(2)))` (torch's default);
@@ -52,7 +53,8 @@ def Llmc_GeluOp : Llmc_Op<"gelu", [Pure, SameOperandsAndResultType,
 }
 
 def Llmc_SiluOp : Llmc_Op<"silu", [Pure, SameOperandsAndResultType,
-                                    Llmc_Differentiable]> {
+                                    Llmc_Differentiable,
+                                    Llmc_ReadsElementwise]> {
   let summary = "x * sigmoid(x)";
   let description = [{
     The SiLU (swish) activation. A SwiGLU MLP is `silu(x W1) * (x W3)`,

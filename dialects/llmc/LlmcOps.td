@@ -14,5 +14,6 @@ include "dialects/llmc/LlmcElementwiseOps.td"
 include "dialects/llmc/LlmcShapeOps.td"
 include "dialects/llmc/LlmcNNOps.td"
 include "dialects/llmc/LlmcGradOps.td"
+include "dialects/llmc/LlmcKernelOps.td"
 
 #endif // LLMC_OPS_TD

@@ -1,6 +1,6 @@
 // A hand-written @train_step whose updates cannot happen in place, so the
 // plan copies them into the parameters' buffers at the end of the step
-// (compiler/codegen/PlanBuilder.h):
+// (llmc-mark-in-place leaves them unmarked, docs/kernel-ir.md):
 //   w' = transpose(w)        reads w across elements
 //   v' = v - lr * v          defined before the loss reads v
 // The loss, mean(v^2), shrinks by (1 - lr)^2 per step. The token inputs

@@ -1,7 +1,8 @@
 //===- GpuHarness.cpp - Run a function's kernels and the reference --------===//
 #include "test/gpu/codegen/GpuHarness.h"
 
-#include "compiler/codegen/FunctionLowering.h"
+#include "compiler/Pipeline.h"
+#include "compiler/codegen/PlanBuilder.h"
 #include "compiler/eval/Evaluator.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "runtime/Executor.h"
@@ -23,6 +24,15 @@ using namespace mlir;
 namespace llmc::test {
 
 namespace {
+
+/// What `llmc compile` lowers: the function's kernel groups (bias epilogues
+/// fused, in-place updates marked). The evaluator runs groups as their ops.
+FailureOr<codegen::LoweredFunction>
+lowerGroups(func::FuncOp func, const codegen::CodegenOptions &options) {
+  if (failed(runKernelPipeline(func->getParentOfType<ModuleOp>())))
+    return failure();
+  return codegen::lowerFunction(func, options);
+}
 
 uint64_t runSeed() {
   static const uint64_t seed = [] {
@@ -121,7 +131,7 @@ void checkCompiles(const std::string &mlir) {
 }
 
 void checkFunctionCompiles(func::FuncOp func) {
-  auto lowered = codegen::lowerFunction(func, codegen::CodegenOptions());
+  auto lowered = lowerGroups(func, codegen::CodegenOptions());
   ASSERT_TRUE(succeeded(lowered)) << "code generation failed";
   auto plan = codegen::buildUnplannedPlan(func, *lowered);
   ASSERT_TRUE(succeeded(plan)) << "plan building failed";
@@ -198,7 +208,7 @@ bool planForward(const std::string &mlir, MLIRContext &context,
   EXPECT_TRUE(func) << "test IR does not parse or has no @forward";
   if (!func)
     return false;
-  auto lowered = codegen::lowerFunction(func, codegen::CodegenOptions());
+  auto lowered = lowerGroups(func, codegen::CodegenOptions());
   auto planned = succeeded(lowered)
                      ? codegen::buildUnplannedPlan(func, *lowered)
                      : FailureOr<codegen::UnplannedPlan>();
@@ -246,7 +256,7 @@ stepReplayMs(const std::string &mlir, int replays) {
 void checkFunctionAgainstReference(func::FuncOp func, Tolerance tol,
                                    double floatScale) {
   codegen::CodegenOptions options;
-  auto lowered = codegen::lowerFunction(func, options);
+  auto lowered = lowerGroups(func, options);
   ASSERT_TRUE(succeeded(lowered)) << "code generation failed";
   auto plan = codegen::buildUnplannedPlan(func, *lowered);
   ASSERT_TRUE(succeeded(plan)) << "plan building failed";

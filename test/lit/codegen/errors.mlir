@@ -97,3 +97,31 @@ func.func @forward(%x: tensor<10000000x64xf32>) -> tensor<64xf32> {
   %0 = llmc.reduce_sum %x axes [0] : (tensor<10000000x64xf32>) -> tensor<64xf32>
   return %0 : tensor<64xf32>
 }
+
+// -----
+
+// A hand-written group that no emitter takes (two elementwise ops: no
+// fusion forms one yet).
+// CHECK: error: codegen: a kernel group of 2 ops ('llmc.neg' first) is neither one op nor a matmul with its bias add; no emitter takes it
+func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = llmc.kernel -> (tensor<4xf32>) {
+    %1 = llmc.neg %x : tensor<4xf32>
+    %2 = llmc.exp %1 : tensor<4xf32>
+    llmc.yield %2 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A hand-written bias group on a batched GEMM (both operands batched): the
+// epilogue takes one GEMM.
+// CHECK: error: codegen: the bias add of this group cannot ride in the matmul's epilogue (one GEMM, an [n] bias of the product's type)
+func.func @forward(%a: tensor<2x16x8xf32>, %b: tensor<2x8x24xf32>, %bias: tensor<24xf32>) -> tensor<2x16x24xf32> {
+  %0 = llmc.kernel -> (tensor<2x16x24xf32>) {
+    %1 = llmc.matmul %a, %b : (tensor<2x16x8xf32>, tensor<2x8x24xf32>) -> tensor<2x16x24xf32>
+    %2 = llmc.add %1, %bias : (tensor<2x16x24xf32>, tensor<24xf32>) -> tensor<2x16x24xf32>
+    llmc.yield %2 : tensor<2x16x24xf32>
+  }
+  return %0 : tensor<2x16x24xf32>
+}

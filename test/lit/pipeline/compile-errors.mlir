@@ -29,7 +29,11 @@
 // RUN: not llmc compile %t/noforward.mlir --eval 2>&1 | FileCheck %s --check-prefix=NOFORWARD
 // RUN: not llmc compile %t/noloss.mlir --eval 2>&1 | FileCheck %s --check-prefix=NOLOSS
 // RUN: not llmc compile %t/unnamed.mlir --eval 2>&1 | FileCheck %s --check-prefix=EVALSLOT
+// RUN: not llmc compile %t/inplace.mlir -o %t/x.llmc 2>&1 | FileCheck %s --check-prefix=INPLACE
+// RUN: not llmc compile %t/slot.mlir -o %t/x.llmc 2>&1 | FileCheck %s --check-prefix=SLOT
 
+// INPLACE: llmc compile: error: {{.*}}inplace.mlir:{{[0-9]+}}:{{[0-9]+}}: codegen: result #0 is marked in_place into argument #1, but it replaces argument #0
+// SLOT: llmc compile: error: {{.*}}slot.mlir:{{[0-9]+}}:{{[0-9]+}}: codegen: 'w' cannot be the scalar slot 'lr'
 // EMITTER: llmc compile: error: {{.*}}call.mlir:{{[0-9]+}}:{{[0-9]+}}: codegen: no CUDA emitter for 'func.call'
 // F64: llmc compile: error: {{.*}}codegen: 'llmc.{{[a-z_]+}}' {{(operand|result)}} #0 has the element type 'f64', which the CUDA backend does not support yet
 // NOFORWARD: llmc compile: error: {{.*}}the model has no func.func @forward (docs/model-ir.md)
@@ -94,6 +98,26 @@ func.func @forward(%w: tensor<4xf32> {llmc.param = "w", llmc.init_rule = "ones"}
   %0 = llmc.mul %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %1 = llmc.reduce_sum %0 axes [0] : (tensor<4xf32>) -> tensor<f32>
   return %1 : tensor<f32>
+}
+
+//--- inplace.mlir
+// A hand-written step whose group claims the wrong argument's buffer.
+func.func @train_step(%w: tensor<4x4xf32> {llmc.param = "w", llmc.init_rule = "zeros"},
+                      %v: tensor<4x4xf32> {llmc.param = "v", llmc.init_rule = "zeros"})
+    -> (tensor<4x4xf32> {llmc.next = 0 : i64}) {
+  %0 = llmc.kernel -> (tensor<4x4xf32>) attributes {in_place = array<i64: 1>} {
+    %1 = llmc.transpose %w [1, 0] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    llmc.yield %1 : tensor<4x4xf32>
+  }
+  return %0 : tensor<4x4xf32>
+}
+
+//--- slot.mlir
+// A hand-written step that asks for a vector in the scalar slot 'lr'.
+func.func @train_step(%w: tensor<4xf32> {llmc.param = "w", llmc.init_rule = "zeros", llmc.slot = "lr"})
+    -> (tensor<4xf32> {llmc.next = 0 : i64}) {
+  %0 = llmc.neg %w : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 //--- unnamed.mlir

@@ -2,10 +2,14 @@
 
 // A model that outputs logits: the loss is appended as for training, and
 // @forward stays what it is, with no backward ops, no optimizer and no
-// @train_step: what an eval plan (`llmc compile --eval`) lowers.
+// @train_step: what an eval plan (`llmc compile --eval`) lowers, in its
+// kernel groups (the bias add rides in the matmul's).
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: {llmc.input = "targets"}
-// CHECK-SAME: -> (tensor<2x8x32xf32> {llmc.output = "logits"}, tensor<f32> {llmc.output = "loss"})
+// CHECK-SAME: -> (tensor<2x8x32xf32> {llmc.output = "logits"}, tensor<f32> {llmc.output = "loss", llmc.slot = "loss"})
+// CHECK: llmc.kernel -> (tensor<2x8x32xf32>) {
+// CHECK-NEXT: llmc.matmul
+// CHECK-NEXT: llmc.add
 // CHECK: llmc.cross_entropy mean
 // CHECK-NOT: _grad
 // CHECK-NOT: adamw_update
@@ -23,10 +27,11 @@ func.func @forward(%w: tensor<16x32xf32> {llmc.param = "w", llmc.init_rule = "no
 // A model with a loss keeps its signature (no targets input is added); the
 // cleanup folds what the export left (x * 1).
 // CHECK-LABEL: func.func @forward
-// CHECK-SAME: %{{.*}}: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss"})
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss", llmc.slot = "loss"})
 // CHECK-NOT: llmc.constant
 // CHECK: llmc.mul
-// CHECK-NEXT: llmc.reduce_sum
+// CHECK-NOT: llmc.mul
+// CHECK: llmc.reduce_sum
 func.func @forward(%w: tensor<4xf32> {llmc.param = "w", llmc.init_rule = "ones"},
                    %x: tensor<4xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss"}) {
   %one = llmc.constant dense<1.0> : tensor<4xf32>

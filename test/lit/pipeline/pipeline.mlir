@@ -6,21 +6,31 @@
 // matrices only, clipping at 1).
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: {llmc.input = "targets"}
-// CHECK-SAME: %[[LR:[^:]+]]: tensor<f32> {llmc.input = "lr"}
+// CHECK-SAME: %[[LR:[^:]+]]: tensor<f32> {llmc.input = "lr", llmc.slot = "lr"}
 // CHECK-SAME: llmc.state = "step"
-// CHECK-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<f32> {llmc.output = "grad_norm"}, tensor<16x32xf32> {llmc.next = 0 : i64}, tensor<32xf32> {llmc.next = 1 : i64}
+// CHECK-SAME: -> (tensor<f32> {llmc.output = "loss", llmc.slot = "loss"}, tensor<f32> {llmc.output = "grad_norm"}, tensor<16x32xf32> {llmc.next = 0 : i64}, tensor<32xf32> {llmc.next = 1 : i64}
+// Every op that launches something is in a kernel group; the bias add rides
+// in its matmul's (llmc-fuse-epilogues).
+// CHECK: llmc.kernel -> (tensor<2x8x32xf32>) {
+// CHECK-NEXT: llmc.matmul %arg2, %arg0
+// CHECK-NEXT: llmc.add %{{.+}}, %arg1
 // CHECK: llmc.cross_entropy mean
 // CHECK: llmc.cross_entropy_grad mean
 // Clipping is one global_norm; the updates are one multi-tensor update that
-// reads the unclipped gradients and the clip coefficient (llmc-batch-adamw).
-// CHECK: %[[NORM:.+]] = llmc.global_norm %[[GW:.+]], %[[GB:.+]] : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<f32>
-// CHECK: %[[COEF:.+]] = llmc.min
+// reads the unclipped gradients and the clip coefficient (llmc-batch-adamw),
+// and writes params, m, v and the step in place (llmc-mark-in-place).
+// CHECK: llmc.global_norm %[[GW:.+]], %[[GB:.+]] : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<f32>
+// CHECK: llmc.div
+// CHECK: %[[COEF:.+]] = llmc.kernel -> (tensor<f32>) {
+// CHECK-NEXT: llmc.min
 // CHECK-NOT: llmc.mul
-// CHECK: llmc.multi_adamw_update params(%arg0, %arg1) grads(%[[GW]], %[[GB]]) {{.*}} lr(%[[LR]]) step(%{{.+}}) scale(%[[COEF]]) {beta2 = 0.9{{.*}} : f64, weight_decays = array<f64: 1.000000e-01, 0.000000e+00>}
+// CHECK: llmc.kernel -> (tensor<i64>) attributes {in_place = array<i64: 5>}
+// CHECK: llmc.kernel -> ({{.*}}) attributes {in_place = array<i64: 0, 1, 6, 7, 8, 9>} {
+// CHECK-NEXT: llmc.multi_adamw_update params(%arg0, %arg1) grads(%[[GW]], %[[GB]]) {{.*}} lr(%[[LR]]) step(%{{.+}}) scale(%[[COEF]]) {beta2 = 0.9{{.*}} : f64, weight_decays = array<f64: 1.000000e-01, 0.000000e+00>}
 // CHECK-NOT: llmc.adamw_update
 // CHECK-NOT: func.func @forward
 // SGD-LABEL: func.func @train_step
-// SGD-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<16x32xf32> {llmc.next = 0 : i64}, tensor<32xf32> {llmc.next = 1 : i64})
+// SGD-SAME: -> (tensor<f32> {llmc.output = "loss", llmc.slot = "loss"}, tensor<16x32xf32> {llmc.next = 0 : i64}, tensor<32xf32> {llmc.next = 1 : i64})
 // SGD-NOT: adamw_update
 // SGD-NOT: llmc.global_norm
 // SGD: llmc.sub %arg0
@@ -38,11 +48,11 @@ func.func @forward(%w: tensor<16x32xf32> {llmc.param = "w", llmc.init_rule = "no
 // A model that returns its loss gets no second one.
 // CHECK-LABEL: func.func @train_step
 // CHECK-NOT: "targets"
-// CHECK-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<f32> {llmc.output = "grad_norm"}, tensor<8xf32> {llmc.next = 0 : i64}
+// CHECK-SAME: -> (tensor<f32> {llmc.output = "loss", llmc.slot = "loss"}, tensor<f32> {llmc.output = "grad_norm"}, tensor<8xf32> {llmc.next = 0 : i64}
 // CHECK-NOT: llmc.cross_entropy
 // CHECK: llmc.multi_adamw_update
 // SGD-LABEL: func.func @train_step
-// SGD-SAME: -> (tensor<f32> {llmc.output = "loss"}, tensor<8xf32> {llmc.next = 0 : i64})
+// SGD-SAME: -> (tensor<f32> {llmc.output = "loss", llmc.slot = "loss"}, tensor<8xf32> {llmc.next = 0 : i64})
 func.func @forward(%w: tensor<8xf32> {llmc.param = "w", llmc.init_rule = "ones"},
                    %x: tensor<8xf32> {llmc.input = "x"}) -> (tensor<f32> {llmc.output = "loss"}) {
   %0 = llmc.mul %w, %x : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>

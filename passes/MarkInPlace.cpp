@@ -1,0 +1,125 @@
+//===- MarkInPlace.cpp - llmc.next results written into their argument ----===//
+//
+// For each function result `llmc.next = i` (an updated parameter or state),
+// decides whether the group computing it may write it into argument i's
+// buffer, and records it in the group's `in_place` attribute (the
+// conditions are in Passes.td). The plan builder (compiler/codegen) reads
+// the attribute; without it, the result is copied into the argument's
+// buffer at the end of the step.
+//
+// "Reads the argument" follows reshapes: a reshape's result is its
+// operand's buffer. Positions are the function body's top-level ops.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#define DEBUG_TYPE "llmc-mark-in-place"
+
+namespace mlir::llmc {
+#define GEN_PASS_DEF_MARKINPLACEPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::llmc
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+namespace {
+
+/// `arg` and every reshape of it (transitively): the values that share its
+/// buffer.
+llvm::SmallDenseSet<Value> bufferFamily(Value arg) {
+  llvm::SmallDenseSet<Value> family{arg};
+  SmallVector<Value> work{arg};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers())
+      if (auto reshape = dyn_cast<ReshapeOp>(user))
+        if (family.insert(reshape.getResult()).second)
+          work.push_back(reshape.getResult());
+  }
+  return family;
+}
+
+/// True when `op` reads operand `i` only at the index of the element of its
+/// result `r` that it writes.
+bool readsElementwise(Operation *op, unsigned i, unsigned r) {
+  if (auto multi = dyn_cast<MultiAdamWUpdateOp>(op))
+    return multi.tensorOfOperand(i) >= 0 &&
+           multi.tensorOfOperand(i) == multi.tensorOfResult(r);
+  return op->hasTrait<ReadsElementwise>() &&
+         op->getOperand(i).getType() == op->getResult(r).getType();
+}
+
+/// The top-level op of `func`'s body that holds `op`.
+Operation *topLevel(Operation *op, Block &body) {
+  return body.findAncestorOpInBlock(*op);
+}
+
+/// Whether `group` may write its result `j` into the buffer of `family`'s
+/// argument.
+bool canWriteInPlace(KernelOp group, unsigned j,
+                     const llvm::SmallDenseSet<Value> &family, Block &body) {
+  // Nothing after the group, and not the return, reads the old value.
+  for (Value v : family)
+    for (Operation *user : v.getUsers()) {
+      Operation *top = topLevel(user, body);
+      if (top == group.getOperation() || isa<ReshapeOp>(top))
+        continue;
+      if (top->hasTrait<mlir::OpTrait::IsTerminator>() ||
+          group->isBeforeInBlock(top))
+        return false;
+    }
+  // Inside the group, every read of it is elementwise into result j.
+  Value yielded = group.getYield()->getOperand(j);
+  for (Operation &op : group.getGroupOps())
+    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+      if (!family.contains(operand))
+        continue;
+      auto result = dyn_cast<OpResult>(yielded);
+      if (!result || result.getOwner() != &op ||
+          !readsElementwise(&op, i, result.getResultNumber()))
+        return false;
+    }
+  return true;
+}
+
+struct MarkInPlacePass
+    : public mlir::llmc::impl::MarkInPlacePassBase<MarkInPlacePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() || !func.getBody().hasOneBlock())
+      return;
+    Block &body = func.getBody().front();
+    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+    if (!ret)
+      return;
+    llvm::DenseSet<unsigned> claimedArgs;
+    for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
+      auto next = func.getResultAttrOfType<IntegerAttr>(r, "llmc.next");
+      if (!next || next.getInt() < 0 || next.getInt() >= func.getNumArguments())
+        continue;
+      unsigned argIndex = next.getInt();
+      Value arg = func.getArgument(argIndex);
+      auto group = v.getDefiningOp<KernelOp>();
+      if (!group || v.getType() != arg.getType() ||
+          claimedArgs.contains(argIndex) ||
+          llvm::count(ret.getOperands(), v) != 1)
+        continue;
+      unsigned j = cast<OpResult>(v).getResultNumber();
+      if (!canWriteInPlace(group, j, bufferFamily(arg), body))
+        continue;
+      SmallVector<int64_t> inPlace(group.getNumResults(), -1);
+      if (auto old = group.getInPlace())
+        inPlace.assign(old->begin(), old->end());
+      inPlace[j] = argIndex;
+      group.setInPlace(inPlace);
+      claimedArgs.insert(argIndex);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,83 @@
+// RUN: llmc-opt %s --llmc-form-kernels --split-input-file | FileCheck %s
+// RUN: llmc-opt %s --llmc-form-kernels --llmc-form-kernels --split-input-file | FileCheck %s
+
+// Every op that launches something gets a group of its own, in place, whose
+// results replace the op's; the second RUN line shows the pass is
+// idempotent (groups are not grouped again).
+// CHECK-LABEL: func.func @each_op
+// CHECK:       %[[M:.+]] = llmc.kernel -> (tensor<32x96xf32>) {
+// CHECK-NEXT:    %[[I:.+]] = llmc.matmul %arg0, %arg1
+// CHECK-NEXT:    llmc.yield %[[I]] : tensor<32x96xf32>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[A:.+]] = llmc.kernel -> (tensor<32x96xf32>) {
+// CHECK-NEXT:    %[[J:.+]] = llmc.add %[[M]], %arg2
+// CHECK-NEXT:    llmc.yield %[[J]] : tensor<32x96xf32>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[G:.+]] = llmc.kernel -> (tensor<32x96xf32>) {
+// CHECK-NEXT:    llmc.gelu tanh %[[A]]
+// CHECK:       return %[[G]]
+// CHECK-NOT:   llmc.kernel
+func.func @each_op(%x: tensor<32x64xf32>, %w: tensor<64x96xf32>, %b: tensor<96xf32>) -> tensor<32x96xf32> {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xf32>, tensor<64x96xf32>) -> tensor<32x96xf32>
+  %1 = llmc.add %0, %b : (tensor<32x96xf32>, tensor<96xf32>) -> tensor<32x96xf32>
+  %2 = llmc.gelu tanh %1 : tensor<32x96xf32>
+  return %2 : tensor<32x96xf32>
+}
+
+// -----
+
+// An op of several results: one group yields them all, in order.
+// CHECK-LABEL: func.func @results
+// CHECK:       %[[K:.+]]:3 = llmc.kernel -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+// CHECK-NEXT:    %[[P:.+]], %[[M:.+]], %[[V:.+]] = llmc.adamw_update
+// CHECK-NEXT:    llmc.yield %[[P]], %[[M]], %[[V]] :
+// CHECK:       return %[[K]]#0, %[[K]]#1, %[[K]]#2
+func.func @results(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %lr: tensor<f32>, %t: tensor<i64>)
+    -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %0:3 = llmc.adamw_update %p, %g, %m, %v, %lr, %t : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %0#0, %0#1, %0#2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// reshape (an alias of its operand's buffer) and constant (a buffer with
+// initial data) launch nothing: they stay outside groups, and groups read
+// them directly.
+// CHECK-LABEL: func.func @no_launch
+// CHECK-NEXT:  %[[C:.+]] = llmc.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT:  %[[R:.+]] = llmc.reshape %arg0 : tensor<4x8xf32> -> tensor<32xf32>
+// CHECK-NEXT:  %[[K:.+]] = llmc.kernel -> (tensor<32xf32>) {
+// CHECK-NEXT:    llmc.mul %[[R]], %[[C]]
+// CHECK:       %[[S:.+]] = llmc.reshape %[[K]] : tensor<32xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  return %[[S]]
+func.func @no_launch(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c = llmc.constant dense<2.0> : tensor<f32>
+  %0 = llmc.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
+  %1 = llmc.mul %0, %c : (tensor<32xf32>, tensor<f32>) -> tensor<32xf32>
+  %2 = llmc.reshape %1 : tensor<32xf32> -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// A function of no ops, and an external one: nothing to group.
+// CHECK-LABEL: func.func @identity
+// CHECK-NEXT:  return %arg0
+// CHECK-LABEL: func.func private @external
+func.func @identity(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func private @external(tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// An op of another dialect is grouped too; the backend names it when it has
+// no emitter (test/lit/pipeline/compile-errors.mlir).
+// CHECK-LABEL: func.func @call
+// CHECK:       llmc.kernel -> (tensor<4xf32>) {
+// CHECK-NEXT:    func.call @callee
+func.func private @callee(tensor<4xf32>) -> tensor<4xf32>
+func.func @call(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @callee(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,49 @@
+// GPT-2-tiny's kernel groups after the whole pipeline (docs/kernel-ir.md):
+// every op that launches something is in an llmc.kernel; the four bias adds
+// ride in their matmuls' groups; the multi-tensor update and the step
+// counter write in place; lr, step and loss are scalar slots.
+// RUN: llmc-opt %models/gpt2-tiny.mlir --llmc-pipeline -o %t.mlir
+// RUN: FileCheck %s < %t.mlir
+// RUN: grep -c "= llmc.kernel" %t.mlir | FileCheck %s --check-prefix=GROUPS
+// RUN: awk '/^    %%[^ ]+ = [l]lmc\./ && !/[l]lmc\.(kernel|reshape|constant)/ {n++} END {print "outside", n+0}' %t.mlir | FileCheck %s --check-prefix=OUTSIDE
+// RUN: llmc codegen %t.mlir | grep -c "^step " | FileCheck %s --check-prefix=LAUNCHES
+// RUN: llmc-opt %t.mlir --llmc-form-kernels --llmc-fuse-epilogues --llmc-mark-in-place | diff %t.mlir -
+
+// 56 groups launch 69 steps (54 kernels, 15 cuBLASLt calls): cross_entropy,
+// global_norm, the norm and attention gradients and gather_grad launch
+// several kernels per group. No op but reshape and constant is outside a
+// group, and running the kernel passes again changes nothing (last RUN).
+// GROUPS: 56
+// OUTSIDE: outside 0
+// LAUNCHES: 69
+
+// The attention block's c_attn, c_proj and the MLP's c_fc, c_proj: a matmul
+// and its bias add per group, the group yielding the add.
+// CHECK-LABEL: func.func @train_step
+// lr, step and loss are the plan's scalar slots (llmc-mark-scalar-slots).
+// CHECK-SAME: {llmc.input = "lr", llmc.slot = "lr"}
+// CHECK-SAME: {llmc.init_rule = "zeros", llmc.slot = "step", llmc.state = "step"}
+// CHECK-SAME: -> (tensor<f32> {llmc.output = "loss", llmc.slot = "loss"}
+// CHECK:      llmc.kernel -> (tensor<2x16x192xf32>) {
+// CHECK-NEXT:   %[[M:.+]] = llmc.matmul %{{.+}}, %arg4
+// CHECK-NEXT:   %[[A:.+]] = llmc.add %[[M]], %arg5
+// CHECK-NEXT:   llmc.yield %[[A]]
+// CHECK:      llmc.kernel -> (tensor<2x16x64xf32>) {
+// CHECK-NEXT:   llmc.matmul %{{.+}}, %arg6
+// CHECK-NEXT:   llmc.add %{{.+}}, %arg7
+// CHECK:      llmc.kernel -> (tensor<2x16x256xf32>) {
+// CHECK-NEXT:   llmc.matmul %{{.+}}, %arg10
+// CHECK-NEXT:   llmc.add %{{.+}}, %arg11
+// CHECK:      llmc.kernel -> (tensor<2x16x64xf32>) {
+// CHECK-NEXT:   llmc.matmul %{{.+}}, %arg12
+// CHECK-NEXT:   llmc.add %{{.+}}, %arg13
+// The tied logits matmul has no bias: a group of its own.
+// CHECK:      llmc.kernel -> (tensor<2x16x512xf32>) {
+// CHECK-NEXT:   llmc.matmul %{{.+}}, %arg0 {transpose_rhs}
+// CHECK-NEXT:   llmc.yield
+// The step counter and every parameter, m and v are updated in place.
+// CHECK:      llmc.kernel -> (tensor<i64>) attributes {in_place = array<i64: 19>} {
+// CHECK-NEXT:   llmc.add %arg19
+// CHECK:      llmc.kernel -> ({{.*}}) attributes {in_place = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 20, 21, {{.*}}>} {
+// CHECK-NEXT:   llmc.multi_adamw_update
+// CHECK:      return
