@@ -10,7 +10,8 @@ llmc (the modes it supports). Prints one table with llmc's ratios.
 Usage (on the GPU machine, from the repository root, with build/bin/llmc or
 the binary named by $LLMC):
   python3 bench/gpt2_124m.py [--steps 20] [--warmup 5] [--batch 16]
-      [--modes eager-fp32,eager-bf16,compile-bf16,llmc-fp32] [--out DIR]
+      [--modes eager-fp32,eager-bf16,compile-bf16,llmc-fp32,llmc-bf16]
+      [--precision fp32|bf16] [--out DIR]
 """
 import argparse
 import json
@@ -122,10 +123,13 @@ def run_llmc(mode, args, out):
         with open(data, "wb") as f:
             f.write(header.tobytes())
             f.write(toks.tobytes())
-    bundle = os.path.join(out, "gpt2_124m.llmc")
+    # llmc-fp32 / llmc-bf16 (docs/precision.md); --precision overrides.
+    precision = args.precision or mode.split("-", 1)[1]
+    bundle = os.path.join(out, f"gpt2_124m_{precision}.llmc")
     llmc = os.path.abspath(os.environ.get("LLMC", "build/bin/llmc"))
     t0 = time.time()
-    r = subprocess.run([llmc, "compile", onnx_path, "-o", bundle],
+    r = subprocess.run([llmc, "compile", onnx_path, "-o", bundle,
+                        "--precision", precision],
                        capture_output=True, text=True, timeout=args.timeout)
     compile_s = time.time() - t0
     r_compile = r.stdout + r.stderr
@@ -172,6 +176,9 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/bench"))
     ap.add_argument("--profile", action="store_true",
                     help="print llmc's per-kernel breakdown of one step")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default=None,
+                    help="llmc's --precision for every llmc mode (default: "
+                         "the mode's suffix, llmc-fp32 or llmc-bf16)")
     ap.add_argument("--timeout", type=int, default=240,
                     help="seconds for each llmc command")
     args = ap.parse_args()

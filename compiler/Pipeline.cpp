@@ -6,6 +6,9 @@
 //   0. raise                 done by loadModel (compiler/ModelLoader.cpp), so
 //                            that every command sees the same IR
 //   1. llmc-append-loss      only when @forward returns no loss (logits)
+//   1b. llmc-lower-precision casts for mixed precision (--precision), on
+//                            @forward so that autodiff gives the backward
+//                            the same casts (docs/precision.md)
 //   2. llmc-autodiff         @forward => @train_step (loss, grads)
 //   3. llmc-append-optimizer grads => updated params and state (llmc.next)
 //   4. canonicalize, cse     fold what autodiff left (zero adds, reshapes)
@@ -48,9 +51,19 @@ void addCleanup(mlir::OpPassManager &pm) {
 
 } // namespace
 
+void addLowerPrecision(mlir::OpPassManager &pm,
+                       const PrecisionConfig &precision) {
+  mlir::llmc::LowerPrecisionPassOptions lower;
+  lower.precision = precision.precision;
+  lower.mutation = precision.mutation;
+  pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
+}
+
 void buildTrainingPipeline(mlir::OpPassManager &pm,
-                           const OptimizerConfig &optimizer) {
+                           const OptimizerConfig &optimizer,
+                           const PrecisionConfig &precision) {
   addAppendLoss(pm);
+  addLowerPrecision(pm, precision);
 
   mlir::llmc::AutodiffPassOptions autodiff;
   autodiff.keepForward = false;
@@ -73,20 +86,24 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 }
 
 mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
-                                        const OptimizerConfig &optimizer) {
+                                        const OptimizerConfig &optimizer,
+                                        const PrecisionConfig &precision) {
   mlir::PassManager pm(module->getContext());
-  buildTrainingPipeline(pm, optimizer);
+  buildTrainingPipeline(pm, optimizer, precision);
   return pm.run(module);
 }
 
-void buildEvalPipeline(mlir::OpPassManager &pm) {
+void buildEvalPipeline(mlir::OpPassManager &pm,
+                       const PrecisionConfig &precision) {
   addAppendLoss(pm);
+  addLowerPrecision(pm, precision);
   addCleanup(pm);
 }
 
-mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module) {
+mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
+                                    const PrecisionConfig &precision) {
   mlir::PassManager pm(module->getContext());
-  buildEvalPipeline(pm);
+  buildEvalPipeline(pm, precision);
   return pm.run(module);
 }
 
@@ -111,6 +128,10 @@ struct PipelineCliOptions
       *this, "multi-tensor",
       llvm::cl::desc("one multi-tensor AdamW update (llmc-batch-adamw)"),
       llvm::cl::init(true)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("fp32 or bf16 (llmc-lower-precision)"),
+      llvm::cl::init("fp32")};
 };
 
 } // namespace
@@ -119,7 +140,7 @@ void registerTrainingPipeline() {
   mlir::PassPipelineRegistration<PipelineCliOptions>(
       "llmc-pipeline",
       "The training pipeline: append-loss (when @forward returns logits), "
-      "autodiff, append-optimizer, canonicalize, cse, batch-adamw",
+      "lower-precision, autodiff, append-optimizer, canonicalize, cse, batch-adamw",
       [](mlir::OpPassManager &pm, const PipelineCliOptions &cli) {
         OptimizerConfig o;
         o.kind = cli.optimizer;
@@ -131,7 +152,9 @@ void registerTrainingPipeline() {
         o.momentum = cli.momentum;
         o.clipNorm = cli.clipNorm;
         o.multiTensor = cli.multiTensor;
-        buildTrainingPipeline(pm, o);
+        PrecisionConfig p;
+        p.precision = cli.precision;
+        buildTrainingPipeline(pm, o, p);
       });
   mlir::PassPipelineRegistration<>(
       "llmc-eval-pipeline",

@@ -14,6 +14,7 @@
 
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
+// GPT2-NEXT: precision       fp32
 // GPT2-NEXT: kernels         54 (0 from the cache)
 // GPT2-NEXT: cuBLASLt calls  15
 // GPT2-NEXT: memsets         0
@@ -43,6 +44,7 @@
 // happen in place, so two copy kernels follow the step's five ops.
 // COPY:      wrote {{.*}}.copy.llmc: train-step-copy
 // COPY-NEXT: arch            sm_90
+// COPY-NEXT: precision       fp32
 // COPY-NEXT: kernels         7 (
 // COPY:      updates         0 in place, 2 copied
 
