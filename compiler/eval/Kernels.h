@@ -79,10 +79,11 @@ private:
 void roundInPlace(RefTensor &t);
 
 /// An attention probability as it enters the P V product of an attention
-/// with `kind` results: bf16/f16 attention rounds the unnormalized
-/// exp(score - max) to its type first, as the flash kernels (FA2, cuDNN)
-/// feed P to the tensor cores, while the row sum uses the unrounded values
-/// (docs/precision.md). Other kinds: unchanged.
+/// with `kind` results: bf16 attention rounds the unnormalized
+/// exp(score - max) to bf16 first, as the flash kernels (FA2, cuDNN) feed P
+/// to the tensor cores and the CUDA kernels do, while the row sum uses the
+/// unrounded values (docs/precision.md). Other kinds (f16 comes with the
+/// fp16 policy): unchanged.
 double roundProbability(double p, ElementKind kind);
 
 /// `axis` normalized for a rank (negative counts from the end).

@@ -105,7 +105,7 @@ TEST_F(Precision, Bf16AccumulationIsTheMutationsMistake) {
 TEST(PrecisionProbability, RoundsOnlyNarrowAttention) {
   double p = 1 + std::ldexp(1, -8);
   EXPECT_EQ(roundProbability(p, ElementKind::BF16), 1.0);
-  EXPECT_EQ(roundProbability(p, ElementKind::F16), p); // f16 holds it
+  EXPECT_EQ(roundProbability(p, ElementKind::F16), p);
   EXPECT_EQ(roundProbability(p, ElementKind::F32), p);
   EXPECT_EQ(roundProbability(p, ElementKind::F64), p);
 }
