@@ -51,6 +51,8 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
     o.decayMinRank = optimizer->decayMinRank;
     o.momentum = optimizer->momentum;
     o.clipNorm = optimizer->clipNorm;
+    if (precision.mutation == "optimizer-state-bf16")
+      o.stateType = "bf16";
     pm.addPass(mlir::llmc::createAppendOptimizerPass(o));
   }
   if (failed(pm.run(module)))

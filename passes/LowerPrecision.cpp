@@ -62,6 +62,7 @@ enum class Mutation {
   LossBf16,
   GemmBf16Accumulate,
   WeightCastPerUse,
+  OptimizerStateBf16, // planted by llmc-append-optimizer's state-type
   Unknown
 };
 
@@ -73,6 +74,7 @@ Mutation parseMutation(StringRef s) {
       .Case("loss-bf16", Mutation::LossBf16)
       .Case("gemm-bf16-accumulate", Mutation::GemmBf16Accumulate)
       .Case("weight-cast-per-use", Mutation::WeightCastPerUse)
+      .Case("optimizer-state-bf16", Mutation::OptimizerStateBf16)
       .Default(Mutation::Unknown);
 }
 

@@ -259,6 +259,10 @@ def AppendOptimizerPass : Pass<"llmc-append-optimizer", "::mlir::ModuleOp"> {
     Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
     Option<"clipNorm", "clip-norm", "double", "0.0",
            "clip gradients to this global L2 norm (0: no clipping)">,
+    Option<"stateType", "state-type", "std::string", "\"\"",
+           "test only: bf16 stores the AdamW moments in bf16, the mutation "
+           "test's planted mistake (docs/precision.md); default: the "
+           "parameter's type">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
