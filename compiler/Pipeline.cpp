@@ -16,8 +16,8 @@
 //                            multi-tensor update (after cse, so that the
 //                            clip coefficient's casts are one value per type)
 //
-// Padding, precision lowering, checkpointing and fusion go between 3 and 4
-// as they are written.
+// Padding goes before 1b (ARCHITECTURE.md); checkpointing and fusion after
+// 4, as they are written.
 //
 // The eval pipeline (`--llmc-eval-pipeline`) is steps 1 and 4 only: @forward
 // with its loss, no backward pass and no optimizer. It is what a loss needs
