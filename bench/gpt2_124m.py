@@ -10,7 +10,7 @@ llmc (the modes it supports). Prints one table with llmc's ratios.
 Usage (on the GPU machine, from the repository root, with build/bin/llmc or
 the binary named by $LLMC):
   python3 bench/gpt2_124m.py [--steps 20] [--warmup 5] [--batch 16]
-      [--modes eager-fp32,eager-bf16,compile-bf16,compile-bf16-v50304,llmc-fp32]
+      [--modes eager-fp32,eager-bf16,compile-bf16,compile-bf16-v50304,llmc-fp32,llmc-bf16]
       [--out DIR]
 
 A mode is ENGINE-PRECISION[-vVOCAB]: engine eager, compile or llmc; precision
@@ -205,7 +205,7 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--modes", default="eager-fp32,eager-bf16,compile-bf16,compile-bf16-v50304,llmc-fp32")
+    ap.add_argument("--modes", default="eager-fp32,eager-bf16,compile-bf16,compile-bf16-v50304,llmc-fp32,llmc-bf16")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/bench"))
     ap.add_argument("--profile", action="store_true",
                     help="print llmc's per-kernel breakdown of one step")

@@ -87,16 +87,21 @@ FailureOr<func::FuncOp> runPipeline(ModuleOp module,
     if (!forward)
       return emitError(module.getLoc())
              << "the model has no func.func @forward (docs/model-ir.md)";
-    if (failed(runEvalPipeline(module)))
+    if (failed(runEvalPipeline(module, config.precision)))
       return failure();
     return module.lookupSymbol<func::FuncOp>("forward");
   }
+  if (train && config.precision.precision != "fp32")
+    return emitError(module.getLoc())
+           << "--precision " << config.precision.precision
+           << " lowers @forward before autodiff, and the module has only a "
+              "hand-written @train_step";
   if (train)
     return train;
   if (!forward)
     return emitError(module.getLoc())
            << "the model has no func.func @forward (docs/model-ir.md)";
-  if (failed(runTrainingPipeline(module, config.optimizer)))
+  if (failed(runTrainingPipeline(module, config.optimizer, config.precision)))
     return failure();
   return module.lookupSymbol<func::FuncOp>("train_step");
 }
@@ -188,6 +193,7 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   CompiledModel out;
   CompileReport &report = out.report;
   report.eval = config.eval;
+  report.precision = config.precision.precision;
   auto func = runPipeline(module, config);
   if (failed(func) || failed(runKernelPipeline(module)))
     return failure();
@@ -238,6 +244,11 @@ std::string formatReport(const CompileReport &r) {
   };
   line("arch            %s (NVRTC %s)\n", r.arch.c_str(),
        r.nvrtcVersion.empty() ? "not run" : r.nvrtcVersion.c_str());
+  line("precision       %s\n", r.precision == "fp32"
+                                       ? "fp32"
+                                       : (r.precision + " (autocast: "
+                                                        "docs/precision.md)")
+                                             .c_str());
   line("kernels         %zu (%zu from the cache)\n", r.kernels, r.cacheHits);
   line("launches        %zu per step (kernel launches and cuBLASLt calls)\n",
        r.launches);

@@ -27,6 +27,7 @@ struct CompileConfig {
   bool compileKernels = true;
   std::string cacheDir; // "" = KernelCache::defaultDir()
   OptimizerConfig optimizer;
+  PrecisionConfig precision;
   /// Forward and loss only: @forward through the eval pipeline; the plan
   /// has a `loss` slot and no `lr`, gradients or optimizer state.
   bool eval = false;
@@ -35,6 +36,7 @@ struct CompileConfig {
 struct CompileReport {
   bool eval = false; // an eval plan: FLOPs of the forward only, no updates
   std::string arch, nvrtcVersion;
+  std::string precision = "fp32";
   size_t kernels = 0, matmuls = 0, memsets = 0, cacheHits = 0;
   size_t launches = 0; // per step: kernel launches + cuBLASLt calls
   size_t inPlaceUpdates = 0, copiedUpdates = 0;
@@ -76,6 +78,12 @@ bool isValidArch(const std::string &arch, std::string &error);
 bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
                           std::string &error);
 extern const char *const kOptimizerOptionsHelp;
+
+/// `--precision fp32|bf16` (and the test-only `--precision-mutation`),
+/// shared by compile, train and verify.
+bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
+                          std::string &error);
+extern const char *const kPrecisionOptionsHelp;
 
 } // namespace llmc
 

@@ -25,8 +25,8 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: llmc compile MODEL -o OUT.llmc [--batch B] [--seq T] "
-    "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [--eval | optimizer "
-    "options]\n";
+    "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [--precision fp32|bf16] "
+    "[--eval | optimizer options]\n";
 
 int fail(const std::string &message, int code = 1) {
   llvm::errs() << "llmc compile: error: " << message << "\n";
@@ -53,7 +53,7 @@ void printHelp() {
          "at fixed\n"
          "                         parameters, for graphs that cannot be "
          "differentiated\n"
-      << kModelOptionsHelp << kOptimizerOptionsHelp;
+      << kModelOptionsHelp << kPrecisionOptionsHelp << kOptimizerOptionsHelp;
 }
 
 } // namespace
@@ -80,6 +80,11 @@ int runCompile(const Args &args) {
         return fail(error, 2);
       if (optimizerOption.empty())
         optimizerOption = a;
+      continue;
+    }
+    if (parsePrecisionOption(args, i, config.precision, error)) {
+      if (!error.empty())
+        return fail(error, 2);
       continue;
     }
     if (a == "--eval") {

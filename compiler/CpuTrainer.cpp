@@ -27,7 +27,7 @@ static bool hasScalarLoss(func::FuncOp forward) {
 
 FailureOr<std::unique_ptr<CpuTrainer>>
 CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
-                   uint64_t seed) {
+                   uint64_t seed, const PrecisionConfig &precision) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return emitError(module.getLoc())
@@ -37,6 +37,11 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
   // input (llmc-append-loss), like a logits-only ONNX export.
   if (!hasScalarLoss(forward))
     pm.addPass(mlir::llmc::createAppendLossPass());
+  mlir::llmc::LowerPrecisionPassOptions lower;
+  lower.precision = precision.precision;
+  lower.mutation = precision.mutation;
+  pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
+  // keep-forward: evalLoss runs @forward, now with the casts too.
   pm.addPass(mlir::llmc::createAutodiffPass());
   if (optimizer) {
     mlir::llmc::AppendOptimizerPassOptions o;
@@ -48,6 +53,8 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
     o.decayMinRank = optimizer->decayMinRank;
     o.momentum = optimizer->momentum;
     o.clipNorm = optimizer->clipNorm;
+    if (precision.mutation == "optimizer-state-bf16")
+      o.stateType = "bf16";
     pm.addPass(mlir::llmc::createAppendOptimizerPass(o));
   }
   if (failed(pm.run(module)))

@@ -38,7 +38,7 @@ public:
   /// state. Errors are emitted as diagnostics.
   static mlir::FailureOr<std::unique_ptr<CpuTrainer>>
   create(mlir::ModuleOp module, const OptimizerConfig *optimizer,
-         uint64_t seed);
+         uint64_t seed, const PrecisionConfig &precision = {});
 
   /// The data inputs (not lr) in argument order.
   const std::vector<StepInput> &inputs() const { return inputs_; }

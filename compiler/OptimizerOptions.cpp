@@ -72,4 +72,36 @@ bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
   return false;
 }
 
+const char *const kPrecisionOptionsHelp =
+    "  --precision fp32|bf16  bf16: PyTorch autocast's mixed precision "
+    "(matmuls\n"
+    "                         and attention in bf16, the rest and the "
+    "optimizer in\n"
+    "                         fp32; docs/precision.md); default fp32\n";
+
+bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
+                          std::string &error) {
+  const std::string &a = args[i];
+  // --precision-mutation is for the mutation test only (docs/precision.md):
+  // it plants a known mistake in the policy and is not in --help.
+  if (a != "--precision" && a != "--precision-mutation")
+    return false;
+  if (i + 1 >= args.size()) {
+    error = a + " needs a value";
+    return true;
+  }
+  const std::string &v = args[++i];
+  if (a == "--precision-mutation") {
+    p.mutation = v;
+    return true;
+  }
+  if (v == "tf32" || v == "fp16")
+    error = "--precision " + v + " is not built yet (fp32 and bf16 are)";
+  else if (v != "fp32" && v != "bf16")
+    error = "--precision needs fp32 or bf16, got '" + v + "'";
+  else
+    p.precision = v;
+  return true;
+}
+
 } // namespace llmc

@@ -9,6 +9,9 @@
 //                            registered pipelines start with it (a no-op on
 //                            raised IR)
 //   1. llmc-append-loss      only when @forward returns no loss (logits)
+//   1b. llmc-lower-precision casts for mixed precision (--precision), on
+//                            @forward so that autodiff gives the backward
+//                            the same casts (docs/precision.md)
 //   2. llmc-autodiff         @forward => @train_step (loss, grads)
 //   3. llmc-append-optimizer grads => updated params and state (llmc.next)
 //   4. canonicalize, cse     fold what autodiff left (zero adds, reshapes)
@@ -16,8 +19,8 @@
 //                            multi-tensor update (after cse, so that the
 //                            clip coefficient's casts are one value per type)
 //
-// Padding, precision lowering, checkpointing and fusion go between 3 and 4
-// as they are written.
+// Padding goes before 1b (ARCHITECTURE.md); checkpointing and fusion after
+// 4, as they are written.
 //
 // Kernel formation (buildKernelPipeline, docs/kernel-ir.md) follows, for the
 // CUDA backend only (the CPU evaluator runs the step as it is):
@@ -72,9 +75,19 @@ mlir::LogicalResult runRaisePipeline(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
+void addLowerPrecision(mlir::OpPassManager &pm,
+                       const PrecisionConfig &precision) {
+  mlir::llmc::LowerPrecisionPassOptions lower;
+  lower.precision = precision.precision;
+  lower.mutation = precision.mutation;
+  pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
+}
+
 void buildTrainingPipeline(mlir::OpPassManager &pm,
-                           const OptimizerConfig &optimizer) {
+                           const OptimizerConfig &optimizer,
+                           const PrecisionConfig &precision) {
   addAppendLoss(pm);
+  addLowerPrecision(pm, precision);
 
   mlir::llmc::AutodiffPassOptions autodiff;
   autodiff.keepForward = false;
@@ -97,20 +110,24 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 }
 
 mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
-                                        const OptimizerConfig &optimizer) {
+                                        const OptimizerConfig &optimizer,
+                                        const PrecisionConfig &precision) {
   mlir::PassManager pm(module->getContext());
-  buildTrainingPipeline(pm, optimizer);
+  buildTrainingPipeline(pm, optimizer, precision);
   return pm.run(module);
 }
 
-void buildEvalPipeline(mlir::OpPassManager &pm) {
+void buildEvalPipeline(mlir::OpPassManager &pm,
+                       const PrecisionConfig &precision) {
   addAppendLoss(pm);
+  addLowerPrecision(pm, precision);
   addCleanup(pm);
 }
 
-mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module) {
+mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
+                                    const PrecisionConfig &precision) {
   mlir::PassManager pm(module->getContext());
-  buildEvalPipeline(pm);
+  buildEvalPipeline(pm, precision);
   return pm.run(module);
 }
 
@@ -150,6 +167,10 @@ struct PipelineCliOptions
       *this, "multi-tensor",
       llvm::cl::desc("one multi-tensor AdamW update (llmc-batch-adamw)"),
       llvm::cl::init(true)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("fp32 or bf16 (llmc-lower-precision)"),
+      llvm::cl::init("fp32")};
 };
 
 } // namespace
@@ -158,8 +179,9 @@ void registerTrainingPipeline() {
   mlir::PassPipelineRegistration<PipelineCliOptions>(
       "llmc-pipeline",
       "The whole pipeline: raise; append-loss (when @forward returns "
-      "logits), autodiff, append-optimizer, canonicalize, cse, batch-adamw; "
-      "form-kernels, fuse-epilogues, mark-in-place, mark-scalar-slots",
+      "logits), lower-precision, autodiff, append-optimizer, canonicalize, "
+      "cse, batch-adamw; form-kernels, fuse-epilogues, mark-in-place, "
+      "mark-scalar-slots",
       [](mlir::OpPassManager &pm, const PipelineCliOptions &cli) {
         OptimizerConfig o;
         o.kind = cli.optimizer;
@@ -171,8 +193,10 @@ void registerTrainingPipeline() {
         o.momentum = cli.momentum;
         o.clipNorm = cli.clipNorm;
         o.multiTensor = cli.multiTensor;
+        PrecisionConfig p;
+        p.precision = cli.precision;
         buildRaisePipeline(pm);
-        buildTrainingPipeline(pm, o);
+        buildTrainingPipeline(pm, o, p);
         buildKernelPipeline(pm);
       });
   mlir::PassPipelineRegistration<>(

@@ -25,17 +25,26 @@ mlir::LogicalResult runRaisePipeline(mlir::ModuleOp module);
 
 /// Adds the training pipeline to `pm` (a ModuleOp pass manager).
 void buildTrainingPipeline(mlir::OpPassManager &pm,
-                           const OptimizerConfig &optimizer);
+                           const OptimizerConfig &optimizer,
+                           const PrecisionConfig &precision = {});
 
 /// Runs the training pipeline on `module`; errors are emitted as
 /// diagnostics at the op or function that caused them.
 mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
-                                        const OptimizerConfig &optimizer);
+                                        const OptimizerConfig &optimizer,
+                                        const PrecisionConfig &precision = {});
+
+/// llmc-lower-precision with `precision`'s options (docs/precision.md): on
+/// the forward graph, after the loss is appended and before autodiff.
+void addLowerPrecision(mlir::OpPassManager &pm,
+                       const PrecisionConfig &precision);
 
 /// The forward-only pipeline of an eval plan: @forward keeps its name and
 /// gains a `loss` result (and a `targets` input) when it returns logits.
-void buildEvalPipeline(mlir::OpPassManager &pm);
-mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module);
+void buildEvalPipeline(mlir::OpPassManager &pm,
+                       const PrecisionConfig &precision = {});
+mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
+                                    const PrecisionConfig &precision = {});
 
 /// Kernel formation for the CUDA backend (docs/kernel-ir.md): llmc.kernel
 /// groups, bias epilogues fused, in-place updates marked. Idempotent; runs

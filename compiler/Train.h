@@ -27,6 +27,12 @@ struct OptimizerConfig {
   bool multiTensor = true;
 };
 
+/// Mixed precision (docs/precision.md): the llmc-lower-precision options.
+struct PrecisionConfig {
+  std::string precision = "fp32"; // fp32 | bf16
+  std::string mutation;           // test only: a planted policy mistake
+};
+
 struct TrainConfig {
   std::string model;       // .onnx | .json | .mlir | .llmc (bundle, GPU only)
   ModelOptions modelOptions;
@@ -39,6 +45,7 @@ struct TrainConfig {
   int64_t valBatches = 4;
   uint64_t seed = 0;       // parameter init (normal(std) rules)
   OptimizerConfig optimizer;
+  PrecisionConfig precision;
   bool profile = false;    // cuda: time each kernel of the last step
 };
 

@@ -47,6 +47,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --clip-norm X          clip gradients to global norm X (default 1;\n"
         "                         0 disables)\n"
         "  --decay-min-rank N     decay only parameters of rank >= N (default 2)\n"
+        "  --precision fp32|bf16  bf16: autocast's mixed precision, fp32 master\n"
+        "                         weights and optimizer (docs/precision.md;\n"
+        "                         default fp32)\n"
         "  --profile              (cuda) time every kernel of the last step and\n"
         "                         print the breakdown by kernel family\n"
      << kModelOptionsHelp;
@@ -141,6 +144,8 @@ int runTrain(const Args &args) {
         ok = real(cfg.optimizer.clipNorm, 0);
       else if (a == "--decay-min-rank")
         ok = count(cfg.optimizer.decayMinRank, 0, 63);
+      else if (a == "--precision")
+        ok = (v == "fp32" || v == "bf16") && (cfg.precision.precision = v, true);
       else
         return usageError("unknown option '" + a + "'");
       if (!ok)
@@ -214,7 +219,8 @@ int runTrainCpu(const TrainConfig &cfg) {
   auto module = loadModel(cfg.model, cfg.modelOptions, context);
   if (!module)
     return 1;
-  auto trainer = CpuTrainer::create(*module, &cfg.optimizer, cfg.seed);
+  auto trainer =
+      CpuTrainer::create(*module, &cfg.optimizer, cfg.seed, cfg.precision);
   if (mlir::failed(trainer))
     return 1;
   std::string tokens, targets, error;
@@ -233,7 +239,11 @@ int runTrainCpu(const TrainConfig &cfg) {
   llvm::outs() << "llmc train: " << cfg.model << " on the CPU reference "
                << "evaluator | " << (*trainer)->parameterCount()
                << " parameters | batch " << batch << " x " << seq << " | "
-               << train.numTokens() << " training tokens\n";
+               << train.numTokens() << " training tokens";
+  if (cfg.precision.precision != "fp32")
+    llvm::outs() << " | precision " << cfg.precision.precision
+                 << " (autocast)";
+  llvm::outs() << "\n";
   llvm::outs().flush();
 
   auto validate = [&](int64_t step) -> bool {

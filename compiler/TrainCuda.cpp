@@ -45,6 +45,7 @@ Status CudaTrainer::open(const TrainConfig &cfg,
     config.name = llvm::sys::path::stem(cfg.model).str();
     config.seed = cfg.seed;
     config.optimizer = cfg.optimizer;
+    config.precision = cfg.precision;
     config.eval = kind == PlanKind::Eval;
     auto compiled = compileModule(*module, config);
     if (mlir::failed(compiled))

@@ -50,12 +50,13 @@ public:
 
 /// `lossOnly`: an exporter-optimized graph, only its @forward loss is
 /// checked. Null: the error has been printed.
-std::unique_ptr<VerifyBackend> openCpuVerifyBackend(const std::string &model,
-                                                    const ModelOptions &options,
-                                                    bool lossOnly);
+/// `precision`: the llmc-lower-precision options the step is built with.
+std::unique_ptr<VerifyBackend>
+openCpuVerifyBackend(const std::string &model, const ModelOptions &options,
+                     bool lossOnly, const PrecisionConfig &precision);
 std::unique_ptr<VerifyBackend>
 openCudaVerifyBackend(const std::string &model, const ModelOptions &options,
-                      bool lossOnly);
+                      bool lossOnly, const PrecisionConfig &precision);
 
 /// The root-sum-square of a tensor's values.
 double l2Norm(const RefTensor &t);

@@ -10,9 +10,11 @@
 
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -55,14 +57,23 @@ struct Loaded {
 
 class CpuVerifyBackend : public VerifyBackend {
 public:
-  CpuVerifyBackend(std::string model, ModelOptions options, bool lossOnly)
+  CpuVerifyBackend(std::string model, ModelOptions options, bool lossOnly,
+                   PrecisionConfig precision)
       : model_(std::move(model)), options_(std::move(options)),
-        lossOnly_(lossOnly) {}
+        lossOnly_(lossOnly), precision_(std::move(precision)) {}
 
   bool open() {
     if (!loaded_.load(model_, options_))
       return false;
     if (lossOnly_) {
+      // The loss of @forward, with the casts of the precision policy.
+      mlir::PassManager pm(loaded_.context.get());
+      mlir::llmc::LowerPrecisionPassOptions lower;
+      lower.precision = precision_.precision;
+      lower.mutation = precision_.mutation;
+      pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
+      if (mlir::failed(pm.run(*loaded_.module)))
+        return false;
       forward_ = loaded_.module->lookupSymbol<mlir::func::FuncOp>("forward");
       std::string error;
       auto expected = expectedInputs(forward_, error);
@@ -74,7 +85,7 @@ public:
         inputs_.push_back({name, type});
       return true;
     }
-    auto trainer = CpuTrainer::create(*loaded_.module, nullptr, 0);
+    auto trainer = CpuTrainer::create(*loaded_.module, nullptr, 0, precision_);
     if (mlir::failed(trainer))
       return false;
     trainer_ = std::move(*trainer);
@@ -118,7 +129,7 @@ public:
     if (!loaded.load(model_, options_))
       return mlir::failure();
     OptimizerConfig opt = referenceAdamW();
-    auto trainer = CpuTrainer::create(*loaded.module, &opt, 0);
+    auto trainer = CpuTrainer::create(*loaded.module, &opt, 0, precision_);
     if (mlir::failed(trainer))
       return mlir::failure();
     std::vector<double> losses;
@@ -135,6 +146,7 @@ private:
   std::string model_;
   ModelOptions options_;
   bool lossOnly_;
+  PrecisionConfig precision_;
   Loaded loaded_;
   mlir::func::FuncOp forward_;
   std::unique_ptr<CpuTrainer> trainer_;
@@ -143,10 +155,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<VerifyBackend> openCpuVerifyBackend(const std::string &model,
-                                                    const ModelOptions &options,
-                                                    bool lossOnly) {
-  auto backend = std::make_unique<CpuVerifyBackend>(model, options, lossOnly);
+std::unique_ptr<VerifyBackend>
+openCpuVerifyBackend(const std::string &model, const ModelOptions &options,
+                     bool lossOnly, const PrecisionConfig &precision) {
+  auto backend =
+      std::make_unique<CpuVerifyBackend>(model, options, lossOnly, precision);
   if (!backend->open())
     return nullptr;
   return backend;

@@ -63,12 +63,14 @@ class CudaVerifyBackend : public VerifyBackend {
 public:
   explicit CudaVerifyBackend(bool lossOnly) : lossOnly_(lossOnly) {}
 
-  Status open(const std::string &model, const ModelOptions &options) {
+  Status open(const std::string &model, const ModelOptions &options,
+              const PrecisionConfig &precision) {
     TrainConfig cfg;
     cfg.model = model;
     cfg.modelOptions = options;
     cfg.device = "cuda";
     cfg.optimizer = referenceAdamW();
+    cfg.precision = precision;
     LLMC_RETURN_IF_ERROR(CudaTrainer::open(
         cfg, trainer_, "verify", lossOnly_ ? PlanKind::Eval : PlanKind::Train));
     const Plan &plan = trainer_->executor().plan();
@@ -169,7 +171,7 @@ private:
 
 std::unique_ptr<VerifyBackend>
 openCudaVerifyBackend(const std::string &model, const ModelOptions &options,
-                      bool lossOnly) {
+                      bool lossOnly, const PrecisionConfig &precision) {
   std::string why;
   if (!gpuAvailable(why)) {
     llvm::errs() << "llmc verify: error: --device cuda needs a GPU: " << why
@@ -177,7 +179,7 @@ openCudaVerifyBackend(const std::string &model, const ModelOptions &options,
     return nullptr;
   }
   auto backend = std::make_unique<CudaVerifyBackend>(lossOnly);
-  if (Status s = backend->open(model, options); !s) {
+  if (Status s = backend->open(model, options, precision); !s) {
     llvm::errs() << "llmc verify: error: " << s.message() << "\n";
     return nullptr;
   }

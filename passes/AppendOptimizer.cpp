@@ -166,6 +166,10 @@ struct AppendOptimizerPass
             named("llmc.state_of", paramName(func, param.getArgNumber())));
       Type type =
           param ? param.getType() : RankedTensorType::get({}, ob.getI64Type());
+      // The mutation test's planted mistake (docs/precision.md): AdamW
+      // moments stored in bf16.
+      if (param && stateType == "bf16" && kind.starts_with("adamw."))
+        type = cast<RankedTensorType>(type).clone(ob.getBF16Type());
       return appendArgument(func, type, ob.getDictionaryAttr(a), loc);
     };
     double wd =
@@ -183,14 +187,21 @@ struct AppendOptimizerPass
         mArgs.push_back(stateArg("adamw.m", pg.param));
       for (ParamGrad &pg : grads)
         vArgs.push_back(stateArg("adamw.v", pg.param));
+      // State stored in another type than the parameter's is widened for
+      // the update and rounded back after it.
+      auto as = [&](Value v, Type t) -> Value {
+        return v.getType() == t ? v : ob.create<CastOp>(loc, t, v).getResult();
+      };
       for (auto [i, pg] : llvm::enumerate(grads)) {
+        Type p = pg.param.getType();
+        Value m = as(mArgs[i], p);
+        Value v = as(vArgs[i], p);
         auto update = ob.create<AdamWUpdateOp>(
-            loc, pg.param, pg.grad, mArgs[i], vArgs[i], lr, newStep,
-            ob.getF64FloatAttr(beta1), ob.getF64FloatAttr(beta2),
+            loc, pg.param, pg.grad, m, v, lr, newStep, ob.getF64FloatAttr(beta1), ob.getF64FloatAttr(beta2),
             ob.getF64FloatAttr(epsilon), ob.getF64FloatAttr(decay(pg.param)));
         next(update.getNewParam(), pg.param);
-        ms.push_back(update.getNewM());
-        vs.push_back(update.getNewV());
+        ms.push_back(as(update.getNewM(), mArgs[i].getType()));
+        vs.push_back(as(update.getNewV(), vArgs[i].getType()));
       }
       next(newStep, step);
       for (auto [i, m] : llvm::enumerate(ms))

@@ -259,6 +259,10 @@ def AppendOptimizerPass : Pass<"llmc-append-optimizer", "::mlir::ModuleOp"> {
     Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
     Option<"clipNorm", "clip-norm", "double", "0.0",
            "clip gradients to this global L2 norm (0: no clipping)">,
+    Option<"stateType", "state-type", "std::string", "\"\"",
+           "test only: bf16 stores the AdamW moments in bf16, the mutation "
+           "test's planted mistake (docs/precision.md); default: the "
+           "parameter's type">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
@@ -314,6 +318,43 @@ def BatchAdamWPass : Pass<"llmc-batch-adamw", "::mlir::func::FuncOp"> {
     bitwise those of the per-parameter kernels. The group is built where its
     last update was.
   }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
+def LowerPrecisionPass : Pass<"llmc-lower-precision", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision as PyTorch autocast: explicit casts in @forward";
+  let description = [{
+    Rewrites `@forward` (before autodiff, so that the backward inherits the
+    casts as autograd does under autocast) by each op's
+    PrecisionPolicyOpInterface class (docs/precision.md):
+    ```
+    %wt = llmc.transpose %w [1, 0]                      (f32 master weight)
+    %y  = llmc.matmul %x, %wt : (f32, f32) -> f32
+    %z  = llmc.add %y, %b
+    %n  = llmc.layer_norm %z ...
+      => %wb = llmc.cast %w : f32 -> bf16               (once, after the param)
+         %wt = llmc.transpose %wb [1, 0] : bf16
+         %xb = llmc.cast %x : f32 -> bf16
+         %y  = llmc.matmul %xb, %wt : (bf16, bf16) -> bf16
+         %bb = llmc.cast %b : f32 -> bf16               (the linear's bias)
+         %z  = llmc.add %y, %bb : bf16
+         %zf = llmc.cast %z : bf16 -> f32
+         %n  = llmc.layer_norm %zf ... : f32
+    ```
+    Each value is cast at most once per type, right after its definition (a
+    weight's cast right after the parameter, above the transposes and
+    reshapes between it and its matmul), so every use shares it. Results
+    keep @forward's declared types (a cast back before the return).
+    `precision=fp32` leaves the module untouched.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"fp32\"",
+           "fp32 (no change) or bf16 (autocast); tf32 and fp16 are planned">,
+    Option<"mutation", "mutation", "std::string", "\"\"",
+           "test only: plant a known mistake in the policy (softmax-bf16, "
+           "layer-norm-bf16, loss-bf16, gemm-bf16-accumulate, "
+           "weight-cast-per-use; docs/precision.md)">,
+  ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 

@@ -171,7 +171,11 @@ __device__ __forceinline__ float warpMax(float v) {
       "    for (int u = 0; u < kDvPerLane; ++u)\n"
       "      acc[u] *= alpha;\n"
       "    for (int j = 0; j < kTile; ++j) {\n"
-      "      const float pj = __shfl_sync(0xffffffffu, p, j);\n"
+      "      const float pj = " +
+      std::string(rt.isBF16() ? "__bfloat162float(__float2bfloat16("
+                                "__shfl_sync(0xffffffffu, p, j)))"
+                              : "__shfl_sync(0xffffffffu, p, j)") +
+      ";  // bf16: P rounded as flash kernels do (docs/precision.md)\n"
       "      for (int u = 0; u < kDvPerLane; ++u) {\n"
       "        const index_t e = lane + 32 * u;\n"
       "        if (e < kDv)\n"

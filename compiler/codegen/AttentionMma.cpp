@@ -287,6 +287,10 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
              " warps x 16 query rows per block, keys in tiles of 64 through "
              "shared memory, online softmax; never materializes [T, S]");
   src.scheme("writes the row log-sum-exp (f32 [B, Hq, T]) for the backward");
+  if (rt.isBF16())
+    src.scheme("bf16: P rounded to bf16 before P V, the row sum from the "
+               "unrounded P, as flash kernels and the reference evaluator do "
+               "(docs/precision.md)");
   attentionShapeConstants(src, q, k, Dv);
   src.constant("kBr", kRowTile, "query rows per block (16 per warp)");
   src.constant("kBc", kKeyTile, "keys per tile");
@@ -404,7 +408,10 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "        const float p = m[r] == -INFINITY ? 0.0f : expf(s[j][e] - "
       "m[r]);\n"
       "        l[r] += p;\n"
-      "        s[j][e] = p;\n"
+      "        s[j][e] = " +
+      std::string(rt.isBF16() ? "__bfloat162float(__float2bfloat16(p))"
+                              : "p") +
+      ";\n"
       "      }\n"
       "#pragma unroll\n"
       "    for (int j = 0; j < kDv / 8; ++j) {\n"

@@ -98,9 +98,11 @@ LogicalResult attentionLseKernel(AttentionLseOp op, Operands in,
         }
         const double *vb = &v.floats[(b * rows.Hkv + rows.kvHead(h)) * S * Dv];
         double *o = &r.floats[rowIndex * Dv];
-        for (int64_t s = 0; s < S; ++s)
+        for (int64_t s = 0; s < S; ++s) {
+          double p = roundProbability(scores[s], r.kind);
           for (int64_t d = 0; d < Dv; ++d)
-            o[d] += scores[s] / sum * vb[s * Dv + d];
+            o[d] += p / sum * vb[s * Dv + d];
+        }
         lse.floats[rowIndex] = max + std::log(sum);
       }
   roundInPlace(r);

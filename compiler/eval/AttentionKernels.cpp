@@ -78,9 +78,11 @@ LogicalResult attentionKernel(AttentionOp op, Operands in,
           scores[s] = std::exp(scores[s] - max);
           sum += scores[s];
         }
-        for (int64_t s = 0; s < S; ++s)
+        for (int64_t s = 0; s < S; ++s) {
+          double p = roundProbability(scores[s], r.kind);
           for (int64_t d = 0; d < Dv; ++d)
-            o[d] += scores[s] / sum * vb[s * Dv + d];
+            o[d] += p / sum * vb[s * Dv + d];
+        }
       }
     }
   roundInPlace(r);

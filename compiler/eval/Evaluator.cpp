@@ -303,6 +303,10 @@ void roundInPlace(RefTensor &t) {
   }
 }
 
+double roundProbability(double p, ElementKind kind) {
+  return kind == ElementKind::BF16 ? roundToKind(p, kind) : p;
+}
+
 int64_t normalizedAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }

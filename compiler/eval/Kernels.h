@@ -78,6 +78,14 @@ private:
 /// wrote double values), or wraps every integer to its width.
 void roundInPlace(RefTensor &t);
 
+/// An attention probability as it enters the P V product of an attention
+/// with `kind` results: bf16 attention rounds the unnormalized
+/// exp(score - max) to bf16 first, as the flash kernels (FA2, cuDNN) feed P
+/// to the tensor cores and the CUDA kernels do, while the row sum uses the
+/// unrounded values (docs/precision.md). Other kinds (f16 comes with the
+/// fp16 policy): unchanged.
+double roundProbability(double p, ElementKind kind);
+
 /// `axis` normalized for a rank (negative counts from the end).
 int64_t normalizedAxis(int64_t axis, int64_t rank);
 

@@ -47,6 +47,12 @@ LogicalResult matmulKernel(MatmulOp op, Operands in,
   auto at = [](bool t, int64_t rows, int64_t cols, int64_t i, int64_t j) {
     return t ? j * rows + i : i * cols + j;
   };
+  // `llmc.accumulate = bf16` is the mutation test's planted mistake
+  // (docs/precision.md): every partial sum is rounded to that type, as a
+  // GEMM accumulating in bf16 would. Without it the sum is exact.
+  std::optional<ElementKind> accKind;
+  if (auto t = op->getAttrOfType<TypeAttr>("llmc.accumulate"))
+    accKind = kindOf(t.getValue());
   std::vector<double> acc(M * N);
   std::vector<int64_t> iacc(M * N);
   for (int64_t bi = 0, be = product(batch, 0, batch.size()); bi < be; ++bi) {
@@ -58,7 +64,10 @@ LogicalResult matmulKernel(MatmulOp op, Operands in,
         int64_t ai = aBase + at(ta, M, K, m, k);
         for (int64_t n = 0; n < N; ++n) {
           int64_t bj = bBase + at(tb, K, N, k, n);
-          if (r.isFloat())
+          if (r.isFloat() && accKind)
+            acc[m * N + n] = roundToKind(
+                acc[m * N + n] + a.floats[ai] * b.floats[bj], *accKind);
+          else if (r.isFloat())
             acc[m * N + n] += a.floats[ai] * b.floats[bj];
           else
             iacc[m * N + n] =
@@ -74,7 +83,12 @@ LogicalResult matmulKernel(MatmulOp op, Operands in,
         r.ints[bi * M * N + i] = iacc[i];
     }
   }
-  roundInPlace(r);
+  // A bf16/f16 linear layer rounds once, after its bias (cuBLASLt's bias
+  // epilogue, torch's addmm): the add rounds what it reads from here.
+  bool narrow = r.isFloat() && r.kind != ElementKind::F32 &&
+                r.kind != ElementKind::F64;
+  if (!(narrow && linearBiasAdd(op)))
+    roundInPlace(r);
   out.push_back(std::move(r));
   return success();
 }

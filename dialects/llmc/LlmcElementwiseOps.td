@@ -17,11 +17,9 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 //===----------------------------------------------------------------------===//
 
 class Llmc_UnaryOp<string mnemonic, TypeConstraint operandType,
-                   string formula, list<Trait> traits = []> :
-    Llmc_Op<mnemonic, !listconcat(traits,
-                                  [Pure, SameOperandsAndResultType,
-                                   Llmc_Differentiable,
-                                   Llmc_ReadsElementwise])> {
+                   string formula, Trait precision = Llmc_PrecisionFollows> :
+    Llmc_Op<mnemonic, [Pure, SameOperandsAndResultType, Llmc_Differentiable,
+                       Llmc_ReadsElementwise, precision]> {
   let summary = "elementwise " # formula;
   let description = "Computes `" # formula # "` for every element; the "
     # "result has the operand's type.\n\n```mlir\n%y = llmc." # mnemonic
@@ -33,11 +31,15 @@ class Llmc_UnaryOp<string mnemonic, TypeConstraint operandType,
 
 def Llmc_NegOp : Llmc_UnaryOp<"neg", Llmc_NumericTensor, "-x">;
 def Llmc_AbsOp : Llmc_UnaryOp<"abs", Llmc_NumericTensor, "|x|">;
-def Llmc_ExpOp : Llmc_UnaryOp<"exp", Llmc_FloatTensor, "exp(x)">;
-def Llmc_LogOp : Llmc_UnaryOp<"log", Llmc_FloatTensor, "log(x)">;
+def Llmc_ExpOp : Llmc_UnaryOp<"exp", Llmc_FloatTensor, "exp(x)",
+                             Llmc_PrecisionPolicy>;
+def Llmc_LogOp : Llmc_UnaryOp<"log", Llmc_FloatTensor, "log(x)",
+                             Llmc_PrecisionPolicy>;
 def Llmc_SqrtOp : Llmc_UnaryOp<"sqrt", Llmc_FloatTensor, "sqrt(x)">;
-def Llmc_RsqrtOp : Llmc_UnaryOp<"rsqrt", Llmc_FloatTensor, "1 / sqrt(x)">;
-def Llmc_ReciprocalOp : Llmc_UnaryOp<"reciprocal", Llmc_FloatTensor, "1 / x">;
+def Llmc_RsqrtOp : Llmc_UnaryOp<"rsqrt", Llmc_FloatTensor, "1 / sqrt(x)",
+                               Llmc_PrecisionPolicy>;
+def Llmc_ReciprocalOp : Llmc_UnaryOp<"reciprocal", Llmc_FloatTensor, "1 / x",
+                                    Llmc_PrecisionPolicy>;
 def Llmc_TanhOp : Llmc_UnaryOp<"tanh", Llmc_FloatTensor, "tanh(x)">;
 def Llmc_ErfOp : Llmc_UnaryOp<"erf", Llmc_FloatTensor, "erf(x)">;
 def Llmc_SigmoidOp : Llmc_UnaryOp<"sigmoid", Llmc_FloatTensor,
@@ -46,7 +48,8 @@ def Llmc_ReluOp : Llmc_UnaryOp<"relu", Llmc_FloatTensor, "max(x, 0)">;
 def Llmc_CosOp : Llmc_UnaryOp<"cos", Llmc_FloatTensor, "cos(x)">;
 def Llmc_SinOp : Llmc_UnaryOp<"sin", Llmc_FloatTensor, "sin(x)">;
 
-def Llmc_IsNanOp : Llmc_Op<"isnan", [Pure, InferTypeOpAdaptor]> {
+def Llmc_IsNanOp : Llmc_Op<"isnan", [Pure, InferTypeOpAdaptor,
+                                      Llmc_PrecisionFollows]> {
   let summary = "elementwise NaN test";
   let description = [{
     Yields an `i1` tensor of the operand's shape that is true where the
@@ -62,7 +65,8 @@ def Llmc_IsNanOp : Llmc_Op<"isnan", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Differentiable]> {
+def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Differentiable,
+                                    Llmc_PrecisionPolicy]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     Converts every element to the result's element type; shapes are equal.
@@ -85,10 +89,11 @@ def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Differentiable]> {
 //===----------------------------------------------------------------------===//
 
 class Llmc_BinaryOp<string mnemonic, TypeConstraint operandType,
-                    string formula, list<Trait> traits = []> :
+                    string formula, list<Trait> traits = [],
+                    Trait precision = Llmc_PrecisionFollows> :
     Llmc_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
                                           Llmc_Differentiable,
-                                          Llmc_ReadsElementwise])> {
+                                          Llmc_ReadsElementwise, precision])> {
   let summary = "elementwise " # formula # " with numpy broadcasting";
   let description = "Computes `" # formula # "` elementwise after "
     # "broadcasting both operands to a common shape (numpy rules: shapes "
@@ -103,20 +108,23 @@ class Llmc_BinaryOp<string mnemonic, TypeConstraint operandType,
   let hasFolder = 1;
 }
 
+// An add can be the bias of a linear layer, which autocast lowers with it.
 def Llmc_AddOp : Llmc_BinaryOp<"add", Llmc_NumericTensor, "x + y",
-                               [Commutative]>;
+                               [Commutative], Llmc_PrecisionPolicy>;
 def Llmc_SubOp : Llmc_BinaryOp<"sub", Llmc_NumericTensor, "x - y">;
 def Llmc_MulOp : Llmc_BinaryOp<"mul", Llmc_NumericTensor, "x * y",
                                [Commutative]>;
 def Llmc_DivOp : Llmc_BinaryOp<"div", Llmc_NumericTensor,
                                "x / y (integers truncate toward zero)">;
-def Llmc_PowOp : Llmc_BinaryOp<"pow", Llmc_FloatTensor, "x ^ y">;
+def Llmc_PowOp : Llmc_BinaryOp<"pow", Llmc_FloatTensor, "x ^ y", [],
+                               Llmc_PrecisionPolicy>;
 def Llmc_MaxOp : Llmc_BinaryOp<"max", Llmc_NumericTensor, "max(x, y)",
                                [Commutative]>;
 def Llmc_MinOp : Llmc_BinaryOp<"min", Llmc_NumericTensor, "min(x, y)",
                                [Commutative]>;
 
-def Llmc_CompareOp : Llmc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
+def Llmc_CompareOp : Llmc_Op<"compare", [Pure, InferTypeOpAdaptor,
+                                          Llmc_PrecisionFollows]> {
   let summary = "elementwise comparison with numpy broadcasting";
   let description = [{
     Compares the broadcast operands with `predicate` (eq, ne, lt, le, gt, ge)
@@ -138,7 +146,8 @@ def Llmc_CompareOp : Llmc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
 
 def Llmc_WhereOp : Llmc_Op<"where", [Pure, InferTypeOpAdaptor,
                                       Llmc_Differentiable,
-                                      Llmc_ReadsElementwise]> {
+                                      Llmc_ReadsElementwise,
+                                      Llmc_PrecisionFollows]> {
   let summary = "elementwise select with numpy broadcasting";
   let description = [{
     Yields `on_true` where `condition` is true and `on_false` elsewhere, after

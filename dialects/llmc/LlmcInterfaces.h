@@ -5,6 +5,28 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 
+namespace mlir::llmc {
+
+/// The precision classes of PrecisionPolicyOpInterface (docs/precision.md).
+enum class PrecisionPolicy {
+  Follow,        // the widest of the dimensioned float operands' types
+  LowerOperands, // matmul, attention: low-type operands and result
+  Fp32Norm,      // layer_norm, rms_norm
+  Fp32Softmax,   // softmax, log_softmax
+  Fp32Loss,      // cross_entropy
+  Fp32Reduction, // reduce_sum, reduce_mean
+  Fp32Math,      // exp, log, pow, rsqrt, reciprocal (autocast's fp32 list)
+  Explicit,      // cast: its result type is the point
+};
+
+/// True for the Fp32* classes.
+inline bool isFp32Policy(PrecisionPolicy p) {
+  return p != PrecisionPolicy::Follow && p != PrecisionPolicy::LowerOperands &&
+         p != PrecisionPolicy::Explicit;
+}
+
+} // namespace mlir::llmc
+
 #include "dialects/llmc/LlmcInterfaces.h.inc"
 
 namespace mlir::llmc {

@@ -52,4 +52,45 @@ def Llmc_ReadsElementwise : NativeOpTrait<"ReadsElementwise"> {
   let cppNamespace = "::mlir::llmc";
 }
 
+def Llmc_PrecisionPolicyOpInterface : OpInterface<"PrecisionPolicyOpInterface"> {
+  let cppNamespace = "::mlir::llmc";
+  let description = [{
+    What `llmc-lower-precision` does with an op under a mixed-precision
+    policy (docs/precision.md), as PyTorch's autocast lists say it:
+    `LowerOperands` ops (matmul, attention) take their float operands in
+    the low type (attention's float mask too, as autocast casts it) and
+    yield it; the `Fp32*` ops (norms, softmax,
+    the loss, sums, exp/log/pow) take f32 operands and yield f32; `Follow`
+    ops run in the widest type of their dimensioned float operands (torch's
+    type promotion); `Explicit` ops (cast) keep the types they name. The
+    per-op answers live in dialects/llmc/LlmcPrecisionPolicies.cpp.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's precision class. The `Fp32*` classes differ only in the
+        reason they stay in f32 (what `--explain` will print, and what a
+        planted mistake of the mutation test targets).
+      }],
+      "::mlir::llmc::PrecisionPolicy", "getPrecisionPolicy", (ins), "",
+      [{ return ::mlir::llmc::PrecisionPolicy::Follow; }]>,
+    InterfaceMethod<[{
+        True for pure data movement, where casting the result equals
+        moving the cast operand bit for bit: the pass hoists a weight's
+        cast above these ops, to right after the parameter.
+      }],
+      "bool", "commutesWithCast", (ins), "", [{ return false; }]>
+  ];
+}
+
+/// Ops that run in their operands' (promoted) type: every default.
+defvar Llmc_PrecisionFollows = Llmc_PrecisionPolicyOpInterface;
+/// Ops with their own precision class.
+defvar Llmc_PrecisionPolicy =
+    DeclareOpInterfaceMethods<Llmc_PrecisionPolicyOpInterface,
+                              ["getPrecisionPolicy"]>;
+/// Data movement: follows its operand, and a cast commutes with it.
+defvar Llmc_PrecisionMovesData =
+    DeclareOpInterfaceMethods<Llmc_PrecisionPolicyOpInterface,
+                              ["commutesWithCast"]>;
+
 #endif // LLMC_INTERFACES_TD

@@ -12,7 +12,8 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Llmc_MatmulOp : Llmc_Op<"matmul", [Pure, InferTypeOpAdaptor,
-                                        Llmc_Differentiable]> {
+                                        Llmc_Differentiable,
+                                        Llmc_PrecisionPolicy]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
     Multiplies the last two dims of `lhs` (`[..., M, K]`, or `[..., K, M]`
@@ -34,7 +35,8 @@ def Llmc_MatmulOp : Llmc_Op<"matmul", [Pure, InferTypeOpAdaptor,
 
 def Llmc_GeluOp : Llmc_Op<"gelu", [Pure, SameOperandsAndResultType,
                                     Llmc_Differentiable,
-                                    Llmc_ReadsElementwise]> {
+                                    Llmc_ReadsElementwise,
+                                    Llmc_PrecisionFollows]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `erf`: `0.5 * x * (1 + erf(x / sqrt(2)))` (torch's default);
@@ -54,7 +56,8 @@ def Llmc_GeluOp : Llmc_Op<"gelu", [Pure, SameOperandsAndResultType,
 
 def Llmc_SiluOp : Llmc_Op<"silu", [Pure, SameOperandsAndResultType,
                                     Llmc_Differentiable,
-                                    Llmc_ReadsElementwise]> {
+                                    Llmc_ReadsElementwise,
+                                    Llmc_PrecisionFollows]> {
   let summary = "x * sigmoid(x)";
   let description = [{
     The SiLU (swish) activation. A SwiGLU MLP is `silu(x W1) * (x W3)`,
@@ -70,7 +73,7 @@ def Llmc_SiluOp : Llmc_Op<"silu", [Pure, SameOperandsAndResultType,
 }
 
 def Llmc_LayerNormOp : Llmc_Op<"layer_norm", [Pure, InferTypeOpAdaptor,
-    AttrSizedOperandSegments, Llmc_Differentiable]> {
+    AttrSizedOperandSegments, Llmc_Differentiable, Llmc_PrecisionPolicy]> {
   let summary = "layer normalization over the trailing dims";
   let description = [{
     Normalizes over dims `axis ..< rank` (ONNX LayerNormalization):
@@ -93,7 +96,8 @@ def Llmc_LayerNormOp : Llmc_Op<"layer_norm", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_RmsNormOp : Llmc_Op<"rms_norm", [Pure, InferTypeOpAdaptor,
-                                           Llmc_Differentiable]> {
+                                           Llmc_Differentiable,
+                                           Llmc_PrecisionPolicy]> {
   let summary = "root-mean-square normalization over the trailing dims";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * weight` over dims `axis ..< rank`
@@ -114,7 +118,8 @@ def Llmc_RmsNormOp : Llmc_Op<"rms_norm", [Pure, InferTypeOpAdaptor,
 }
 
 class Llmc_SoftmaxLikeOp<string mnemonic, string formula> :
-    Llmc_Op<mnemonic, [Pure, SameOperandsAndResultType, Llmc_Differentiable]> {
+    Llmc_Op<mnemonic, [Pure, SameOperandsAndResultType, Llmc_Differentiable,
+                       Llmc_PrecisionPolicy]> {
   let summary = formula # " along one axis";
   let description = "Computes `" # formula # "` along `axis` (negative "
     # "counts from the end; default -1), with the maximum subtracted first "
@@ -133,7 +138,8 @@ def Llmc_LogSoftmaxOp : Llmc_SoftmaxLikeOp<"log_softmax",
                                            "x - log(sum(exp(x)))">;
 
 def Llmc_AttentionOp : Llmc_Op<"attention", [Pure, InferTypeOpAdaptor,
-                                              Llmc_Differentiable]> {
+    Llmc_Differentiable,
+    Llmc_PrecisionPolicy]> {
   let summary = "scaled dot-product attention, causal and grouped-query";
   let description = [{
     `softmax(scale * q k^T + mask) v` per batch and head, with layout
@@ -164,7 +170,8 @@ def Llmc_AttentionOp : Llmc_Op<"attention", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_RotaryOp : Llmc_Op<"rotary", [Pure, InferTypeOpAdaptor,
-                                        Llmc_Differentiable]> {
+                                        Llmc_Differentiable,
+                                        Llmc_PrecisionFollows]> {
   let summary = "rotary position embedding";
   let description = [{
     Rotates pairs of features of `input` (`[..., T, D]`) by position-
@@ -188,7 +195,7 @@ def Llmc_RotaryOp : Llmc_Op<"rotary", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_CrossEntropyOp : Llmc_Op<"cross_entropy",
-    [Pure, InferTypeOpAdaptor, Llmc_Differentiable]> {
+    [Pure, InferTypeOpAdaptor, Llmc_Differentiable, Llmc_PrecisionPolicy]> {
   let summary = "softmax cross-entropy with integer targets";
   let description = [{
     `-log_softmax(logits)[target]` for each position, with classes in the

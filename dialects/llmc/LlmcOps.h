@@ -17,4 +17,13 @@
 #define GET_OP_CLASSES
 #include "dialects/llmc/LlmcOps.h.inc"
 
+namespace mlir::llmc {
+/// The add that makes `matmul` a linear layer: its result's only use, an
+/// add of a row vector `[n]` or `[1, ..., 1, n]` (the bias). Null otherwise.
+/// The precision policy lowers the bias with the matmul, and the reference
+/// evaluator rounds such a narrow-typed pair once, as cuBLASLt's bias
+/// epilogue and torch's addmm do (docs/precision.md).
+AddOp linearBiasAdd(MatmulOp matmul);
+} // namespace mlir::llmc
+
 #endif // LLMC_DIALECTS_LLMC_LLMCOPS_H

@@ -13,6 +13,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Llmc_ConstantOp : Llmc_Op<"constant", [ConstantLike, Pure,
+                                          Llmc_PrecisionFollows,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "constant tensor";
   let description = [{
@@ -31,7 +32,7 @@ def Llmc_ConstantOp : Llmc_Op<"constant", [ConstantLike, Pure,
   let hasFolder = 1;
 }
 
-def Llmc_IotaOp : Llmc_Op<"iota", [Pure]> {
+def Llmc_IotaOp : Llmc_Op<"iota", [Pure, Llmc_PrecisionFollows]> {
   let summary = "start + step * index along one dimension";
   let description = [{
     Fills the result with `start + step * i`, where `i` is the element's index
@@ -51,7 +52,8 @@ def Llmc_IotaOp : Llmc_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure, Llmc_Differentiable]> {
+def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure, Llmc_Differentiable,
+                                          Llmc_PrecisionMovesData]> {
   let summary = "same elements, new shape (row-major)";
   let description = [{
     Reinterprets the row-major element sequence with the result's shape. The
@@ -71,7 +73,8 @@ def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure, Llmc_Differentiable]> {
 }
 
 def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure, InferTypeOpAdaptor,
-                                              Llmc_Differentiable]> {
+                                              Llmc_Differentiable,
+                                              Llmc_PrecisionMovesData]> {
   let summary = "permutation of the dimensions";
   let description = [{
     Result dim `i` is operand dim `permutation[i]` (numpy.transpose). The
@@ -90,7 +93,8 @@ def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_BroadcastToOp : Llmc_Op<"broadcast_to", [Pure,
-                                                   Llmc_Differentiable]> {
+                                                   Llmc_Differentiable,
+                                                   Llmc_PrecisionMovesData]> {
   let summary = "numpy broadcast to the result shape";
   let description = [{
     Repeats the operand along dims of size 1 and along new leading dims so
@@ -110,7 +114,8 @@ def Llmc_BroadcastToOp : Llmc_Op<"broadcast_to", [Pure,
 }
 
 def Llmc_SliceOp : Llmc_Op<"slice", [Pure, InferTypeOpAdaptor,
-                                      Llmc_Differentiable]> {
+                                      Llmc_Differentiable,
+                                      Llmc_PrecisionMovesData]> {
   let summary = "strided window, one [start, limit) per dimension";
   let description = [{
     Takes elements `start, start + stride, ...` below `limit` in every dim.
@@ -131,7 +136,7 @@ def Llmc_SliceOp : Llmc_Op<"slice", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_ConcatOp : Llmc_Op<"concat", [Pure, InferTypeOpAdaptor,
-                                        Llmc_Differentiable]> {
+                                        Llmc_Differentiable, Llmc_PrecisionFollows]> {
   let summary = "join tensors along one dimension";
   let description = [{
     Concatenates the operands along `axis`; all other dims and the element
@@ -149,7 +154,7 @@ def Llmc_ConcatOp : Llmc_Op<"concat", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_SplitOp : Llmc_Op<"split", [Pure, InferTypeOpAdaptor,
-                                      Llmc_Differentiable]> {
+                                      Llmc_Differentiable, Llmc_PrecisionFollows]> {
   let summary = "cut a tensor into pieces along one dimension";
   let description = [{
     Cuts the operand along `axis` into pieces of the given `sizes`, which sum
@@ -167,7 +172,7 @@ def Llmc_SplitOp : Llmc_Op<"split", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_GatherOp : Llmc_Op<"gather", [Pure, InferTypeOpAdaptor,
-                                        Llmc_Differentiable]> {
+                                        Llmc_Differentiable, Llmc_PrecisionFollows]> {
   let summary = "take slices of data at integer indices (embedding lookup)";
   let description = [{
     ONNX Gather: the result shape is `data.shape[:axis] + indices.shape +
@@ -187,7 +192,7 @@ def Llmc_GatherOp : Llmc_Op<"gather", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_GatherElementsOp : Llmc_Op<"gather_elements",
-    [Pure, InferTypeOpAdaptor, Llmc_Differentiable]> {
+    [Pure, InferTypeOpAdaptor, Llmc_Differentiable, Llmc_PrecisionFollows]> {
   let summary = "pick one element per index along an axis";
   let description = [{
     ONNX GatherElements (torch.gather): `indices` has the operand's rank and
@@ -210,8 +215,10 @@ def Llmc_GatherElementsOp : Llmc_Op<"gather_elements",
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class Llmc_ReduceOp<string mnemonic, string what> :
-    Llmc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Llmc_Differentiable]> {
+class Llmc_ReduceOp<string mnemonic, string what,
+                    Trait precision = Llmc_PrecisionPolicy> :
+    Llmc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Llmc_Differentiable,
+                       precision]> {
   let summary = what # " over the given axes";
   let description = "Reduces the operand over `axes` (distinct, in range) to "
     # "its " # what # ". Reduced dims are dropped, or kept with size 1 under "
@@ -226,6 +233,8 @@ class Llmc_ReduceOp<string mnemonic, string what> :
 
 def Llmc_ReduceSumOp : Llmc_ReduceOp<"reduce_sum", "sum">;
 def Llmc_ReduceMeanOp : Llmc_ReduceOp<"reduce_mean", "mean">;
-def Llmc_ReduceMaxOp : Llmc_ReduceOp<"reduce_max", "maximum">;
+// The maximum of rounded values is exact: it follows its operand.
+def Llmc_ReduceMaxOp : Llmc_ReduceOp<"reduce_max", "maximum",
+                                     Llmc_PrecisionFollows>;
 
 #endif // LLMC_SHAPE_OPS_TD

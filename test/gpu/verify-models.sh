@@ -2,8 +2,9 @@
 # Runs `llmc verify --device cuda` on every *_loss*.onnx in test/models
 # against its .ref.json (docs/verify.md): the compiled GPU training step
 # must match PyTorch's loss, gradient norms and AdamW losses like the CPU
-# evaluator does. Prints each model's report and a summary line; exits 1
-# when any model fails.
+# evaluator does. A model with a .bf16.ref.json (PyTorch AMP) is verified
+# again with --precision bf16 (docs/precision.md). Prints each model's
+# report and a summary line; exits 1 when any model fails.
 #
 # usage: test/gpu/verify-models.sh [LLMC [MODELS_DIR]]
 set -u
@@ -24,6 +25,15 @@ for onnx in "$models"/*_loss*.onnx; do
     passed=$((passed + 1))
   else
     failed+=("$name")
+  fi
+  bf16=${onnx%.onnx}.bf16.ref.json
+  if [[ -f $bf16 ]]; then
+    echo "== $name --precision bf16"
+    if "$llmc" verify "$onnx" --ref "$bf16" --device cuda --precision bf16; then
+      passed=$((passed + 1))
+    else
+      failed+=("$name(bf16)")
+    fi
   fi
 done
 echo "verify --device cuda: $passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}"

@@ -18,6 +18,7 @@
 
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
+// GPT2-NEXT: precision       fp32
 // GPT2-NEXT: kernels         54 (0 from the cache)
 // GPT2-NEXT: launches        69 per step (kernel launches and cuBLASLt calls)
 // GPT2-NEXT: cuBLASLt calls  15
@@ -51,6 +52,7 @@
 // happen in place, so two copy kernels follow the step's five ops.
 // COPY:      wrote {{.*}}.copy.llmc: train-step-copy
 // COPY-NEXT: arch            sm_90
+// COPY-NEXT: precision       fp32
 // COPY-NEXT: kernels         7 (
 // COPY-NEXT: launches        7 per step
 // COPY:      updates         0 in place, 2 copied

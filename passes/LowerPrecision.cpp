@@ -1,0 +1,306 @@
+//===- LowerPrecision.cpp - Mixed precision as autocast, in the IR --------===//
+//
+// Makes the precision of every op of @forward explicit: casts where an op's
+// PrecisionPolicyOpInterface class wants its operands in another type, and
+// result types that say what each op yields. It runs before autodiff, so the
+// backward ops take their types from the forward ones (a bf16 matmul's
+// gradients are bf16 matmuls, a cast's cotangent is cast back), which is
+// what autograd does under torch.autocast. docs/precision.md has the policy.
+//
+// 1. Walk @forward in program order. Each op's class decides:
+//    - LowerOperands: float operands become bf16, float results
+//      bf16 (matmul, attention; a linear layer's bias add).
+//    - Fp32*: operands narrower than f32 become f32, results f32.
+//    - Follow: float operands become the widest type among the dimensioned
+//      ones (rank-0 operands do not promote, as in torch), results that
+//      type.
+//    - Explicit: nothing (casts).
+// 2. A value is converted once per type: the cast goes right after its
+//    definition and every use shares it. A weight reaching a matmul through
+//    transposes/reshapes (commutesWithCast) is cast right after the
+//    parameter and the data movement is redone in bf16: one cast of each
+//    weight per step, however many uses.
+// 3. The return casts results back to @forward's declared types.
+//
+// Test-only `mutation`s plant known mistakes (docs/precision.md), so that
+// `llmc verify` can be shown to catch them.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#define DEBUG_TYPE "llmc-lower-precision"
+
+namespace mlir::llmc {
+
+#define GEN_PASS_DEF_LOWERPRECISIONPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+bool isFloatTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && isa<FloatType>(t.getElementType());
+}
+
+unsigned widthOf(Type t) { return cast<FloatType>(t).getWidth(); }
+
+/// The planted mistakes of the mutation test.
+enum class Mutation {
+  None,
+  SoftmaxBf16,
+  LayerNormBf16,
+  LossBf16,
+  GemmBf16Accumulate,
+  WeightCastPerUse,
+  OptimizerStateBf16, // planted by llmc-append-optimizer's state-type
+  Unknown
+};
+
+Mutation parseMutation(StringRef s) {
+  return llvm::StringSwitch<Mutation>(s)
+      .Case("", Mutation::None)
+      .Case("softmax-bf16", Mutation::SoftmaxBf16)
+      .Case("layer-norm-bf16", Mutation::LayerNormBf16)
+      .Case("loss-bf16", Mutation::LossBf16)
+      .Case("gemm-bf16-accumulate", Mutation::GemmBf16Accumulate)
+      .Case("weight-cast-per-use", Mutation::WeightCastPerUse)
+      .Case("optimizer-state-bf16", Mutation::OptimizerStateBf16)
+      .Default(Mutation::Unknown);
+}
+
+class Lowering {
+public:
+  Lowering(func::FuncOp func, Type low, Mutation mutation)
+      : func_(func), low_(low), mutation_(mutation),
+        f32_(Float32Type::get(func.getContext())) {}
+
+  LogicalResult run() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : func_.getBody().front())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        restoreResultTypes(ret);
+        continue;
+      }
+      auto policy = dyn_cast<PrecisionPolicyOpInterface>(op);
+      if (!policy)
+        return op->emitOpError("has no precision policy "
+                               "(PrecisionPolicyOpInterface); "
+                               "llmc-lower-precision cannot place it");
+      lowerOp(op, policy);
+    }
+    // The f32 data movement whose bf16 copy took over, when nothing else
+    // reads it (latest first: a chain frees its operands).
+    for (Operation *op : llvm::reverse(replaced_))
+      if (op->use_empty())
+        op->erase();
+    return success();
+  }
+
+private:
+  /// The class after the planted mistake, if any: the targeted f32 class
+  /// computes in bf16 like a matmul.
+  PrecisionPolicy classOf(PrecisionPolicyOpInterface op) {
+    PrecisionPolicy p = op.getPrecisionPolicy();
+    if ((mutation_ == Mutation::SoftmaxBf16 &&
+         p == PrecisionPolicy::Fp32Softmax) ||
+        (mutation_ == Mutation::LayerNormBf16 &&
+         p == PrecisionPolicy::Fp32Norm) ||
+        (mutation_ == Mutation::LossBf16 && p == PrecisionPolicy::Fp32Loss))
+      return PrecisionPolicy::LowerOperands;
+    return p;
+  }
+
+  void lowerOp(Operation *op, PrecisionPolicyOpInterface iface) {
+    PrecisionPolicy policy = classOf(iface);
+    if (policy == PrecisionPolicy::Explicit)
+      return;
+    // The type the op computes in now, and the one it computed in before
+    // the pass (which its float results have unless they are explicit).
+    Type current = widestFloatOperand(op, /*before=*/false);
+    Type original = widestFloatOperand(op, /*before=*/true);
+    if (!current)
+      return;
+    Type target;
+    if (policy == PrecisionPolicy::LowerOperands)
+      target = low_;
+    else if (isFp32Policy(policy))
+      target = widthOf(current) < 32 ? f32_ : current;
+    else
+      target = current;
+
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (!isFloatTensor(v) || elementOf(v) == target)
+        continue;
+      // f64 reference graphs stay f64 in the f32 classes.
+      if (isFp32Policy(policy) && widthOf(elementOf(v)) >= 32)
+        continue;
+      operand.set(convert(v, target, op));
+    }
+    for (OpResult r : op->getResults())
+      if (isFloatTensor(r) && elementOf(r) == original && original != target) {
+        before_.try_emplace(r, original);
+        r.setType(cast<RankedTensorType>(r.getType()).clone(target));
+      }
+    if (mutation_ == Mutation::GemmBf16Accumulate && isa<MatmulOp>(op) &&
+        target == low_)
+      op->setAttr("llmc.accumulate", TypeAttr::get(low_));
+  }
+
+  /// The widest float type among the dimensioned float operands (all float
+  /// operands when every one is rank 0), as they are now or as they were
+  /// before the pass; null without float operands. Torch's promotion: a
+  /// rank-0 tensor does not widen a dimensioned one of the same category.
+  Type widestFloatOperand(Operation *op, bool before) {
+    Type dimensioned, any;
+    for (Value v : op->getOperands()) {
+      if (!isFloatTensor(v))
+        continue;
+      Type e = elementOf(v);
+      if (auto it = before_.find(v); before && it != before_.end())
+        e = it->second;
+      auto wider = [&](Type cur) { return !cur || widthOf(e) > widthOf(cur); };
+      if (wider(any))
+        any = e;
+      if (cast<RankedTensorType>(v.getType()).getRank() > 0 && wider(dimensioned))
+        dimensioned = e;
+    }
+    return dimensioned ? dimensioned : any;
+  }
+
+  /// `v` as `elem`: one cast per value and type, right after `v`'s
+  /// definition; a weight through data movement is cast at the parameter.
+  Value convert(Value v, Type elem, Operation *user) {
+    bool perUse = mutation_ == Mutation::WeightCastPerUse && rootsAtArgument(v);
+    auto key = std::make_pair(v, elem);
+    if (!perUse)
+      if (auto it = cache_.find(key); it != cache_.end())
+        return it->second;
+    OpBuilder b(func_.getContext());
+    Value out;
+    Operation *def = v.getDefiningOp();
+    auto moves = dyn_cast_or_null<PrecisionPolicyOpInterface>(def);
+    if (moves && moves.commutesWithCast() && def->getNumResults() == 1 &&
+        rootsAtArgument(v)) {
+      // cast(transpose(w)) = transpose(cast(w)), bit for bit.
+      Value src = convert(def->getOperand(0), elem, def);
+      b.setInsertionPointAfter(def);
+      Operation *clone = b.clone(*def);
+      clone->setOperand(0, src);
+      clone->getResult(0).setType(
+          cast<RankedTensorType>(v.getType()).clone(elem));
+      out = clone->getResult(0);
+      replaced_.push_back(def);
+    } else {
+      if (perUse)
+        b.setInsertionPoint(user);
+      else if (isa<BlockArgument>(v))
+        setAfterEntryCasts(b);
+      else
+        b.setInsertionPointAfterValue(v);
+      auto c = b.create<CastOp>(v.getLoc(),
+                                cast<RankedTensorType>(v.getType()).clone(elem),
+                                v);
+      if (isa<BlockArgument>(v) && !perUse)
+        lastEntryCast_ = c;
+      out = c;
+    }
+    if (!perUse)
+      cache_[key] = out;
+    return out;
+  }
+
+  /// Casts of arguments go first in the body, in the order they are made.
+  void setAfterEntryCasts(OpBuilder &b) {
+    if (lastEntryCast_)
+      b.setInsertionPointAfter(lastEntryCast_);
+    else
+      b.setInsertionPointToStart(&func_.getBody().front());
+  }
+
+  /// True when `v` is an argument, or data movement of one.
+  bool rootsAtArgument(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      auto iface = dyn_cast<PrecisionPolicyOpInterface>(def);
+      if (!iface || !iface.commutesWithCast() || def->getNumOperands() < 1)
+        return false;
+      v = def->getOperand(0);
+    }
+    return true;
+  }
+
+  void restoreResultTypes(func::ReturnOp ret) {
+    ArrayRef<Type> declared = func_.getFunctionType().getResults();
+    OpBuilder b(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      Type want = declared[operand.getOperandNumber()];
+      if (operand.get().getType() != want)
+        operand.set(b.create<CastOp>(ret.getLoc(), want, operand.get()));
+    }
+  }
+
+  func::FuncOp func_;
+  Type low_;
+  Mutation mutation_;
+  Type f32_;
+  Operation *lastEntryCast_ = nullptr;
+  llvm::DenseMap<std::pair<Value, Type>, Value> cache_;
+  SmallVector<Operation *> replaced_;
+  // Element types of the results this pass retyped, as they were.
+  llvm::DenseMap<Value, Type> before_;
+};
+
+class LowerPrecisionPass
+    : public impl::LowerPrecisionPassBase<LowerPrecisionPass> {
+public:
+  using LowerPrecisionPassBase::LowerPrecisionPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (precision == "fp32")
+      return;
+    if (precision == "tf32" || precision == "fp16") {
+      module.emitError("llmc-lower-precision: precision '")
+          << precision << "' is not built yet (fp32 and bf16 are)";
+      return signalPassFailure();
+    }
+    if (precision != "bf16") {
+      module.emitError("llmc-lower-precision: unknown precision '")
+          << precision << "'; expected fp32 or bf16";
+      return signalPassFailure();
+    }
+    Mutation mutation = parseMutation(this->mutation);
+    if (mutation == Mutation::Unknown) {
+      module.emitError("llmc-lower-precision: unknown mutation '")
+          << this->mutation << "'";
+      return signalPassFailure();
+    }
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!forward) {
+      module.emitError("llmc-lower-precision: the module has no @forward; "
+                       "precision is lowered on the forward graph, before "
+                       "autodiff");
+      return signalPassFailure();
+    }
+    Lowering lowering(forward, BFloat16Type::get(&getContext()), mutation);
+    if (failed(lowering.run()))
+      return signalPassFailure();
+    module->setAttr("llmc.precision", StringAttr::get(&getContext(), precision));
+  }
+};
+
+} // namespace
+
+} // namespace mlir::llmc

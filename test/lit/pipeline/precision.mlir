@@ -1,0 +1,25 @@
+// The training pipeline with --precision bf16 (docs/precision.md): the casts
+// are placed on @forward before autodiff, so the backward matmuls are bf16
+// too, the weight gradients come back to f32 through the casts' VJPs, and
+// the parameters, AdamW state and update stay f32.
+// RUN: llmc-opt %s --llmc-pipeline=precision=bf16 | FileCheck %s
+// RUN: llmc-opt %s --llmc-pipeline | FileCheck %s --check-prefix=FP32
+
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    %[[W:[^:]+]]: tensor<16x32xf32> {llmc.init_rule
+// CHECK:         %[[WB:.+]] = llmc.cast %[[W]] : tensor<16x32xf32> -> tensor<16x32xbf16>
+// CHECK:         llmc.matmul {{.*}}%[[WB]] : (tensor<2x8x16xbf16>, tensor<16x32xbf16>) -> tensor<2x8x32xbf16>
+// CHECK:         llmc.cross_entropy mean {{.*}} : (tensor<2x8x32xf32>, tensor<2x8xi64>) -> tensor<f32>
+// The weight gradient: a bf16 GEMM, widened to f32 for the update.
+// CHECK:         %[[DW:.+]] = llmc.matmul {{.*}} : (tensor<16x16xbf16>, tensor<16x32xbf16>) -> tensor<16x32xbf16>
+// CHECK:         llmc.cast %[[DW]] : tensor<16x32xbf16> -> tensor<16x32xf32>
+// CHECK:         llmc.multi_adamw_update params(%[[W]], {{.*}} -> (tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>)
+// FP32-LABEL: func.func @train_step
+// FP32-NOT:     bf16
+func.func @forward(%w: tensor<16x32xf32> {llmc.param = "w", llmc.init_rule = "normal(0.02)"},
+                   %b: tensor<32xf32> {llmc.param = "b", llmc.init_rule = "zeros"},
+                   %x: tensor<2x8x16xf32> {llmc.input = "x"}) -> (tensor<2x8x32xf32> {llmc.output = "logits"}) {
+  %0 = llmc.matmul %x, %w : (tensor<2x8x16xf32>, tensor<16x32xf32>) -> tensor<2x8x32xf32>
+  %1 = llmc.add %0, %b : (tensor<2x8x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+  return %1 : tensor<2x8x32xf32>
+}
