@@ -205,7 +205,7 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
       for (auto [r, y] :
            llvm::zip(group.getResults(), group.getYield()->getOperands()))
         hold(r, values.lookup(y));
-      release(*group.getYield().getOperation());
+      release(*group.getYield());
       return success();
     }
     auto kernel = table.find(op.getName().getStringRef());

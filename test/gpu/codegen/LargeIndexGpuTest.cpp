@@ -16,7 +16,9 @@
 //===----------------------------------------------------------------------===//
 #include "test/gpu/codegen/GpuHarness.h"
 
+#include "compiler/Pipeline.h"
 #include "compiler/codegen/FunctionLowering.h"
+#include "compiler/codegen/PlanBuilder.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "runtime/Executor.h"
 
@@ -62,6 +64,7 @@ TEST(LargeIndex, LossGradientAndRowMaxPast2To31Elements) {
   auto module = parseSourceString<ModuleOp>(kModel, &context);
   ASSERT_TRUE(module) << "the test model does not parse";
   auto func = module->lookupSymbol<func::FuncOp>("forward");
+  ASSERT_TRUE(succeeded(runKernelPipeline(*module))) << "kernel formation failed";
   codegen::CodegenOptions options;
   auto lowered = codegen::lowerFunction(func, options);
   ASSERT_TRUE(succeeded(lowered)) << "code generation failed";
