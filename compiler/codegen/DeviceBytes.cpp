@@ -4,6 +4,7 @@
 #include "compiler/codegen/FunctionLowering.h"
 
 #include "compiler/eval/AttrTensors.h"
+#include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/FloatFormats.h"
 #include "compiler/eval/ModelArguments.h"
 
@@ -138,6 +139,14 @@ std::optional<std::vector<uint8_t>> initialParameterBytes(func::FuncOp func,
     return slow();
   bool isFloat =
       *dtype == DType::F32 || *dtype == DType::BF16 || *dtype == DType::F16;
+  // Checked before the allocation: a parameter the host cannot hold is an
+  // error naming it, not std::bad_alloc.
+  if (std::string why = hostAllocationError(
+          type.getShape(), static_cast<int64_t>(dtypeSize(*dtype)));
+      !why.empty()) {
+    error = "argument '" + argName(func, index) + "' " + why;
+    return std::nullopt;
+  }
   int64_t count = type.getNumElements();
   std::vector<uint8_t> out(static_cast<size_t>(count) * dtypeSize(*dtype));
   StringRef text = rule.getValue();

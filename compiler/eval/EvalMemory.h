@@ -30,6 +30,11 @@ int64_t evalMemoryLimit();
 std::string evalAllocationError(llvm::ArrayRef<int64_t> shape,
                                 int64_t heldBytes = 0);
 
+/// The same check for a host buffer of `elementBytes` per element (the
+/// compiler's initial parameter bytes, in the device's element type).
+std::string hostAllocationError(llvm::ArrayRef<int64_t> shape,
+                                int64_t elementBytes, int64_t heldBytes = 0);
+
 } // namespace llmc
 
 #endif // LLMC_COMPILER_EVAL_EVALMEMORY_H

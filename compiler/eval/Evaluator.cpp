@@ -55,19 +55,25 @@ static CheckedSize refTensorBytes(ArrayRef<int64_t> shape) {
   return elementCount(shape) * CheckedSize(8);
 }
 
-std::string evalAllocationError(ArrayRef<int64_t> shape, int64_t heldBytes) {
-  CheckedSize bytes = refTensorBytes(shape);
+std::string hostAllocationError(ArrayRef<int64_t> shape, int64_t elementBytes,
+                                int64_t heldBytes) {
+  CheckedSize bytes = elementCount(shape) * CheckedSize(elementBytes);
   int64_t limit = evalMemoryLimit();
   if ((bytes + CheckedSize(heldBytes)).fitsIn(limit))
     return "";
   std::string s = "has shape " + shapeText(shape) + " (" +
                   countText(elementCount(shape)) + " elements, " +
-                  bytesText(bytes.approx()) + " as float64 on the host)";
+                  bytesText(bytes.approx()) +
+                  (elementBytes == 8 ? " as float64" : "") + " on the host)";
   s += ", more than the " + bytesText(double(limit)) +
        " of host memory llmc may use";
   if (heldBytes > 0)
     s += " (" + bytesText(double(heldBytes)) + " already held)";
   return s + "; use a smaller batch or model";
+}
+
+std::string evalAllocationError(ArrayRef<int64_t> shape, int64_t heldBytes) {
+  return hostAllocationError(shape, 8, heldBytes);
 }
 
 std::optional<ElementKind> kindOf(Type t) {
