@@ -328,6 +328,25 @@ static llvm::Error copyTyped(const onnx::TensorProto &t, llvm::StringRef what,
   return llvm::Error::success();
 }
 
+/// The typed field that holds a tensor of `type` when it has no raw_data,
+/// and how many values it holds (the switch in decodeTensor reads it).
+static std::pair<const char *, int64_t>
+typedField(const onnx::TensorProto &t, DType type) {
+  switch (type) {
+  case DType::Float:
+    return {"float_data", t.float_data_size()};
+  case DType::Double:
+    return {"double_data", t.double_data_size()};
+  case DType::Int64:
+    return {"int64_data", t.int64_data_size()};
+  case DType::UInt32:
+  case DType::UInt64:
+    return {"uint64_data", t.uint64_data_size()};
+  default:
+    return {"int32_data", t.int32_data_size()};
+  }
+}
+
 llvm::Expected<TensorData> decodeTensor(const onnx::TensorProto &t,
                                         llvm::StringRef baseDir,
                                         llvm::StringRef what) {
@@ -368,6 +387,14 @@ llvm::Expected<TensorData> decodeTensor(const onnx::TensorProto &t,
     return out;
   }
 
+  // The typed field must hold exactly the shape's values; checked before
+  // the allocation, so that a 200-byte file whose dims promise 2 GB of
+  // float_data (found by the long fuzz run) is an error, not a 2 GB malloc.
+  auto [fieldName, fieldSize] = typedField(t, type);
+  if (fieldSize != count)
+    return tensorError(t, what, "has " + llvm::Twine(fieldSize) + " values in " +
+                                    fieldName + ", but its shape needs " +
+                                    llvm::Twine(count));
   TensorData out(type, shape);
   auto setInt = [&](int64_t i, int64_t v) { out.setInt(i, v); };
   auto setDouble = [&](int64_t i, double v) { out.setDouble(i, v); };
