@@ -246,8 +246,9 @@ listUnsupportedOnnxOps(const std::string &path, MLIRContext &context) {
         isDefaultDomain(node.domain()) && handlers.count(node.op_type());
     if (known)
       continue;
+    const auto &n = node; // a lambda may not capture a structured binding (C++17)
     auto it = std::find_if(out.begin(), out.end(), [&](const auto &u) {
-      return u.opType == node.op_type() && u.domain == node.domain();
+      return u.opType == n.op_type() && u.domain == n.domain();
     });
     if (it == out.end()) {
       out.push_back({node.op_type(), node.domain(), 0, {}});

@@ -248,9 +248,10 @@ Value OnnxNode::splat(RankedTensorType type, double v) {
   } else if (elementType.isInteger(1)) {
     attr = DenseElementsAttr::get(type, v != 0);
   } else {
+    // A fuzzed model's 9.2e18 found the undefined conversion here.
     attr = DenseElementsAttr::get(
         type, APInt(elementType.getIntOrFloatBitWidth(),
-                    static_cast<uint64_t>(static_cast<int64_t>(v)), true));
+                    static_cast<uint64_t>(saturatingInt64(v)), true));
   }
   return b.create<mlir::llmc::ConstantOp>(loc, mlir::cast<ElementsAttr>(attr));
 }

@@ -83,6 +83,16 @@ bool isKnownDType(int32_t code) {
   return code >= 1 && code <= 16 && code != 14 && code != 15;
 }
 
+int64_t saturatingInt64(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
 int64_t shapeElementCount(llvm::ArrayRef<int64_t> shape) {
   // Saturate: a count that does not fit compares unequal to, and larger
   // than, any real one, never as a small wrapped number.
@@ -166,18 +176,8 @@ int64_t TensorData::getInt(int64_t i) const {
   case DType::UInt32: return load<uint32_t>(data, i);
   case DType::UInt64: return static_cast<int64_t>(load<uint64_t>(data, i));
   case DType::Bool: return load<uint8_t>(data, i) != 0;
-  default: {
-    double v = getDouble(i);
-    // Casting NaN or out-of-range floats is undefined in C++; ONNX leaves it
-    // unspecified, so pick the saturated value.
-    if (std::isnan(v))
-      return 0;
-    if (v >= 9.2233720368547758e18)
-      return std::numeric_limits<int64_t>::max();
-    if (v <= -9.2233720368547758e18)
-      return std::numeric_limits<int64_t>::min();
-    return static_cast<int64_t>(v);
-  }
+  default:
+    return saturatingInt64(getDouble(i));
   }
 }
 

@@ -100,6 +100,10 @@ private:
 /// Element count of a shape (1 for rank 0).
 int64_t shapeElementCount(llvm::ArrayRef<int64_t> shape);
 
+/// A double as int64: casting NaN or an out-of-range float is undefined in
+/// C++ and ONNX leaves it unspecified, so saturate (NaN gives 0).
+int64_t saturatingInt64(double v);
+
 /// Decodes a TensorProto. External data locations are relative to `baseDir`
 /// (the model file's directory). Errors start with "<what> '<name>'" and
 /// say what is wrong with the tensor.
