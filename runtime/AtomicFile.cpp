@@ -23,6 +23,26 @@ namespace llmc {
 
 namespace {
 
+/// Writes all `size` bytes at `offset` (-1: the file position), retrying
+/// short writes and EINTR; 0, or the errno that stopped it.
+int writeFully(int fd, const void *data, size_t size, off_t offset) {
+  const char *p = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t n = offset < 0 ? ::write(fd, p, size) : ::pwrite(fd, p, size, offset);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return errno;
+    if (n == 0)
+      return EIO;
+    p += n;
+    size -= static_cast<size_t>(n);
+    if (offset >= 0)
+      offset += n;
+  }
+  return 0;
+}
+
 // A slot is free (0), being filled or emptied (1), or names a temporary the
 // handler must remove (2).
 constexpr int kFree = 0, kBusy = 1, kLive = 2;
@@ -200,20 +220,8 @@ Status AtomicFile::write(const void *data, size_t size) {
   if (fd_ < 0)
     return error_ = Status::error("cannot write '" + path_ +
                                   "': the file is not open");
-  const char *p = static_cast<const char *>(data);
-  size_t left = size;
-  while (left > 0) {
-    ssize_t n = ::write(fd_, p, left);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return fail("cannot write", errno);
-    }
-    if (n == 0)
-      return fail("cannot write", EIO);
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  if (int err = writeFully(fd_, data, size, -1))
+    return fail("cannot write", err);
   size_ += size;
   return Status::ok();
 }
@@ -224,21 +232,8 @@ Status AtomicFile::writeAt(uint64_t offset, const void *data, size_t size) {
   if (fd_ < 0 || offset + size > size_)
     return error_ = Status::error("cannot write '" + path_ +
                                   "': overwrite past the end of the file");
-  const char *p = static_cast<const char *>(data);
-  size_t left = size;
-  while (left > 0) {
-    ssize_t n = ::pwrite(fd_, p, left, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return fail("cannot write", errno);
-    }
-    if (n == 0)
-      return fail("cannot write", EIO);
-    p += n;
-    offset += static_cast<uint64_t>(n);
-    left -= static_cast<size_t>(n);
-  }
+  if (int err = writeFully(fd_, data, size, static_cast<off_t>(offset)))
+    return fail("cannot write", err);
   return Status::ok();
 }
 
