@@ -165,6 +165,41 @@ std::string maskStatements(Type mt, const std::string &row,
 
 namespace {
 
+/// storeFour's text names the widened vector `buf[i]`; the bf16 path holds
+/// it in `buf_i`.
+std::string replaceBufI(std::string text) {
+  for (size_t at; (at = text.find("buf[i]")) != std::string::npos;)
+    text.replace(at, 6, "buf_i");
+  return text;
+}
+
+/// stageLoop's vector path for bf16 tiles: every thread's 8-byte loads
+/// (four elements each) first, then each widened into `buf_i` (a float4)
+/// for `storeFour(at)`.
+std::string stageLoopBf16(
+    const std::string &src, int64_t rows, int64_t cols,
+    const std::string &valid, const std::string &indent,
+    const std::function<std::string(const std::string &)> &storeFour) {
+  std::string n = std::to_string(rows * cols / 4);
+  std::string c4 = std::to_string(cols / 4);
+  return indent + "{\n" + indent + "  constexpr int kVecs = " + n +
+         ", kPer = (kVecs + kThreadsPerBlock - 1) / kThreadsPerBlock;\n" +
+         indent + "  uint2 raw[kPer];\n" + indent + "#pragma unroll\n" +
+         indent + "  for (int i = 0; i < kPer; ++i) {\n" + indent +
+         "    const int e = threadIdx.x + i * kThreadsPerBlock, r = e / " + c4 +
+         ";\n" + indent + "    raw[i] = e < kVecs && r < " + valid +
+         " ? reinterpret_cast<const uint2 *>(" + src +
+         ")[e] : make_uint2(0u, 0u);\n" + indent + "  }\n" + indent +
+         "#pragma unroll\n" + indent + "  for (int i = 0; i < kPer; ++i) {\n" +
+         indent + "    const int e = threadIdx.x + i * kThreadsPerBlock;\n" +
+         indent + "    if (e >= kVecs)\n" + indent + "      continue;\n" +
+         indent + "    const float4 buf_i = make_float4(" +
+         "__uint_as_float(raw[i].x << 16), __uint_as_float(raw[i].x & 0xffff0000u), " +
+         "__uint_as_float(raw[i].y << 16), __uint_as_float(raw[i].y & 0xffff0000u));\n" +
+         replaceBufI(storeFour("(e / " + c4 + ") * LD + (e % " + c4 + ") * 4")) +
+         indent + "  }\n" + indent + "}\n";
+}
+
 /// The staging loop of stageTile and stageSplit. The scalar path (non-f32
 /// or odd widths) hands each element to `storeOne(value, index)`; the f32
 /// path issues every thread's 16-byte loads before the first store, so a
@@ -178,6 +213,12 @@ std::string stageLoop(Type t, const std::string &src, int64_t rows,
                       const std::function<std::string(const std::string &)>
                           &storeFour) {
   std::string r = std::to_string(rows), c = std::to_string(cols);
+  // bf16 tiles take the vector path too: 8-byte loads of four elements,
+  // all in flight before the first store, widened exactly (a bf16 is the
+  // top half of its f32). Element by element they cost the bf16 step twice
+  // the f32 attention time (BENCHMARKS.md, 2026-11-24).
+  if (t.isBF16() && cols % 4 == 0)
+    return stageLoopBf16(src, rows, cols, valid, indent, storeFour);
   if (!t.isF32() || cols % 4 != 0)
     return indent + "for (index_t e = threadIdx.x; e < " + r + " * " + c +
            "; e += blockDim.x) {\n" + indent + "  const index_t r = e / " + c +
