@@ -165,61 +165,25 @@ std::string maskStatements(Type mt, const std::string &row,
 
 namespace {
 
-/// storeFour's text names the widened vector `buf[i]`; the bf16 path holds
-/// it in `buf_i`.
-std::string replaceBufI(std::string text) {
-  for (size_t at; (at = text.find("buf[i]")) != std::string::npos;)
-    text.replace(at, 6, "buf_i");
-  return text;
-}
-
-/// stageLoop's vector path for bf16 tiles: every thread's 8-byte loads
-/// (four elements each) first, then each widened into `buf_i` (a float4)
-/// for `storeFour(at)`.
-std::string stageLoopBf16(
-    const std::string &src, int64_t rows, int64_t cols,
-    const std::string &valid, const std::string &indent,
-    const std::function<std::string(const std::string &)> &storeFour) {
-  std::string n = std::to_string(rows * cols / 4);
-  std::string c4 = std::to_string(cols / 4);
-  return indent + "{\n" + indent + "  constexpr int kVecs = " + n +
-         ", kPer = (kVecs + kThreadsPerBlock - 1) / kThreadsPerBlock;\n" +
-         indent + "  uint2 raw[kPer];\n" + indent + "#pragma unroll\n" +
-         indent + "  for (int i = 0; i < kPer; ++i) {\n" + indent +
-         "    const int e = threadIdx.x + i * kThreadsPerBlock, r = e / " + c4 +
-         ";\n" + indent + "    raw[i] = e < kVecs && r < " + valid +
-         " ? reinterpret_cast<const uint2 *>(" + src +
-         ")[e] : make_uint2(0u, 0u);\n" + indent + "  }\n" + indent +
-         "#pragma unroll\n" + indent + "  for (int i = 0; i < kPer; ++i) {\n" +
-         indent + "    const int e = threadIdx.x + i * kThreadsPerBlock;\n" +
-         indent + "    if (e >= kVecs)\n" + indent + "      continue;\n" +
-         indent + "    const float4 buf_i = make_float4(" +
-         "__uint_as_float(raw[i].x << 16), __uint_as_float(raw[i].x & 0xffff0000u), " +
-         "__uint_as_float(raw[i].y << 16), __uint_as_float(raw[i].y & 0xffff0000u));\n" +
-         replaceBufI(storeFour("(e / " + c4 + ") * LD + (e % " + c4 + ") * 4")) +
-         indent + "  }\n" + indent + "}\n";
-}
-
-/// The staging loop of stageTile and stageSplit. The scalar path (non-f32
-/// or odd widths) hands each element to `storeOne(value, index)`; the f32
-/// path issues every thread's 16-byte loads before the first store, so a
-/// tile costs one memory latency rather than one per element, then hands
-/// each float4 to `storeFour(at)` with `buf[i]` in scope.
+/// The staging loop of stageTile and stageSplit. The scalar path (other
+/// types or odd widths) hands each element to `storeOne(value, index)`. The
+/// vector path issues every thread's loads before the first store, so a
+/// tile costs one memory latency rather than one per element: 16 bytes of
+/// f32 or 8 bytes of bf16 (four elements either way, a bf16 widened exactly:
+/// it is the top half of its f32; element by element, bf16 tiles cost the
+/// bf16 step twice the f32 attention time, BENCHMARKS.md 2026-11-24). Each
+/// four elements reach `storeFour(at, vec)` as the float4 expression `vec`.
+using StoreFour =
+    std::function<std::string(const std::string &, const std::string &)>;
 std::string stageLoop(Type t, const std::string &src, int64_t rows,
                       int64_t cols, const std::string &valid,
                       const std::string &indent,
                       const std::function<std::string(
                           const std::string &, const std::string &)> &storeOne,
-                      const std::function<std::string(const std::string &)>
-                          &storeFour) {
+                      const StoreFour &storeFour) {
   std::string r = std::to_string(rows), c = std::to_string(cols);
-  // bf16 tiles take the vector path too: 8-byte loads of four elements,
-  // all in flight before the first store, widened exactly (a bf16 is the
-  // top half of its f32). Element by element they cost the bf16 step twice
-  // the f32 attention time (BENCHMARKS.md, 2026-11-24).
-  if (t.isBF16() && cols % 4 == 0)
-    return stageLoopBf16(src, rows, cols, valid, indent, storeFour);
-  if (!t.isF32() || cols % 4 != 0)
+  bool bf16 = t.isBF16();
+  if (!(t.isF32() || bf16) || cols % 4 != 0)
     return indent + "for (index_t e = threadIdx.x; e < " + r + " * " + c +
            "; e += blockDim.x) {\n" + indent + "  const index_t r = e / " + c +
            ", d = e % " + c + ";\n" +
@@ -230,20 +194,31 @@ std::string stageLoop(Type t, const std::string &src, int64_t rows,
            indent + "}\n";
   std::string n = std::to_string(rows * cols / 4);
   std::string c4 = std::to_string(cols / 4);
+  // f32 loads float4s into buf[]; bf16 loads uint2s into raw[] and widens
+  // each into buf_i.
+  std::string vec = bf16 ? "uint2" : "float4", arr = bf16 ? "raw" : "buf";
+  std::string zero =
+      bf16 ? "make_uint2(0u, 0u)" : "make_float4(0.0f, 0.0f, 0.0f, 0.0f)";
+  std::string widen =
+      bf16 ? indent + "    const float4 buf_i = make_float4(" +
+                 "__uint_as_float(raw[i].x << 16), __uint_as_float(raw[i].x & "
+                 "0xffff0000u), __uint_as_float(raw[i].y << 16), "
+                 "__uint_as_float(raw[i].y & 0xffff0000u));\n"
+           : "";
   return indent + "{\n" + indent + "  constexpr int kVecs = " + n +
          ", kPer = (kVecs + kThreadsPerBlock - 1) / kThreadsPerBlock;\n" +
-         indent + "  float4 buf[kPer];\n" + indent + "#pragma unroll\n" +
-         indent + "  for (int i = 0; i < kPer; ++i) {\n" + indent +
-         "    const int e = threadIdx.x + i * kThreadsPerBlock, r = e / " + c4 +
-         ";\n" + indent + "    buf[i] = e < kVecs && r < " + valid +
-         " ? reinterpret_cast<const float4 *>(" + src +
-         ")[e] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n" + indent + "  }\n" +
-         indent + "#pragma unroll\n" + indent +
+         indent + "  " + vec + " " + arr + "[kPer];\n" + indent +
+         "#pragma unroll\n" + indent + "  for (int i = 0; i < kPer; ++i) {\n" +
+         indent + "    const int e = threadIdx.x + i * kThreadsPerBlock, r = e / " +
+         c4 + ";\n" + indent + "    " + arr + "[i] = e < kVecs && r < " + valid +
+         " ? reinterpret_cast<const " + vec + " *>(" + src + ")[e] : " + zero +
+         ";\n" + indent + "  }\n" + indent + "#pragma unroll\n" + indent +
          "  for (int i = 0; i < kPer; ++i) {\n" + indent +
          "    const int e = threadIdx.x + i * kThreadsPerBlock;\n" + indent +
-         "    if (e >= kVecs)\n" + indent + "      continue;\n" +
-         storeFour("(e / " + c4 + ") * LD + (e % " + c4 + ") * 4") + indent +
-         "  }\n" + indent + "}\n";
+         "    if (e >= kVecs)\n" + indent + "      continue;\n" + widen +
+         storeFour("(e / " + c4 + ") * LD + (e % " + c4 + ") * 4",
+                   bf16 ? "buf_i" : "buf[i]") +
+         indent + "  }\n" + indent + "}\n";
 }
 
 std::string withLd(std::string text, const std::string &ld) {
@@ -263,9 +238,9 @@ std::string stageTile(Type t, const std::string &dst, const std::string &ld,
         return indent + "  " + dst + "[" + withLd(index, ld) + "] = " + value +
                ";\n";
       },
-      [&](const std::string &at) {
+      [&](const std::string &at, const std::string &v) {
         return indent + "    *reinterpret_cast<float4 *>(" + dst + " + " +
-               withLd(at, ld) + ") = buf[i];\n";
+               withLd(at, ld) + ") = " + v + ";\n";
       });
 }
 
@@ -279,13 +254,13 @@ std::string stageSplit(Type t, const std::string &dst, const std::string &ld,
                ", hl.x, hl.y);\n" + indent + "  " + dst + "[" +
                withLd(index, ld) + "] = hl;\n";
       },
-      [&](const std::string &at) {
+      [&](const std::string &at, const std::string &v) {
         // Four elements become two 16-byte {hi, lo, hi, lo} stores.
-        return indent + "    uint4 xy, zw;\n" + indent +
-               "    splitTf32(buf[i].x, xy.x, xy.y);\n" + indent +
-               "    splitTf32(buf[i].y, xy.z, xy.w);\n" + indent +
-               "    splitTf32(buf[i].z, zw.x, zw.y);\n" + indent +
-               "    splitTf32(buf[i].w, zw.z, zw.w);\n" + indent +
+        return indent + "    uint4 xy, zw;\n" + indent + "    splitTf32(" + v +
+               ".x, xy.x, xy.y);\n" + indent + "    splitTf32(" + v +
+               ".y, xy.z, xy.w);\n" + indent + "    splitTf32(" + v +
+               ".z, zw.x, zw.y);\n" + indent + "    splitTf32(" + v +
+               ".w, zw.z, zw.w);\n" + indent +
                "    uint4 *to = reinterpret_cast<uint4 *>(" + dst + " + " +
                withLd(at, ld) + ");\n" + indent + "    to[0] = xy;\n" +
                indent + "    to[1] = zw;\n";
