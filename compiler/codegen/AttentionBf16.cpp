@@ -159,9 +159,11 @@ __device__ __forceinline__ void stageAsync(bf16_t *dst, int ld,
 
 namespace {
 
-constexpr unsigned kMaxWarps = 8;
+// 4 warps (64 query rows) and key tiles of 64: measured on an H100 at
+// GPT-2's [16, 12, 1024, 64] causal, 0.245 ms against 0.264 (8 warps),
+// 0.253 (8 warps, tiles of 32), 0.336-0.359 (tiles of 128).
+constexpr unsigned kWarps = 4;
 constexpr int64_t kKeyTile = 64;
-constexpr unsigned kSharedLimit = 227 * 1024;
 
 std::string replaceAll(std::string text, const std::string &from,
                        const std::string &to) {
@@ -314,12 +316,11 @@ LogicalResult emitAttentionForwardBf16(Operation *op, const EmitContext &ctx,
     return op->emitError("codegen: attention with batch ")
            << B << " and " << Hq
            << " heads exceeds the grid (at most 65535 each)";
+  // At most 2 * (64 * 136 + 2 * 64 * 272) = 87 KiB for head dims of 128.
   auto sharedFor = [&](int64_t rows) {
     return static_cast<unsigned>(
         2 * (rows * (D + 8) + 2 * kKeyTile * (D + 8 + Dv + 8)));
   };
-  const unsigned kWarps =
-      sharedFor(16 * kMaxWarps) <= kSharedLimit ? kMaxWarps : 4;
   const int64_t kRowTile = 16 * kWarps;
   KernelSource src(op, ctx.name);
   src.use(elementTypeOf(a.query));
