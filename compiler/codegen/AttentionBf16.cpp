@@ -146,8 +146,14 @@ template <int ROWS, int COLS>
 __device__ __forceinline__ void stageAsync(bf16_t *dst, int ld,
                                            const bf16_t *src, index_t valid) {
   constexpr int kChunks = ROWS * COLS / 8, kPerRow = COLS / 8;
+  // A trip count known at compile time: the loop unrolls without the
+  // remainder branches a thread-strided loop compiles to.
+  constexpr int kIters = (kChunks + kThreadsPerBlock - 1) / kThreadsPerBlock;
 #pragma unroll
-  for (int i = threadIdx.x; i < kChunks; i += kThreadsPerBlock) {
+  for (int it = 0; it < kIters; ++it) {
+    const int i = threadIdx.x + it * kThreadsPerBlock;
+    if (kChunks % kThreadsPerBlock != 0 && i >= kChunks)
+      break;
     const int r = i / kPerRow, c = (i % kPerRow) * 8;
     const bool in = r < valid;
     cpAsync16(dst + r * ld + c, src + (in ? (index_t)r * COLS + c : 0), in);
@@ -220,27 +226,33 @@ const char *const kForward = R"(extern "C" __global__ void __launch_bounds__(@TH
     }
     float s[kBc / 8][4] = {};
     mmaXYt<kBc / 8, kD>(s, Qs, kLdQ, warp * 16, Ks, kLdK);
-    const bool full = @FULL@;
     float mx[2] = {-INFINITY, -INFINITY};
+    // Two loops, not a test per element: a per-element `full ? :` was
+    // if-converted into per-element predicates and branches.
+    if (@FULL@) {
 #pragma unroll
-    for (int j = 0; j < kBc / 8; ++j)
+      for (int j = 0; j < kBc / 8; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x;
-        if (full) {
-          x = s[j][e] * kScaleLog2;
-        } else {
+        for (int e = 0; e < 4; ++e) {
+          s[j][e] *= kScaleLog2;
+          mx[e / 2] = fmaxf(mx[e / 2], s[j][e]);
+        }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kBc / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
           const index_t row = rowBase + (e / 2) * 8;
           const index_t col = s0 + j * 8 + 2 * t + (e % 2);
-          x = -INFINITY;
+          float x = -INFINITY;
           if (@VISIBLE@) {
             x = s[j][e] * kScale;
 @MASK@            x *= kLog2e;
           }
+          s[j][e] = x;
+          mx[e / 2] = fmaxf(mx[e / 2], x);
         }
-        s[j][e] = x;
-        mx[e / 2] = fmaxf(mx[e / 2], x);
-      }
+    }
     float alpha[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {

@@ -102,26 +102,33 @@ const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS
     float sT[kBr / 8][4] = {}, dpT[kBr / 8][4] = {};
     mmaXYt<kBr / 8, kD>(sT, Ks, kLdK, warp * 16, Qs, kLdQ);
     mmaXYt<kBr / 8, kDv>(dpT, Vs, kLdV, warp * 16, Os, kLdO);
-    const bool full = @FULL@;
+    // Two loops, not a test per element (see the forward).
+    if (@FULL@) {
 #pragma unroll
-    for (int j = 0; j < kBr / 8; ++j)
+      for (int j = 0; j < kBr / 8; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int qi = j * 8 + 2 * t + (e % 2);
-        float p;
-        if (full) {
-          p = exp2f(fmaf(sT[j][e], kScaleLog2, -Ls[qi]));
-        } else {
+        for (int e = 0; e < 4; ++e) {
+          const int qi = j * 8 + 2 * t + (e % 2);
+          const float p = exp2f(fmaf(sT[j][e], kScaleLog2, -Ls[qi]));
+          sT[j][e] = p;
+          dpT[j][e] = p * (dpT[j][e] - Rs[qi]);
+        }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kBr / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int qi = j * 8 + 2 * t + (e % 2);
           const index_t s = key0 + (e / 2) * 8, tq = t0 + qi;
-          p = 0.0f;
+          float p = 0.0f;
           if (@VISIBLE@ && Ls[qi] != -INFINITY) {
             float x = sT[j][e] * kScale;
 @MASK@            p = exp2f(fmaf(x, kLog2e, -Ls[qi]));
           }
+          sT[j][e] = p;
+          dpT[j][e] = p * (dpT[j][e] - Rs[qi]);
         }
-        sT[j][e] = p;
-        dpT[j][e] = p * (dpT[j][e] - Rs[qi]);
-      }
+    }
     mmaCZ<kDv / 8, kBr / 8>(dvAcc, sT, Os, kLdO);
     mmaCZ<kD / 8, kBr / 8>(dkAcc, dpT, Qs, kLdQ);
     __syncthreads(); // the stage is consumed before it is refilled
@@ -199,26 +206,31 @@ const char *const kQ = R"(extern "C" __global__ void __launch_bounds__(@THREADS@
     float sc[kBc / 8][4] = {}, dp[kBc / 8][4] = {};
     mmaXYt<kBc / 8, kD>(sc, Qs, kLdQ, warp * 16, Ks, kLdK);
     mmaXYt<kBc / 8, kDv>(dp, Os, kLdO, warp * 16, Vs, kLdV);
-    const bool full = @FULL@;
+    if (@FULL@) {
 #pragma unroll
-    for (int j = 0; j < kBc / 8; ++j)
+      for (int j = 0; j < kBc / 8; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int r = e / 2;
-        float p;
-        if (full) {
-          p = exp2f(fmaf(sc[j][e], kScaleLog2, -lr[r]));
-        } else {
+        for (int e = 0; e < 4; ++e) {
+          const int r = e / 2;
+          const float p = exp2f(fmaf(sc[j][e], kScaleLog2, -lr[r]));
+          sc[j][e] = p * (dp[j][e] - rd[r]);
+        }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kBc / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = e / 2;
           const index_t tq = row0 + 8 * r;
           const index_t s = s0 + j * 8 + 2 * t + (e % 2);
-          p = 0.0f;
+          float p = 0.0f;
           if (@VISIBLE@ && lr[r] != -INFINITY) {
             float x = sc[j][e] * kScale;
 @MASK@            p = exp2f(fmaf(x, kLog2e, -lr[r]));
           }
+          sc[j][e] = p * (dp[j][e] - rd[r]);
         }
-        sc[j][e] = p * (dp[j][e] - rd[r]);
-      }
+    }
     mmaCZ<kD / 8, kBc / 8>(dqAcc, sc, Ks, kLdK);
     __syncthreads(); // the buffer is consumed before it is refilled
   }
