@@ -15,6 +15,12 @@
 //      ones (rank-0 operands do not promote, as in torch), results that
 //      type.
 //    - Explicit: nothing (casts).
+//    A LowerOperands op whose float operands are all tables (computed
+//    from constants and frozen buffers only: no trainable parameter, no
+//    input) follows its operands instead. Such matmuls are position
+//    tables, RoPE's inv_freq x positions above all, which transformers
+//    computes with autocast disabled: lowering them rounds every angle to
+//    bf16 (a Llama's bf16 step then strays from PyTorch's AMP reference).
 // 2. A value is converted once per type: the cast goes right after its
 //    definition and every use shares it. A weight reaching a matmul through
 //    transposes/reshapes (commutesWithCast) is cast right after the
@@ -27,11 +33,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/TrainingUtils.h"
 
 #include "dialects/llmc/LlmcOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #define DEBUG_TYPE "llmc-lower-precision"
@@ -88,6 +96,7 @@ public:
     SmallVector<Operation *> ops;
     for (Operation &op : func_.getBody().front())
       ops.push_back(&op);
+    findTables(ops);
     for (Operation *op : ops) {
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         restoreResultTypes(ret);
@@ -133,7 +142,7 @@ private:
     if (!current)
       return;
     Type target;
-    if (policy == PrecisionPolicy::LowerOperands)
+    if (policy == PrecisionPolicy::LowerOperands && !readsOnlyTables(op))
       target = low_;
     else if (isFp32Policy(policy))
       target = widthOf(current) < 32 ? f32_ : current;
@@ -157,6 +166,32 @@ private:
     if (mutation_ == Mutation::GemmBf16Accumulate && isa<MatmulOp>(op) &&
         target == low_)
       op->setAttr("llmc.accumulate", TypeAttr::get(low_));
+  }
+
+  /// Values that depend on no trainable parameter and no input: frozen
+  /// arguments, and results of ops reading only such values (constants,
+  /// iotas).
+  void findTables(ArrayRef<Operation *> ops) {
+    for (BlockArgument arg : func_.getArguments())
+      if (func_.getArgAttr(arg.getArgNumber(), "llmc.param") &&
+          !isTrainable(func_, arg.getArgNumber()))
+        tables_.insert(arg);
+    for (Operation *op : ops)
+      if (llvm::all_of(op->getOperands(),
+                       [&](Value v) { return tables_.contains(v); }))
+        tables_.insert(op->getResults().begin(), op->getResults().end());
+  }
+
+  bool readsOnlyTables(Operation *op) {
+    bool anyFloat = false;
+    for (Value v : op->getOperands()) {
+      if (!isFloatTensor(v))
+        continue;
+      anyFloat = true;
+      if (!tables_.contains(v))
+        return false;
+    }
+    return anyFloat;
   }
 
   /// The widest float type among the dimensioned float operands (all float
@@ -252,6 +287,7 @@ private:
   }
 
   func::FuncOp func_;
+  llvm::DenseSet<Value> tables_;
   Type low_;
   Mutation mutation_;
   Type f32_;

@@ -105,3 +105,31 @@ func.func @forward(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>)
   %r = llmc.rms_norm %m {axis = 1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return %mx, %s, %e, %r : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// RoPE's table: inv_freq (a frozen buffer) x positions (a constant) is a
+// matmul on tables only, which transformers computes with autocast
+// disabled: it stays f32, and so do cos/sin and the rotary that mixes them
+// with the bf16 query (promotion, as in torch); attention then takes bf16.
+// A matmul reading a trainable parameter is still lowered.
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME:    %[[INV:[^ ]+]]: tensor<4x1xf32> {llmc.frozen, llmc.param = "inv_freq"}
+// CHECK-NOT:     llmc.cast %[[INV]]
+// CHECK:         llmc.matmul %[[INV]], %{{.+}} : (tensor<4x1xf32>, tensor<1x6xf32>) -> tensor<4x6xf32>
+// CHECK:         llmc.cos %{{.+}} : tensor<6x8xf32>
+// CHECK:         llmc.matmul %{{.+}}, %{{.+}} : (tensor<1x6x8xbf16>, tensor<8x8xbf16>) -> tensor<1x6x8xbf16>
+// CHECK:         llmc.rotary %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x1x6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<1x1x6x8xf32>
+func.func @forward(%x: tensor<1x6x8xf32>, %wq: tensor<8x8xf32> {llmc.param = "wq"},
+                      %inv: tensor<4x1xf32> {llmc.param = "inv_freq", llmc.frozen}) -> tensor<1x1x6x8xf32> {
+  %pos = llmc.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]]> : tensor<1x6xf32>
+  %f = llmc.matmul %inv, %pos : (tensor<4x1xf32>, tensor<1x6xf32>) -> tensor<4x6xf32>
+  %ft = llmc.transpose %f [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>
+  %emb = llmc.concat %ft, %ft axis 1 : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x8xf32>
+  %cos = llmc.cos %emb : tensor<6x8xf32>
+  %sin = llmc.sin %emb : tensor<6x8xf32>
+  %q = llmc.matmul %x, %wq : (tensor<1x6x8xf32>, tensor<8x8xf32>) -> tensor<1x6x8xf32>
+  %q4 = llmc.reshape %q : tensor<1x6x8xf32> -> tensor<1x1x6x8xf32>
+  %r = llmc.rotary %q4, %cos, %sin : (tensor<1x1x6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<1x1x6x8xf32>
+  return %r : tensor<1x1x6x8xf32>
+}
