@@ -1,0 +1,104 @@
+"""Numpy arrays, torch tensors and CUDA array objects as llmc_tensor views.
+
+What the C ABI needs of a tensor: a pointer, a dtype, a shape, whether the
+memory is on the GPU, and for GPU memory the stream it was written on. A
+torch CUDA tensor is passed by pointer with the caller's current stream
+(torch.cuda.current_stream), so llmc's copy runs after whatever the caller
+queued on it, and the caller's later writes run after llmc's copy; an object
+with __cuda_array_interface__ (version 3) brings its own "stream" field. No
+GPU memory is copied or synchronized here.
+"""
+import sys
+
+import numpy as np
+
+from . import _lib
+from .errors import InvalidArgument
+
+_NUMPY = {
+    np.dtype(np.float32): _lib.LLMC_F32,
+    np.dtype(np.float16): _lib.LLMC_F16,
+    np.dtype(np.int32): _lib.LLMC_I32,
+    np.dtype(np.int64): _lib.LLMC_I64,
+    np.dtype(np.uint8): _lib.LLMC_U8,
+}
+_TYPESTR = {"<f4": _lib.LLMC_F32, "<f2": _lib.LLMC_F16, "<i4": _lib.LLMC_I32,
+            "<i8": _lib.LLMC_I64, "|u1": _lib.LLMC_U8}
+_TORCH_NAMES = {"torch.float32": _lib.LLMC_F32, "torch.float16": _lib.LLMC_F16,
+                "torch.bfloat16": _lib.LLMC_BF16, "torch.int32": _lib.LLMC_I32,
+                "torch.int64": _lib.LLMC_I64, "torch.uint8": _lib.LLMC_U8}
+SUPPORTED = "float32, float16, bfloat16 (torch), int32, int64, uint8"
+
+
+class View:
+    """One tensor, ready for an llmc_tensor; `keep` holds its memory alive."""
+    __slots__ = ("dtype", "shape", "device", "device_index", "ptr", "stream",
+                 "keep")
+
+    def __init__(self, dtype, shape, device, ptr, stream, keep,
+                 device_index=None):
+        self.dtype, self.shape, self.device = dtype, tuple(shape), device
+        self.ptr, self.stream, self.keep = ptr, stream, keep
+        self.device_index = device_index
+
+
+def _torch_view(x, what):
+    dtype = _TORCH_NAMES.get(str(x.dtype))
+    if dtype is None:
+        raise InvalidArgument("%s has dtype %s, which llmc does not take "
+                              "(it takes %s)" % (what, x.dtype, SUPPORTED))
+    if not x.is_contiguous():
+        raise InvalidArgument("%s is not contiguous: pass x.contiguous()"
+                              % what)
+    if x.is_cuda:
+        import torch
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        return View(dtype, x.shape, _lib.LLMC_CUDA, x.data_ptr(), stream, x,
+                    x.device.index)
+    if x.device.type != "cpu":
+        raise InvalidArgument("%s is on device %s; llmc takes CPU or CUDA "
+                              "tensors" % (what, x.device))
+    return View(dtype, x.shape, _lib.LLMC_CPU, x.data_ptr(),
+                _lib.LLMC_NO_STREAM, x)
+
+
+def _cuda_array_view(x, cai, what):
+    dtype = _TYPESTR.get(cai["typestr"])
+    if dtype is None:
+        raise InvalidArgument("%s has typestr %r, which llmc does not take "
+                              "(it takes %s)" % (what, cai["typestr"],
+                                                 SUPPORTED))
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if strides is not None:
+        size = np.dtype(cai["typestr"]).itemsize
+        want, acc = [], size
+        for d in reversed(shape):
+            want.append(acc)
+            acc *= d
+        if tuple(reversed(want)) != tuple(strides):
+            raise InvalidArgument("%s is not C-contiguous (strides %s)"
+                                  % (what, tuple(strides)))
+    stream = cai.get("stream")
+    return View(dtype, shape, _lib.LLMC_CUDA, cai["data"][0],
+                _lib.LLMC_NO_STREAM if stream is None else int(stream), x)
+
+
+def view(x, what):
+    """The View of `x`: a torch tensor, a CUDA array (with
+    __cuda_array_interface__), or anything numpy.asarray takes."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return _torch_view(x, what)
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        return _cuda_array_view(x, cai, what)
+    a = np.asarray(x)
+    dtype = _NUMPY.get(a.dtype)
+    if dtype is None:
+        raise InvalidArgument("%s has dtype %s, which llmc does not take (it "
+                              "takes %s)" % (what, a.dtype, SUPPORTED))
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return View(dtype, a.shape, _lib.LLMC_CPU, a.ctypes.data,
+                _lib.LLMC_NO_STREAM, a)
