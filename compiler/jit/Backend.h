@@ -23,11 +23,16 @@ public:
   CompileReport report;
   Options options;
   int64_t steps = 0; // successful training steps
+  double lastMs = 0; // CPU backend: the last run's wall time
 
   virtual Status run(const std::vector<TensorView> &in, double lr,
                      double &loss) = 0;
   virtual Status evaluate(const std::vector<TensorView> &in,
                           double &loss) = 0;
+  virtual Status lastStepMs(double &ms) {
+    ms = lastMs;
+    return Status::ok();
+  }
   /// Parameter `index` (into `parameters`) as f32 host bytes of its logical
   /// shape.
   virtual Status readParameter(size_t index, std::vector<uint8_t> &f32) = 0;

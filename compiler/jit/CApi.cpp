@@ -412,6 +412,15 @@ llmc_status llmc_step_steps_taken(llmc_step *step, int64_t *steps) {
   });
 }
 
+llmc_status llmc_step_last_step_ms(llmc_step *step, double *ms) {
+  return guarded([&] {
+    LLMC_CHECK(live(step));
+    if (!ms)
+      return fail(LLMC_ERROR_INVALID_ARGUMENT, "ms is NULL");
+    return check(step->step.lastStepMs(*ms), LLMC_ERROR_RUNTIME);
+  });
+}
+
 llmc_status llmc_step_report_json(llmc_step *step, const char **json) {
   return guarded([&] {
     LLMC_CHECK(live(step));

@@ -171,6 +171,7 @@ Status CpuBackend::setInputs(const std::vector<TensorView> &in) {
 
 Status CpuBackend::run(const std::vector<TensorView> &in, double lr,
                        double &loss) {
+  auto start = std::chrono::steady_clock::now();
   LLMC_RETURN_IF_ERROR(setInputs(in));
   if (lrArg_ >= 0)
     args_[lrArg_] = RefTensor::fromFloats(ElementKind::F32, {}, {lr});
@@ -192,6 +193,9 @@ Status CpuBackend::run(const std::vector<TensorView> &in, double lr,
   for (unsigned i = 0; i < step_.getNumResults(); ++i)
     if (auto next = step_.getResultAttrOfType<IntegerAttr>(i, "llmc.next"))
       args_[next.getInt()] = std::move((*results)[i]);
+  lastMs = std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - start)
+               .count();
   return Status::ok();
 }
 

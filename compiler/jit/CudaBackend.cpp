@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 namespace llmc::jit {
 
@@ -41,6 +42,12 @@ public:
              double &loss) override;
   Status evaluate(const std::vector<TensorView> &in, double &loss) override;
   Status readParameter(size_t index, std::vector<uint8_t> &f32) override;
+  Status lastStepMs(double &ms) override {
+    float f = 0;
+    LLMC_RETURN_IF_ERROR(executor_->lastRunMs(f));
+    ms = f;
+    return Status::ok();
+  }
   Status writeParameter(size_t index, const TensorView &value) override;
 
 private:
@@ -54,6 +61,11 @@ private:
   std::unique_ptr<Executor> executor_;
   std::vector<const BufferInfo *> inputBuffers_, paramBuffers_;
   bool hasStep_ = false;
+  // What the arena holds, so that an unchanged value costs no copy: the
+  // learning rate last written, and the step counter, which the graph
+  // increments on the device (-1: unknown, write it).
+  double lrOnDevice_ = -1;
+  int64_t stepOnDevice_ = -1;
   CUevent ready_ = nullptr, done_ = nullptr;
   std::string name_;
 };
@@ -214,11 +226,17 @@ Status CudaBackend::launch(const std::vector<TensorView> &in, double lr,
   const cuda::DriverApi &cu = executor_->driver();
   LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
   LLMC_RETURN_IF_ERROR(writeInputs(in));
-  LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
-  if (hasStep_)
+  // Until this launch is known to have been queued, neither is known.
+  int64_t step = std::exchange(stepOnDevice_, -1);
+  double rate = std::exchange(lrOnDevice_, -1);
+  if (rate != lr)
+    LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
+  if (hasStep_ && step != steps)
     LLMC_RETURN_IF_ERROR(
         executor_->setScalar("step", static_cast<double>(steps)));
   LLMC_RETURN_IF_ERROR(executor_->replay());
+  lrOnDevice_ = lr;
+  stepOnDevice_ = steps + 1;
   // The caller may overwrite a device input as soon as its stream moves on:
   // each input's stream waits for the replay that read it.
   LLMC_CU(cu.cuEventRecord(done_, executor_->stream()), name_);

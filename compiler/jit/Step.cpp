@@ -247,6 +247,12 @@ Status Step::evaluate(const std::vector<TensorView> &inputs, double &loss) {
   return backend_->evaluate(inputs, loss);
 }
 
+Status Step::lastStepMs(double &ms) const {
+  if (!backend_)
+    return invalidStep();
+  return backend_->lastStepMs(ms);
+}
+
 Status Step::parameters(std::vector<HostTensor> &out) const {
   out.clear();
   if (!backend_)

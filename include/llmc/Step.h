@@ -162,6 +162,11 @@ public:
   /// The loss at the current parameters; nothing is updated.
   Status evaluate(const std::vector<TensorView> &inputs, double &loss);
 
+  /// GPU milliseconds of the last run() or evaluate() (the replay of the
+  /// step's CUDA graph, from events around it; waits for it to finish).
+  /// On the CPU, the wall time of the evaluator.
+  Status lastStepMs(double &ms) const;
+
   /// Copies of every parameter (f32, logical shapes), in parameterInfo()
   /// order.
   Status parameters(std::vector<HostTensor> &out) const;

@@ -139,6 +139,9 @@ LLMC_API llmc_status llmc_step_load_parameters(llmc_step *step,
 
 /* Training steps taken so far. */
 LLMC_API llmc_status llmc_step_steps_taken(llmc_step *step, int64_t *steps);
+/* Milliseconds of the last run or evaluate: GPU time of the CUDA graph
+ * replay (waits for it), or the evaluator's wall time on the CPU. */
+LLMC_API llmc_status llmc_step_last_step_ms(llmc_step *step, double *ms);
 /* The compile report as a JSON object; valid while the step lives. */
 LLMC_API llmc_status llmc_step_report_json(llmc_step *step,
                                            const char **json);

@@ -83,6 +83,7 @@ def _declare(lib):
                                                c.POINTER(Tensor), c.c_size_t,
                                                c.c_int]),
         "llmc_step_steps_taken": (status, [step_p, c.POINTER(c.c_int64)]),
+        "llmc_step_last_step_ms": (status, [step_p, c.POINTER(c.c_double)]),
         "llmc_step_report_json": (status, [step_p, c.POINTER(c.c_char_p)]),
     }
     for name, (restype, argtypes) in sig.items():

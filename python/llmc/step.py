@@ -162,6 +162,15 @@ class Step:
         _check(self._lib.llmc_step_steps_taken(self._live(), ctypes.byref(n)))
         return n.value
 
+    @property
+    def last_step_ms(self):
+        """Milliseconds of the last step: the GPU time of its CUDA graph
+        (cuda), or the evaluator's wall time (cpu)."""
+        ms = ctypes.c_double()
+        _check(self._lib.llmc_step_last_step_ms(self._live(),
+                                                ctypes.byref(ms)))
+        return ms.value
+
     # -- parameters ------------------------------------------------------
     def state_dict(self, tensors="numpy"):
         """The parameters by the model's names: float32 numpy arrays, or

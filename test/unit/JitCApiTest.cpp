@@ -108,6 +108,9 @@ TEST_F(CApiTest, TrainsAndRoundTripsParameters) {
   int64_t steps = 0;
   ASSERT_EQ(llmc_step_steps_taken(step, &steps), LLMC_OK);
   EXPECT_EQ(steps, 2);
+  double ms = -1;
+  ASSERT_EQ(llmc_step_last_step_ms(step, &ms), LLMC_OK);
+  EXPECT_GT(ms, 0.0);
   ASSERT_EQ(llmc_step_evaluate(step, in.data(), 2, &l1), LLMC_OK);
   EXPECT_LT(l1, l0);
   // Only the embedding back: the loss moves, but not to l0.
