@@ -204,6 +204,7 @@ Status CudaBackend::waitFor(uintptr_t stream) {
 
 Status CudaBackend::writeInputs(const std::vector<TensorView> &in) {
   const cuda::DriverApi &cu = executor_->driver();
+  uintptr_t waited = kNoStream; // inputs usually share one stream
   for (size_t i = 0; i < in.size(); ++i) {
     const BufferInfo &b = *inputBuffers_[i];
     size_t bytes = elementCount(in[i].shape) * dtypeSize(in[i].dtype);
@@ -211,8 +212,9 @@ Status CudaBackend::writeInputs(const std::vector<TensorView> &in) {
       LLMC_RETURN_IF_ERROR(executor_->writeBuffer(b.name, in[i].data, bytes));
       continue;
     }
-    if (in[i].stream != kNoStream)
+    if (in[i].stream != kNoStream && in[i].stream != waited)
       LLMC_RETURN_IF_ERROR(waitFor(in[i].stream));
+    waited = in[i].stream;
     LLMC_CU(cu.cuMemcpyDtoDAsync(executor_->arenaBase() + b.offset,
                                  reinterpret_cast<CUdeviceptr>(in[i].data),
                                  bytes, executor_->stream()),
@@ -240,11 +242,15 @@ Status CudaBackend::launch(const std::vector<TensorView> &in, double lr,
   // The caller may overwrite a device input as soon as its stream moves on:
   // each input's stream waits for the replay that read it.
   LLMC_CU(cu.cuEventRecord(done_, executor_->stream()), name_);
-  for (const TensorView &v : in)
-    if (v.device == Device::Cuda && v.stream != kNoStream)
-      LLMC_CU(cu.cuStreamWaitEvent(reinterpret_cast<CUstream>(v.stream), done_,
-                                   0),
+  for (size_t i = 0; i < in.size(); ++i) {
+    uintptr_t s = in[i].stream;
+    bool seen = false;
+    for (size_t j = 0; j < i; ++j)
+      seen |= in[j].device == Device::Cuda && in[j].stream == s;
+    if (in[i].device == Device::Cuda && s != kNoStream && !seen)
+      LLMC_CU(cu.cuStreamWaitEvent(reinterpret_cast<CUstream>(s), done_, 0),
               "ordering the caller's stream after the step");
+  }
   return executor_->readScalar("loss", loss);
 }
 

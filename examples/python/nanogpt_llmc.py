@@ -131,7 +131,10 @@ def main():
     # Hand the model to llmc once: export it, compile the training step.
     onnx_path = os.path.join(tempfile.mkdtemp(prefix="llmc-"), "model.onnx")
     t0 = time.time()
-    example = (torch.zeros(args.batch, args.seq, dtype=torch.long),) * 2
+    # Two distinct tensors: given one tensor twice, the exporter binds both
+    # arguments to one graph input.
+    example = tuple(torch.zeros(args.batch, args.seq, dtype=torch.long)
+                    for _ in range(2))
     torch.onnx.export(Wrap(model), example, onnx_path, dynamo=True,
                       optimize=False, input_names=["idx", "tgt"],
                       output_names=["loss"], external_data=False)

@@ -42,6 +42,15 @@ class View:
         self.device_index = device_index
 
 
+def _current_stream(index):
+    """torch's current stream on device `index`, as a CUstream value."""
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:  # what Triton uses: no Stream object per call
+        return raw(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
 def _torch_view(x, what):
     dtype = _TORCH_NAMES.get(str(x.dtype))
     if dtype is None:
@@ -51,8 +60,7 @@ def _torch_view(x, what):
         raise InvalidArgument("%s is not contiguous: pass x.contiguous()"
                               % what)
     if x.is_cuda:
-        import torch
-        stream = torch.cuda.current_stream(x.device).cuda_stream
+        stream = _current_stream(x.device.index)
         return View(dtype, x.shape, _lib.LLMC_CUDA, x.data_ptr(), stream, x,
                     x.device.index)
     if x.device.type != "cpu":
