@@ -182,6 +182,32 @@ class StepTest(unittest.TestCase):
         with self.assertRaisesRegex(llmc.InvalidArgument, "typestr '<f8'"):
             view(FakeCudaArray((B, T), typestr="<f8"), "x")
 
+    def test_dlpack_producers(self):
+        class OnlyDLPack:  # a producer that is not a numpy array
+            def __init__(self, a):
+                self.a = a
+
+            def __dlpack__(self, stream=None):
+                return self.a.__dlpack__()
+
+            def __dlpack_device__(self):
+                return self.a.__dlpack_device__()
+
+        idx, tgt = batch(7)
+        s = self.fresh()
+        self.assertEqual(s.evaluate(OnlyDLPack(idx), OnlyDLPack(tgt)),
+                         s.evaluate(idx, tgt))
+        v = view(OnlyDLPack(np.zeros((3, 4), np.float16)), "x")
+        self.assertEqual((v.device, v.dtype, v.shape, v.stream),
+                         (_lib.LLMC_CPU, _lib.LLMC_F16, (3, 4),
+                          _lib.LLMC_NO_STREAM))
+        with self.assertRaisesRegex(llmc.InvalidArgument,
+                                    "DLPack dtype \\(code 2, 64 bits"):
+            view(OnlyDLPack(np.zeros(3)), "x")
+        with self.assertRaisesRegex(llmc.InvalidArgument,
+                                    "not C-contiguous \\(DLPack strides"):
+            view(OnlyDLPack(np.zeros((4, 4), np.float32)[:, ::2]), "x")
+
     def test_closed_step(self):
         s = self.fresh()
         s.close()

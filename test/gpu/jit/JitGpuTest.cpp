@@ -11,8 +11,13 @@
 //===----------------------------------------------------------------------===//
 #include "llmc/Step.h"
 
+#include "compiler/Compile.h"
+#include "compiler/ModelLoader.h"
+#include "runtime/Bundle.h"
 #include "runtime/CudaApi.h"
 #include "runtime/Executor.h"
+
+#include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
 
@@ -227,6 +232,40 @@ TEST(JitGpu, DeviceInputsAreOrderedAfterTheCallersStream) {
   cu->cuStreamDestroy(side);
   for (CUdeviceptr p : {idx, tgt, goodIdx, goodTgt, junkA, junkB})
     cu->cuMemFree(p);
+}
+
+// A bundle written by the compiler (what `llmc compile` does) runs through
+// the API as the model file does.
+TEST(JitGpu, Bundles) {
+  REQUIRE_GPU();
+  mlir::MLIRContext context;
+  ModelOptions mo;
+  mo.batch = B;
+  mo.seq = T;
+  auto module = loadModel(tinyModel(), mo, context);
+  ASSERT_TRUE(module);
+  CompileConfig config;
+  config.name = "tiny";
+  auto compiled = compileModule(*module, config);
+  ASSERT_TRUE(mlir::succeeded(compiled));
+  std::string path = ::testing::TempDir() + "/jit-tiny.llmc";
+  ASSERT_TRUE(writeBundle(path, compiled->planned.plan));
+  jit::Step fromBundle, fromModel;
+  Status s = jit::compile(path, options(jit::Device::Cuda), fromBundle);
+  ASSERT_TRUE(s) << s.message();
+  compileOrFail(jit::Device::Cuda, fromModel);
+  EXPECT_EQ(fromBundle.inputs().size(), 2u);
+  EXPECT_EQ(fromBundle.parameterInfo().size(),
+            fromModel.parameterInfo().size());
+  for (int k = 0; k < 2; ++k) {
+    double a = 0, b = 0;
+    ASSERT_TRUE(fromBundle.run(Batch(k).views(), 1e-3, a));
+    ASSERT_TRUE(fromModel.run(Batch(k).views(), 1e-3, b));
+    EXPECT_EQ(a, b) << "step " << k;
+  }
+  double ms = 0;
+  ASSERT_TRUE(fromBundle.lastStepMs(ms));
+  EXPECT_GT(ms, 0.0);
 }
 
 TEST(JitGpu, PerCallTime) {
