@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from . import _lib
+from . import errors as llmc_errors
 from ._tensors import view
 from .errors import ClosedStep, CompileError, Error, InvalidArgument
 
@@ -69,6 +70,10 @@ class Step:
         self._lib = lib
         self._handle = handle
         self.device = device
+        # The GPU a CUDA input must be on (None: the step runs on the CPU,
+        # where the library refuses device memory with its own message).
+        self._cuda_index = (int(device.split(":", 1)[1]) if ":" in device
+                            else 0) if device.startswith("cuda") else None
         self.inputs = _specs(lib, handle, lib.llmc_step_num_inputs,
                              lib.llmc_step_input_info)
         self.parameters = _specs(lib, handle, lib.llmc_step_num_parameters,
@@ -120,6 +125,12 @@ class Step:
         for i, x in enumerate(inputs):
             spec = self.inputs[i]
             v = view(x, "input '%s' (#%d)" % (spec.name, i))
+            if v.device_index is not None and self._cuda_index is not None \
+                    and v.device_index != self._cuda_index:
+                raise llmc_errors.InvalidArgument(
+                    "input '%s' (#%d) is on cuda:%d, but the step runs on "
+                    "cuda:%d" % (spec.name, i, v.device_index,
+                                 self._cuda_index))
             t = self._tensors[i]
             shape = self._shapes[i]
             if len(v.shape) != len(spec.shape):
