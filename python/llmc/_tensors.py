@@ -54,8 +54,15 @@ def _current_stream(index):
     return torch.cuda.current_stream(index).cuda_stream
 
 
+_torch_dtypes = {}  # torch.dtype -> llmc dtype, filled on first use
+
+
 def _torch_view(x, what):
-    dtype = _TORCH_NAMES.get(str(x.dtype))
+    dtype = _torch_dtypes.get(x.dtype)
+    if dtype is None:
+        dtype = _TORCH_NAMES.get(str(x.dtype))
+        if dtype is not None:
+            _torch_dtypes[x.dtype] = dtype
     if dtype is None:
         raise InvalidArgument("%s has dtype %s, which llmc does not take "
                               "(it takes %s)" % (what, x.dtype, SUPPORTED))
@@ -181,5 +188,6 @@ def view(x, what):
                               "takes %s)" % (what, a.dtype, SUPPORTED))
     if not a.flags.c_contiguous:
         a = np.ascontiguousarray(a)
-    return View(dtype, a.shape, _lib.LLMC_CPU, a.ctypes.data,
-                _lib.LLMC_NO_STREAM, a)
+    # __array_interface__ rather than a.ctypes: several microseconds less.
+    return View(dtype, a.shape, _lib.LLMC_CPU,
+                a.__array_interface__["data"][0], _lib.LLMC_NO_STREAM, a)

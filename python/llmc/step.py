@@ -86,6 +86,8 @@ class Step:
         self._tensors = (_lib.Tensor * max(n, 1))()
         self._shapes = [(ctypes.c_int64 * max(len(s.shape), 1))()
                         for s in self.inputs]
+        for t, shape in zip(self._tensors, self._shapes):
+            t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
         self._loss = ctypes.c_double()
 
     # -- lifetime --------------------------------------------------------
@@ -132,15 +134,15 @@ class Step:
                     "cuda:%d" % (spec.name, i, v.device_index,
                                  self._cuda_index))
             t = self._tensors[i]
-            shape = self._shapes[i]
-            if len(v.shape) != len(spec.shape):
-                shape = (ctypes.c_int64 * max(len(v.shape), 1))()
+            if len(v.shape) == len(spec.shape):
+                # The common case: the persistent shape array t points at.
+                self._shapes[i][:] = v.shape
+            else:  # the library reports the mismatch; point at a fresh one
+                shape = (ctypes.c_int64 * max(len(v.shape), 1))(*v.shape)
                 keep.append(shape)
-            for d, n in enumerate(v.shape):
-                shape[d] = n
+                t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
             t.data, t.dtype, t.device = v.ptr, v.dtype, v.device
             t.rank, t.stream = len(v.shape), v.stream
-            t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
             keep.append(v.keep)
         return keep
 
