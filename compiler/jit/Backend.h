@@ -25,8 +25,12 @@ public:
   int64_t steps = 0; // successful training steps
   double lastMs = 0; // CPU backend: the last run's wall time
 
+  /// `loss` null: return once the step is queued, without waiting for it
+  /// (lastLoss waits).
   virtual Status run(const std::vector<TensorView> &in, double lr,
-                     double &loss) = 0;
+                     double *loss) = 0;
+  /// The loss of the last run or evaluate; waits for it.
+  virtual Status lastLoss(double &loss) = 0;
   virtual Status evaluate(const std::vector<TensorView> &in,
                           double &loss) = 0;
   virtual Status lastStepMs(double &ms) {

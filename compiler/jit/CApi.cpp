@@ -295,13 +295,10 @@ llmc_status llmc_step_run(llmc_step *step, const llmc_tensor *inputs, size_t n,
                      LLMC_ERROR_INVALID_ARGUMENT));
     if (!(lr < 0) && !(lr >= 0))
       return fail(LLMC_ERROR_INVALID_ARGUMENT, "lr is NaN");
-    double value = 0;
-    Status s = lr < 0 ? step->step.run(views, value)
-                      : step->step.run(views, lr, value);
-    LLMC_CHECK(check(s, LLMC_ERROR_RUNTIME));
-    if (loss)
-      *loss = value;
-    return LLMC_OK;
+    double rate = lr < 0 ? step->step.scheduledLearningRate() : lr;
+    Status s = loss ? step->step.run(views, rate, *loss)
+                    : step->step.launch(views, rate);
+    return check(s, LLMC_ERROR_RUNTIME);
   });
 }
 
@@ -318,6 +315,15 @@ llmc_status llmc_step_evaluate(llmc_step *step, const llmc_tensor *inputs,
     if (loss)
       *loss = value;
     return LLMC_OK;
+  });
+}
+
+llmc_status llmc_step_last_loss(llmc_step *step, double *loss) {
+  return guarded([&] {
+    LLMC_CHECK(live(step));
+    if (!loss)
+      return fail(LLMC_ERROR_INVALID_ARGUMENT, "loss is NULL");
+    return check(step->step.lastLoss(*loss), LLMC_ERROR_RUNTIME);
   });
 }
 

@@ -44,7 +44,11 @@ class CpuBackend : public Backend {
 public:
   Status init(const std::string &path, const std::string *jsonText);
   Status run(const std::vector<TensorView> &in, double lr,
-             double &loss) override;
+             double *loss) override;
+  Status lastLoss(double &loss) override {
+    loss = lastLoss_;
+    return Status::ok();
+  }
   Status evaluate(const std::vector<TensorView> &in, double &loss) override;
   Status readParameter(size_t index, std::vector<uint8_t> &f32) override;
   Status writeParameter(size_t index, const TensorView &value) override;
@@ -62,6 +66,7 @@ private:
   std::vector<unsigned> inputArgs_, paramArgs_; // per input / parameter
   int lrArg_ = -1;
   std::string name_;
+  double lastLoss_ = 0;
 };
 
 Status CpuBackend::init(const std::string &path, const std::string *jsonText) {
@@ -170,7 +175,8 @@ Status CpuBackend::setInputs(const std::vector<TensorView> &in) {
 }
 
 Status CpuBackend::run(const std::vector<TensorView> &in, double lr,
-                       double &loss) {
+                       double *lossOut) {
+  double loss = 0;
   auto start = std::chrono::steady_clock::now();
   LLMC_RETURN_IF_ERROR(setInputs(in));
   if (lrArg_ >= 0)
@@ -196,6 +202,9 @@ Status CpuBackend::run(const std::vector<TensorView> &in, double lr,
   lastMs = std::chrono::duration<double, std::milli>(
                std::chrono::steady_clock::now() - start)
                .count();
+  lastLoss_ = loss;
+  if (lossOut)
+    *lossOut = loss;
   return Status::ok();
 }
 
@@ -224,7 +233,7 @@ Status CpuBackend::evaluate(const std::vector<TensorView> &in, double &loss) {
     auto out = forward_.getResultAttrOfType<StringAttr>(i, "llmc.output");
     const RefTensor &r = (*results)[i];
     if ((out && out.getValue() == "loss") || (r.rank() == 0 && r.isFloat())) {
-      loss = r.getDouble(0);
+      loss = lastLoss_ = r.getDouble(0);
       return Status::ok();
     }
   }

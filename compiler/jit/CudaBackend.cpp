@@ -39,7 +39,10 @@ public:
   ~CudaBackend() override;
   Status init(const std::string &path, const std::string *jsonText);
   Status run(const std::vector<TensorView> &in, double lr,
-             double &loss) override;
+             double *loss) override;
+  Status lastLoss(double &loss) override {
+    return executor_->readScalar("loss", loss);
+  }
   Status evaluate(const std::vector<TensorView> &in, double &loss) override;
   Status readParameter(size_t index, std::vector<uint8_t> &f32) override;
   Status lastStepMs(double &ms) override {
@@ -55,7 +58,7 @@ private:
                      Plan &plan);
   Status bind();
   Status writeInputs(const std::vector<TensorView> &in);
-  Status launch(const std::vector<TensorView> &in, double lr, double &loss);
+  Status launch(const std::vector<TensorView> &in, double lr);
   Status waitFor(uintptr_t stream);
 
   std::unique_ptr<Executor> executor_;
@@ -223,8 +226,7 @@ Status CudaBackend::writeInputs(const std::vector<TensorView> &in) {
   return Status::ok();
 }
 
-Status CudaBackend::launch(const std::vector<TensorView> &in, double lr,
-                           double &loss) {
+Status CudaBackend::launch(const std::vector<TensorView> &in, double lr) {
   const cuda::DriverApi &cu = executor_->driver();
   LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
   LLMC_RETURN_IF_ERROR(writeInputs(in));
@@ -251,12 +253,13 @@ Status CudaBackend::launch(const std::vector<TensorView> &in, double lr,
       LLMC_CU(cu.cuStreamWaitEvent(reinterpret_cast<CUstream>(s), done_, 0),
               "ordering the caller's stream after the step");
   }
-  return executor_->readScalar("loss", loss);
+  return Status::ok();
 }
 
 Status CudaBackend::run(const std::vector<TensorView> &in, double lr,
-                        double &loss) {
-  return launch(in, lr, loss);
+                        double *loss) {
+  LLMC_RETURN_IF_ERROR(launch(in, lr));
+  return loss ? executor_->readScalar("loss", *loss) : Status::ok();
 }
 
 Status CudaBackend::evaluate(const std::vector<TensorView> &in, double &loss) {
@@ -266,7 +269,9 @@ Status CudaBackend::evaluate(const std::vector<TensorView> &in, double &loss) {
       saved.push_back({b.name, {}});
       LLMC_RETURN_IF_ERROR(executor_->readBuffer(b.name, saved.back().second));
     }
-  Status s = launch(in, 0.0, loss);
+  Status s = launch(in, 0.0);
+  if (s)
+    s = executor_->readScalar("loss", loss);
   for (auto &[name, bytes] : saved)
     LLMC_RETURN_IF_ERROR(
         executor_->writeBuffer(name, bytes.data(), bytes.size()));

@@ -231,9 +231,27 @@ Status Step::run(const std::vector<TensorView> &inputs, double lr,
     return Status::error("the learning rate must be finite and >= 0, got " +
                          std::to_string(lr));
   LLMC_RETURN_IF_ERROR(checkInputs(inputs));
-  LLMC_RETURN_IF_ERROR(backend_->run(inputs, lr, loss));
+  LLMC_RETURN_IF_ERROR(backend_->run(inputs, lr, &loss));
   ++backend_->steps;
   return Status::ok();
+}
+
+Status Step::launch(const std::vector<TensorView> &inputs, double lr) {
+  if (!backend_)
+    return invalidStep();
+  if (!std::isfinite(lr) || lr < 0)
+    return Status::error("the learning rate must be finite and >= 0, got " +
+                         std::to_string(lr));
+  LLMC_RETURN_IF_ERROR(checkInputs(inputs));
+  LLMC_RETURN_IF_ERROR(backend_->run(inputs, lr, nullptr));
+  ++backend_->steps;
+  return Status::ok();
+}
+
+Status Step::lastLoss(double &loss) const {
+  if (!backend_)
+    return invalidStep();
+  return backend_->lastLoss(loss);
 }
 
 Status Step::run(const std::vector<TensorView> &inputs, double &loss) {

@@ -159,6 +159,13 @@ public:
   Status run(const std::vector<TensorView> &inputs, double lr, double &loss);
   /// As above at the scheduled learning rate.
   Status run(const std::vector<TensorView> &inputs, double &loss);
+  /// run() without waiting for the step (cuda): when it returns, host
+  /// inputs are copied and device inputs ordered, the step is queued, and
+  /// nothing on the host waited for the GPU. lastLoss() waits and reads it.
+  /// On the CPU the step is computed before it returns.
+  Status launch(const std::vector<TensorView> &inputs, double lr);
+  /// The loss of the last run(), launch() or evaluate(); waits for it.
+  Status lastLoss(double &loss) const;
   /// The loss at the current parameters; nothing is updated.
   Status evaluate(const std::vector<TensorView> &inputs, double &loss);
 

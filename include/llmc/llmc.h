@@ -101,9 +101,13 @@ LLMC_API llmc_status llmc_step_destroy(llmc_step *step);
 
 /* One training step (forward, backward, optimizer) on `inputs[0..n)` in
  * the order llmc_step_input_info gives. `lr` < 0 uses the schedule of the
- * options (lr, warmup). `loss` may be NULL. */
+ * options (lr, warmup). `loss` NULL: return once the step is queued,
+ * without waiting for the GPU (host inputs are copied and device inputs
+ * ordered by then); llmc_step_last_loss waits and reads it. */
 LLMC_API llmc_status llmc_step_run(llmc_step *step, const llmc_tensor *inputs,
                                    size_t n, double lr, double *loss);
+/* The loss of the last run or evaluate; waits for the step to finish. */
+LLMC_API llmc_status llmc_step_last_loss(llmc_step *step, double *loss);
 /* The loss at the current parameters; nothing is updated. */
 LLMC_API llmc_status llmc_step_evaluate(llmc_step *step,
                                         const llmc_tensor *inputs, size_t n,

@@ -61,6 +61,7 @@ def _declare(lib):
         "llmc_step_destroy": (status, [step_p]),
         "llmc_step_run": (status, [step_p, c.POINTER(Tensor), c.c_size_t,
                                    c.c_double, c.POINTER(c.c_double)]),
+        "llmc_step_last_loss": (status, [step_p, c.POINTER(c.c_double)]),
         "llmc_step_evaluate": (status, [step_p, c.POINTER(Tensor), c.c_size_t,
                                         c.POINTER(c.c_double)]),
         "llmc_step_num_inputs": (status, [step_p, c.POINTER(c.c_size_t)]),

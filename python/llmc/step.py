@@ -146,16 +146,19 @@ class Step:
             keep.append(v.keep)
         return keep
 
-    def __call__(self, *inputs, lr=None):
+    def __call__(self, *inputs, lr=None, wait=True):
         """One training step; returns the loss. `lr` None: the schedule of
-        the compile options (lr, warmup)."""
+        the compile options (lr, warmup). wait=False returns None as soon as
+        the step is queued (inputs already consumed); step.last_loss waits
+        for it and reads the loss."""
         handle = self._live()
         keep = self._fill(inputs)
         _check(self._lib.llmc_step_run(handle, self._tensors, len(inputs),
                                        -1.0 if lr is None else float(lr),
-                                       ctypes.byref(self._loss)))
+                                       ctypes.byref(self._loss) if wait
+                                       else None))
         del keep
-        return self._loss.value
+        return self._loss.value if wait else None
 
     run = __call__
 
@@ -168,6 +171,13 @@ class Step:
                                             ctypes.byref(self._loss)))
         del keep
         return self._loss.value
+
+    @property
+    def last_loss(self):
+        """The loss of the last step or evaluate; waits for it."""
+        loss = ctypes.c_double()
+        _check(self._lib.llmc_step_last_loss(self._live(), ctypes.byref(loss)))
+        return loss.value
 
     @property
     def steps_taken(self):

@@ -73,6 +73,16 @@ class StepTest(unittest.TestCase):
         self.assertLess(a.evaluate(idx, tgt), first - 0.5)
         self.assertEqual(a.steps_taken, 5)
 
+    def test_queued_steps(self):
+        idx, tgt = batch(8)
+        a, b = self.fresh(), self.fresh()
+        self.assertIsNone(a(idx, tgt, lr=1e-3, wait=False))
+        self.assertIsNone(a(idx, tgt, lr=1e-3, wait=False))
+        b(idx, tgt, lr=1e-3)
+        self.assertEqual(a.last_loss, b(idx, tgt, lr=1e-3))
+        self.assertEqual(a.steps_taken, 2)
+        self.assertEqual(a.evaluate(idx, tgt), a.last_loss)
+
     def test_schedule_when_no_lr_is_given(self):
         idx, tgt = batch(1)
         a, b = self.fresh(lr=2e-3, warmup=2), self.fresh()

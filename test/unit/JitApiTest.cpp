@@ -31,6 +31,8 @@ const std::string kTiny =
     std::string(LLMC_TEST_MODELS) + "/tiny_gpt_dynamo_loss_dyn.onnx";
 constexpr int64_t B = 2, T = 16, V = 512;
 
+void expectError(const Status &s, const std::string &part);
+
 jit::Options tinyOptions() {
   jit::Options o;
   o.batch = B;
@@ -185,6 +187,25 @@ TEST_F(JitApiTest, ParametersRoundTrip) {
       /*strict=*/false));
   ASSERT_TRUE(step.parameter("m.wte.weight", wte));
   EXPECT_EQ(std::vector<uint8_t>(wte.bytes.size(), 0), wte.bytes);
+}
+
+// launch() queues a step without reading its loss; lastLoss() reads it.
+TEST_F(JitApiTest, LaunchThenLastLoss) {
+  jit::Step other;
+  ASSERT_TRUE(jit::compile(kTiny, tinyOptions(), other));
+  double a = 0, b = 0, last = 0;
+  for (int s = 0; s < 2; ++s) {
+    ASSERT_TRUE(step.launch(Batch(s).views(), 1e-3));
+    ASSERT_TRUE(other.run(Batch(s).views(), 1e-3, a));
+  }
+  ASSERT_TRUE(step.lastLoss(last));
+  EXPECT_EQ(last, a);
+  EXPECT_EQ(step.stepsTaken(), 2);
+  ASSERT_TRUE(step.evaluate(Batch(5).views(), b));
+  ASSERT_TRUE(step.lastLoss(last));
+  EXPECT_EQ(last, b);
+  expectError(step.launch({Batch(0).views()[0]}, 1e-3), "takes 2 inputs");
+  expectError(jit::Step().lastLoss(last), "not compiled");
 }
 
 TEST_F(JitApiTest, ScheduleWarmsUpLinearly) {

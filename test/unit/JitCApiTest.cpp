@@ -104,7 +104,13 @@ TEST_F(CApiTest, TrainsAndRoundTripsParameters) {
   ASSERT_EQ(llmc_step_run(step, in.data(), 2, 3e-3, &loss), LLMC_OK)
       << lastError();
   EXPECT_EQ(loss, l0);
+  // Without a loss pointer the call only queues the step.
   ASSERT_EQ(llmc_step_run(step, in.data(), 2, -1, nullptr), LLMC_OK);
+  double queued = 0;
+  ASSERT_EQ(llmc_step_last_loss(step, &queued), LLMC_OK);
+  EXPECT_LT(queued, l0);
+  EXPECT_STATUS(llmc_step_last_loss(step, nullptr),
+                LLMC_ERROR_INVALID_ARGUMENT, "loss is NULL");
   int64_t steps = 0;
   ASSERT_EQ(llmc_step_steps_taken(step, &steps), LLMC_OK);
   EXPECT_EQ(steps, 2);

@@ -268,6 +268,37 @@ TEST(JitGpu, Bundles) {
   EXPECT_GT(ms, 0.0);
 }
 
+// launch() queues steps back to back; the losses are run()'s.
+TEST(JitGpu, LaunchedStepsMatchRunSteps) {
+  REQUIRE_GPU();
+  jit::Step a, b;
+  compileOrFail(jit::Device::Cuda, a);
+  compileOrFail(jit::Device::Cuda, b);
+  double la = 0, lb = 0;
+  for (int s = 0; s < 5; ++s) {
+    Status st = a.launch(Batch(s).views(), 1e-3);
+    ASSERT_TRUE(st) << st.message();
+    ASSERT_TRUE(b.run(Batch(s).views(), 1e-3, lb));
+  }
+  ASSERT_TRUE(a.lastLoss(la));
+  EXPECT_EQ(la, lb);
+  int n = 200;
+  Batch x(0);
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i)
+    ASSERT_TRUE(a.launch(x.views(), 1e-4));
+  ASSERT_TRUE(a.lastLoss(la));
+  double us = std::chrono::duration<double, std::micro>(
+                  std::chrono::steady_clock::now() - start)
+                  .count() /
+              n;
+  double ms = 0;
+  ASSERT_TRUE(a.lastStepMs(ms));
+  std::printf("[ timing ] %d launched steps: %.1f us per step (graph replay "
+              "%.1f us)\n",
+              n, us, ms * 1e3);
+}
+
 TEST(JitGpu, PerCallTime) {
   REQUIRE_GPU();
   jit::Step step;
