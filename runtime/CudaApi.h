@@ -43,6 +43,7 @@ namespace llmc::cuda {
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuDevicePrimaryCtxRelease)                                                 \
   X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetCurrent)                                                           \
   X(cuCtxSynchronize)                                                          \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
@@ -51,6 +52,7 @@ namespace llmc::cuda {
   X(cuMemcpyDtoH)                                                              \
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoHAsync)                                                         \
+  X(cuMemcpyDtoDAsync)                                                         \
   X(cuMemsetD8Async)                                                           \
   X(cuModuleLoadData)                                                          \
   X(cuModuleUnload)                                                            \
@@ -60,6 +62,7 @@ namespace llmc::cuda {
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
+  X(cuStreamWaitEvent)                                                         \
   X(cuStreamBeginCapture)                                                      \
   X(cuStreamEndCapture)                                                        \
   X(cuGraphInstantiate)                                                        \

@@ -60,6 +60,12 @@ public:
   /// "sm_90": the device's architecture.
   const std::string &arch() const { return arch_; }
   CUdeviceptr arenaBase() const { return arena_; }
+  /// The stream every run and copy is ordered on, and the device's primary
+  /// context: what an embedding caller orders its own streams against
+  /// (compiler/jit, docs/jit-api.md).
+  CUstream stream() const { return stream_; }
+  CUcontext cudaContext() const { return context_; }
+  const cuda::DriverApi &driver() const { return *cu_; }
   /// Kernels whose source was recompiled because the cubin did not fit.
   size_t recompiledKernels() const { return recompiled_; }
 

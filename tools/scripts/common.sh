@@ -14,7 +14,7 @@ LLMC_PACKAGES=(
   libzstd-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler libonnx-dev
   nlohmann-json3-dev libfmt-dev libgtest-dev
-  jargon-text
+  jargon-text python3-numpy
   clang-19 libclang-rt-19-dev
 )
 

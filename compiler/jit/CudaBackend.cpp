@@ -1,0 +1,335 @@
+//===- CudaBackend.cpp - jit::Step as a compiled plan on a GPU ------------===//
+//
+// The plan `llmc compile` would write (compileModule), or a bundle, on an
+// Executor. A run orders the executor's stream after each device input's
+// stream (an event, no host wait), copies the inputs into their arena
+// buffers, writes lr and the step counter, replays the CUDA graph, orders
+// the callers' streams after the replay, and reads the loss (which waits
+// for the executor's stream only). docs/jit-api.md has the whole picture.
+//
+// evaluate() replays the same training plan at lr 0 between a host
+// snapshot and restore of parameters and optimizer state, as `llmc train`
+// validates (CudaTrainer::validate): exact, and costly per call (two host
+// round trips of the state); an eval plan sharing the arena is the fix
+// (docs/codegen.md).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
+#include "compiler/jit/Backend.h"
+#include "compiler/jit/ModelSource.h"
+#include "compiler/jit/ParameterLayout.h"
+#include "compiler/jit/TensorConvert.h"
+
+#include "runtime/Bundle.h"
+#include "runtime/Executor.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+namespace llmc::jit {
+
+namespace {
+
+class CudaBackend : public Backend {
+public:
+  ~CudaBackend() override;
+  Status init(const std::string &path, const std::string *jsonText);
+  Status run(const std::vector<TensorView> &in, double lr,
+             double *loss) override;
+  Status lastLoss(double &loss) override {
+    return executor_->readScalar("loss", loss);
+  }
+  Status evaluate(const std::vector<TensorView> &in, double &loss) override;
+  Status readParameter(size_t index, std::vector<uint8_t> &f32) override;
+  Status lastStepMs(double &ms) override {
+    float f = 0;
+    LLMC_RETURN_IF_ERROR(executor_->lastRunMs(f));
+    ms = f;
+    return Status::ok();
+  }
+  Status writeParameter(size_t index, const TensorView &value) override;
+
+private:
+  Status compilePlan(const std::string &path, const std::string *jsonText,
+                     Plan &plan);
+  Status bind();
+  Status writeInputs(const std::vector<TensorView> &in);
+  Status launch(const std::vector<TensorView> &in, double lr);
+  Status waitFor(uintptr_t stream);
+
+  std::unique_ptr<Executor> executor_;
+  std::vector<const BufferInfo *> inputBuffers_, paramBuffers_;
+  bool hasStep_ = false;
+  // What the arena holds, so that an unchanged value costs no copy: the
+  // learning rate last written, and the step counter, which the graph
+  // increments on the device (-1: unknown, write it).
+  double lrOnDevice_ = -1;
+  int64_t stepOnDevice_ = -1;
+  CUevent ready_ = nullptr, done_ = nullptr;
+  std::string name_;
+};
+
+CudaBackend::~CudaBackend() {
+  if (!executor_)
+    return;
+  const cuda::DriverApi &cu = executor_->driver();
+  cu.cuCtxSetCurrent(executor_->cudaContext());
+  if (ready_)
+    cu.cuEventDestroy(ready_);
+  if (done_)
+    cu.cuEventDestroy(done_);
+}
+
+Status CudaBackend::compilePlan(const std::string &path,
+                                const std::string *jsonText, Plan &plan) {
+  mlir::MLIRContext context;
+  Diagnostics diagnostics(context);
+  auto module = loadJitModel(path, jsonText, options, context);
+  if (!module)
+    return diagnostics.failure("cannot load '" + name_ + "'");
+  CompileConfig config;
+  config.name = jsonText ? "graph" : llvm::sys::path::stem(path).str();
+  config.arch = options.arch;
+  config.seed = options.seed;
+  config.cacheDir = options.cacheDir;
+  config.optimizer.kind = options.optimizer;
+  config.optimizer.beta1 = options.beta1;
+  config.optimizer.beta2 = options.beta2;
+  config.optimizer.epsilon = options.epsilon;
+  config.optimizer.weightDecay = options.weightDecay;
+  config.optimizer.momentum = options.momentum;
+  config.optimizer.clipNorm = options.clipNorm;
+  config.optimizer.decayMinRank = options.decayMinRank;
+  config.precision.precision = options.precision;
+  auto compiled = compileModule(*module, config);
+  if (mlir::failed(compiled))
+    return diagnostics.failure("cannot compile '" + name_ + "' for the GPU");
+  const auto &r = compiled->report;
+  report.arch = r.arch;
+  report.nvrtcVersion = r.nvrtcVersion;
+  report.parameters = r.params;
+  report.tokens = r.tokens;
+  report.vocab = r.vocab;
+  report.kernels = r.kernels;
+  report.matmuls = r.matmuls;
+  report.launches = r.launches;
+  report.cacheHits = r.cacheHits;
+  report.modelFlops = r.modelFlops;
+  plan = std::move(compiled->planned.plan);
+  return Status::ok();
+}
+
+Status CudaBackend::init(const std::string &path,
+                         const std::string *jsonText) {
+  auto start = std::chrono::steady_clock::now();
+  name_ = modelName(path, jsonText);
+  std::string why;
+  if (!gpuAvailable(why))
+    return Status::error("device 'cuda' needs a GPU: " + why +
+                         " (device 'cpu' runs the reference evaluator)");
+  Plan plan;
+  bool bundle = !jsonText && llvm::StringRef(path).ends_with(".llmc");
+  if (bundle) {
+    LLMC_RETURN_IF_ERROR(readBundle(path, plan));
+    report.vocab = plan.vocab;
+  } else {
+    LLMC_RETURN_IF_ERROR(compilePlan(path, jsonText, plan));
+  }
+  ExecutorOptions eo;
+  eo.device = options.cudaDevice;
+  eo.source = name_;
+  eo.cacheDir = options.cacheDir;
+  LLMC_RETURN_IF_ERROR(Executor::create(std::move(plan), eo, executor_));
+  LLMC_RETURN_IF_ERROR(bind());
+  const cuda::DriverApi &cu = executor_->driver();
+  LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
+  LLMC_CU(cu.cuEventCreate(&ready_, CU_EVENT_DISABLE_TIMING), name_);
+  LLMC_CU(cu.cuEventCreate(&done_, CU_EVENT_DISABLE_TIMING), name_);
+  report.device = Device::Cuda;
+  report.model = name_;
+  report.precision = bundle ? "" : options.precision;
+  if (report.arch.empty())
+    report.arch = executor_->arch();
+  report.arenaBytes = executor_->plan().arenaBytes;
+  if (bundle)
+    for (const TensorInfo &p : parameters)
+      report.parameters += elementCount(p.shape);
+  report.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return Status::ok();
+}
+
+/// The plan's contract (docs/codegen.md, "What the trainer expects"):
+/// inputs are the `input` buffers in argument order; `lr` and `loss`
+/// slots; optionally `step`.
+Status CudaBackend::bind() {
+  const Plan &plan = executor_->plan();
+  for (const BufferInfo &b : plan.buffers) {
+    if (b.role != BufferRole::Input && b.role != BufferRole::Param)
+      continue;
+    auto dtype = dtypeOfPlan(b.dtype);
+    if (!dtype)
+      return Status::error("'" + name_ + "': buffer '" + b.name +
+                           "' has the dtype " + dtypeName(b.dtype) +
+                           ", which the JIT API cannot pass yet");
+    if (b.role == BufferRole::Input) {
+      inputBuffers_.push_back(&b);
+      inputs.push_back({b.name, *dtype, b.shape});
+    } else {
+      paramBuffers_.push_back(&b);
+      parameters.push_back({b.name, DType::F32, parameterLayout(b).logical});
+    }
+  }
+  for (const char *slot : {"lr", "loss"})
+    if (!plan.findScalar(slot))
+      return Status::error("'" + name_ + "' has no scalar slot '" + slot +
+                           "': it is not a training step compiled by llmc "
+                           "(an eval plan from `llmc compile --eval` trains "
+                           "nothing)");
+  hasStep_ = plan.findScalar("step") != nullptr;
+  return Status::ok();
+}
+
+Status CudaBackend::waitFor(uintptr_t stream) {
+  const cuda::DriverApi &cu = executor_->driver();
+  CUstream caller = reinterpret_cast<CUstream>(stream);
+  LLMC_CU(cu.cuEventRecord(ready_, caller),
+          "ordering after the caller's stream");
+  LLMC_CU(cu.cuStreamWaitEvent(executor_->stream(), ready_, 0),
+          "ordering after the caller's stream");
+  return Status::ok();
+}
+
+Status CudaBackend::writeInputs(const std::vector<TensorView> &in) {
+  const cuda::DriverApi &cu = executor_->driver();
+  uintptr_t waited = kNoStream; // inputs usually share one stream
+  for (size_t i = 0; i < in.size(); ++i) {
+    const BufferInfo &b = *inputBuffers_[i];
+    size_t bytes = elementCount(in[i].shape) * dtypeSize(in[i].dtype);
+    if (in[i].device == Device::Cpu) {
+      LLMC_RETURN_IF_ERROR(executor_->writeBuffer(b.name, in[i].data, bytes));
+      continue;
+    }
+    if (in[i].stream != kNoStream && in[i].stream != waited)
+      LLMC_RETURN_IF_ERROR(waitFor(in[i].stream));
+    waited = in[i].stream;
+    LLMC_CU(cu.cuMemcpyDtoDAsync(executor_->arenaBase() + b.offset,
+                                 reinterpret_cast<CUdeviceptr>(in[i].data),
+                                 bytes, executor_->stream()),
+            "copying input '" + b.name + "' from device memory");
+  }
+  return Status::ok();
+}
+
+Status CudaBackend::launch(const std::vector<TensorView> &in, double lr) {
+  const cuda::DriverApi &cu = executor_->driver();
+  LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
+  LLMC_RETURN_IF_ERROR(writeInputs(in));
+  // Until this launch is known to have been queued, neither is known.
+  int64_t step = std::exchange(stepOnDevice_, -1);
+  double rate = std::exchange(lrOnDevice_, -1);
+  if (rate != lr)
+    LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
+  if (hasStep_ && step != steps)
+    LLMC_RETURN_IF_ERROR(
+        executor_->setScalar("step", static_cast<double>(steps)));
+  LLMC_RETURN_IF_ERROR(executor_->replay());
+  lrOnDevice_ = lr;
+  stepOnDevice_ = steps + 1;
+  // The caller may overwrite a device input as soon as its stream moves on:
+  // each input's stream waits for the replay that read it.
+  LLMC_CU(cu.cuEventRecord(done_, executor_->stream()), name_);
+  for (size_t i = 0; i < in.size(); ++i) {
+    uintptr_t s = in[i].stream;
+    bool seen = false;
+    for (size_t j = 0; j < i; ++j)
+      seen |= in[j].device == Device::Cuda && in[j].stream == s;
+    if (in[i].device == Device::Cuda && s != kNoStream && !seen)
+      LLMC_CU(cu.cuStreamWaitEvent(reinterpret_cast<CUstream>(s), done_, 0),
+              "ordering the caller's stream after the step");
+  }
+  return Status::ok();
+}
+
+Status CudaBackend::run(const std::vector<TensorView> &in, double lr,
+                        double *loss) {
+  LLMC_RETURN_IF_ERROR(launch(in, lr));
+  return loss ? executor_->readScalar("loss", *loss) : Status::ok();
+}
+
+Status CudaBackend::evaluate(const std::vector<TensorView> &in, double &loss) {
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> saved;
+  for (const BufferInfo &b : executor_->plan().buffers)
+    if (b.role == BufferRole::Param || b.role == BufferRole::OptimizerState) {
+      saved.push_back({b.name, {}});
+      LLMC_RETURN_IF_ERROR(executor_->readBuffer(b.name, saved.back().second));
+    }
+  Status s = launch(in, 0.0);
+  if (s)
+    s = executor_->readScalar("loss", loss);
+  for (auto &[name, bytes] : saved)
+    LLMC_RETURN_IF_ERROR(
+        executor_->writeBuffer(name, bytes.data(), bytes.size()));
+  LLMC_RETURN_IF_ERROR(executor_->synchronize());
+  return s;
+}
+
+Status CudaBackend::readParameter(size_t index, std::vector<uint8_t> &f32) {
+  const BufferInfo &b = *paramBuffers_[index];
+  std::vector<uint8_t> stored;
+  LLMC_RETURN_IF_ERROR(executor_->readBuffer(b.name, stored));
+  if (b.dtype != llmc::DType::F32)
+    return Status::error("parameter '" + b.name + "' is stored as " +
+                         dtypeName(b.dtype) +
+                         "; the JIT API reads f32 master weights only");
+  unpad(parameterLayout(b), stored.data(), f32);
+  return Status::ok();
+}
+
+Status CudaBackend::writeParameter(size_t index, const TensorView &value) {
+  const BufferInfo &b = *paramBuffers_[index];
+  ParameterLayout layout = parameterLayout(b);
+  size_t bytes = elementCount(value.shape) * dtypeSize(value.dtype);
+  std::vector<uint8_t> host;
+  const uint8_t *logical = static_cast<const uint8_t *>(value.data);
+  if (value.device == Device::Cuda) {
+    // Rare (a load, not a step): through the host, so that padding is
+    // applied in one place.
+    const cuda::DriverApi &cu = executor_->driver();
+    LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
+    if (value.stream != kNoStream)
+      LLMC_CU(cu.cuStreamSynchronize(reinterpret_cast<CUstream>(value.stream)),
+              "waiting for the caller's stream");
+    host.resize(bytes);
+    LLMC_CU(cu.cuMemcpyDtoH(host.data(),
+                            reinterpret_cast<CUdeviceptr>(value.data), bytes),
+            "reading parameter '" + b.name + "' from device memory");
+    logical = host.data();
+  }
+  std::vector<uint8_t> stored;
+  pad(layout, logical, stored);
+  LLMC_RETURN_IF_ERROR(
+      executor_->writeBuffer(b.name, stored.data(), stored.size()));
+  // The staging vector dies here: the pageable copy is staged already, but
+  // wait anyway so that a later failure names this parameter.
+  return executor_->synchronize();
+}
+
+} // namespace
+
+Status createCudaBackend(const std::string &path, const std::string *jsonText,
+                         const Options &options,
+                         std::unique_ptr<Backend> &out) {
+  auto backend = std::make_unique<CudaBackend>();
+  backend->options = options;
+  LLMC_RETURN_IF_ERROR(backend->init(path, jsonText));
+  out = std::move(backend);
+  return Status::ok();
+}
+
+} // namespace llmc::jit
