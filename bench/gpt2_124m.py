@@ -35,6 +35,9 @@ import time
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sol  # noqa: E402
+
 PEAK_TFLOPS = 989.0  # H100/H200 dense bf16, the MFU denominator
 
 # torch.compile bf16, vocab 50304, B 16 x T 1024: recorded medians (tokens/s)
@@ -181,7 +184,11 @@ def run_llmc(mode, args, out):
     if args.profile:
         # The breakdown of the last step, which ran kernel by kernel (its
         # ms line is left out of the timing).
-        print(r.stdout[r.stdout.find("profile:"):])
+        profile = r.stdout[r.stdout.find("profile:"):]
+        print(profile)
+        # The model's own vocabulary: padding is work beyond the floor.
+        print(sol.sol_table(profile, args.gemm_tflops, args.copy_tbps,
+                            args.batch, 1024, 50257))
         steps = steps[:-1]
     timed = [float(ms) for _, ms in steps[args.warmup:]]
     ms = sorted(timed)[len(timed) // 2]
@@ -213,6 +220,9 @@ def main():
                     help="seconds for each llmc command")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    args.gemm_tflops, args.copy_tbps = sol.measure_ceilings()
+    print(f"ceilings measured: bf16 GEMM 8192^3 {args.gemm_tflops:.0f} TFLOP/s, "
+          f"copy {args.copy_tbps:.2f} TB/s", flush=True)
     rows = []
     for mode in args.modes.split(","):
         try:

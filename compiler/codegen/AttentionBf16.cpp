@@ -171,15 +171,6 @@ namespace {
 constexpr unsigned kWarps = 4;
 constexpr int64_t kKeyTile = 64;
 
-std::string replaceAll(std::string text, const std::string &from,
-                       const std::string &to) {
-  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos;
-       at += to.size())
-    text.replace(at, from.size(), to);
-  return text;
-}
-
-// @NAME@ @PARAMS@ @WARPS@ @KVEND@ @VISIBLE@ @MASK@ @FULL@ @STORE0@ @STORE1@
 const char *const kForward = R"(extern "C" __global__ void __launch_bounds__(@THREADS@)
 @NAME@(@PARAMS@) {
   extern __shared__ __align__(16) unsigned char smemRaw[];
@@ -320,9 +311,8 @@ void bf16AttentionConstants(KernelSource &src, double scale) {
 LogicalResult emitAttentionForwardBf16(Operation *op, const EmitContext &ctx,
                                        OpLowering &out,
                                        const AttentionParts &a) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
-  int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
-  int64_t S = k[2], Dv = v[3];
+  Shape q = shapeOf(a.query), v = shapeOf(a.value);
+  int64_t B = q[0], Hq = q[1], T = q[2], D = q[3], Dv = v[3];
   Type rt = elementTypeOf(a.result);
   if (B > 65535 || Hq > 65535)
     return op->emitError("codegen: attention with batch ")
@@ -345,43 +335,9 @@ LogicalResult emitAttentionForwardBf16(Operation *op, const EmitContext &ctx,
   src.scheme("writes the row log-sum-exp (f32 [B, Hq, T], natural log) for "
              "the backward; P rounded to bf16 for P V, the row sum from the "
              "unrounded P (docs/precision.md)");
-  attentionShapeConstants(src, q, k, Dv);
-  src.constant("kBr", kRowTile, "query rows per block (16 per warp)");
-  src.constant("kBc", kKeyTile, "keys per tile");
-  src.constant("kThreadsPerBlock", kWarps * 32, "16 query rows per warp");
-  src.constant("kLdQ", D + 8, "shared row strides (bank-conflict padding)");
-  src.constant("kLdK", D + 8);
-  src.constant("kLdV", Dv + 8);
+  forwardTileConstants(src, a, kRowTile, kKeyTile, kWarps, 8);
   bf16AttentionConstants(src, a.scale);
-
-  Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
-       vt = elementTypeOf(a.value);
-  std::string params =
-      inParam(qt, "q") + ", " + inParam(kt, "k") + ", " + inParam(vt, "v");
-  std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1),
-                                 KernelArg::operand(2)};
-  std::string mask;
-  if (a.mask) {
-    maskConstants(src, a.mask, {B, Hq, T, S});
-    params += ", " + inParam(elementTypeOf(a.mask), "mask");
-    args.push_back(KernelArg::operand(3));
-    mask = maskStatements(elementTypeOf(a.mask), "row", "col", "x",
-                          "            ");
-  }
-  params += ", " + outParam(rt, "out") + ", float *__restrict__ lse";
-  args.push_back(KernelArg::result(0));
-  args.push_back(a.lse ? KernelArg::result(1) : KernelArg::scratch(0));
-  if (!a.lse)
-    out.scratch.push_back({"lse", DType::F32, {B, Hq, T}});
-
-  std::string kvEnd =
-      a.causal ? "  // Causal: key s is visible to row t when s <= t + S - T.\n"
-                 "  const index_t lastRow = min(q0 + kBr, kT) - 1;\n"
-                 "  const index_t kvEnd = max((index_t)0, min(kS, lastRow + "
-                 "kS - kT + 1));\n"
-               : "  const index_t kvEnd = kS;\n";
-  std::string visible = a.causal ? "row < kT && col < kS && col <= row + kS - kT"
-                                 : "row < kT && col < kS";
+  ForwardInterface f = forwardInterface(src, out, a, "            ");
   // Whole tile visible to all 16 rows of the warp.
   std::string full = "!" + std::string(a.mask ? "true" : "false") +
                      " && warpRow0 + 16 <= kT && s0 + kBc <= kS";
@@ -389,29 +345,23 @@ LogicalResult emitAttentionForwardBf16(Operation *op, const EmitContext &ctx,
     full += " && s0 + kBc - 1 <= warpRow0 + kS - kT";
   std::string skip = a.causal ? "warpRow0 >= kT || s0 > warpRow0 + 15 + kS - kT"
                               : "warpRow0 >= kT";
-  std::string text = kForward;
-  text = replaceAll(text, "@THREADS@", std::to_string(kWarps * 32));
-  text = replaceAll(text, "@NAME@", ctx.name);
-  text = replaceAll(text, "@PARAMS@", params);
-  text = replaceAll(text, "@KVEND@", kvEnd);
-  text = replaceAll(text, "@SKIP@", skip);
-  text = replaceAll(text, "@FULL@", full);
-  text = replaceAll(text, "@VISIBLE@", visible);
-  text = replaceAll(text, "@MASK@", mask);
-  text = replaceAll(text, "@STORE0@", storeAs(rt, "o[j][2 * r] * inv"));
-  text = replaceAll(text, "@STORE1@", storeAs(rt, "o[j][2 * r + 1] * inv"));
-  src.kernel(text);
-
-  EmittedKernel kern;
-  kern.name = ctx.name;
-  kern.source = src.str();
-  kern.grid = {static_cast<unsigned>((T + kRowTile - 1) / kRowTile),
-               static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
-  kern.block = {kWarps * 32, 1, 1};
-  kern.sharedBytes = sharedFor(kRowTile);
-  kern.args = std::move(args);
+  src.kernel(substitute(
+      kForward, {{"THREADS", std::to_string(kWarps * 32)},
+                 {"NAME", ctx.name},
+                 {"PARAMS", f.params},
+                 {"KVEND", f.kvEnd},
+                 {"SKIP", skip},
+                 {"FULL", full},
+                 {"VISIBLE", f.visible},
+                 {"MASK", f.mask},
+                 {"STORE0", storeAs(rt, "o[j][2 * r] * inv")},
+                 {"STORE1", storeAs(rt, "o[j][2 * r + 1] * inv")}}));
+  out.kernels.push_back(attentionLaunch(
+      src,
+      {static_cast<unsigned>((T + kRowTile - 1) / kRowTile),
+       static_cast<unsigned>(Hq), static_cast<unsigned>(B)},
+      kWarps, sharedFor(kRowTile), std::move(f.args)));
   out.kind = OpLowering::Kind::Kernels;
-  out.kernels.push_back(std::move(kern));
   return success();
 }
 

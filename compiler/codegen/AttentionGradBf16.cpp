@@ -35,14 +35,6 @@ namespace {
 constexpr unsigned kWarps = 4;
 constexpr int64_t kStream = 32;
 
-std::string replaceAll(std::string text, const std::string &from,
-                       const std::string &to) {
-  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos;
-       at += to.size())
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS@)
 @NAME@(@PARAMS@) {
   extern __shared__ __align__(16) unsigned char smemRaw[];
@@ -254,16 +246,9 @@ std::string visibleExpr(bool causal) {
 
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  Shape q = shapeOf(a.query), k = shapeOf(a.key);
   src.use(elementTypeOf(a.query));
-  attentionShapeConstants(src, q, k, v[3]);
-  src.constant("kBr", rowTile, "query rows per tile");
-  src.constant("kBc", keyTile, "keys per tile");
-  src.constant("kThreadsPerBlock", warps * 32, "16 owned rows per warp");
-  src.constant("kLdQ", q[3] + 8, "shared row strides (bank-conflict padding)");
-  src.constant("kLdK", q[3] + 8);
-  src.constant("kLdV", v[3] + 8);
-  src.constant("kLdO", v[3] + 8);
+  gradTileConstants(src, a, rowTile, keyTile, warps, 8);
   if (a.mask)
     maskConstants(src, a.mask, {q[0], q[1], q[2], k[2]});
   bf16AttentionConstants(src, a.scale);
@@ -320,33 +305,28 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
   std::string kvSkip = a.causal
                            ? "warpKey0 >= kS || warpKey0 > t0 + kBr - 1 + kS - kT"
                            : "warpKey0 >= kS";
-  std::string text = kKv;
-  text = replaceAll(text, "@THREADS@", std::to_string(kvWarps * 32));
-  text = replaceAll(text, "@NAME@", kvName);
-  text = replaceAll(text, "@PARAMS@",
-                    common + ", " + outParam(kt, "dk") + ", " +
-                        outParam(vt, "dv"));
-  text = replaceAll(text, "@FIRST@", first);
-  text = replaceAll(text, "@SKIP@", kvSkip);
-  text = replaceAll(text, "@FULL@", kvFull);
-  text = replaceAll(text, "@VISIBLE@", visibleExpr(a.causal));
-  text = replaceAll(text, "@MASK@", mask);
-  text = replaceAll(text, "@DK0@", storeAs(kt, "dkAcc[j][2 * r] * kScale"));
-  text = replaceAll(text, "@DK1@", storeAs(kt, "dkAcc[j][2 * r + 1] * kScale"));
-  text = replaceAll(text, "@DV0@", storeAs(vt, "dvAcc[j][2 * r]"));
-  text = replaceAll(text, "@DV1@", storeAs(vt, "dvAcc[j][2 * r + 1]"));
-  kv.kernel(text);
-  EmittedKernel k2;
-  k2.name = kvName;
-  k2.source = kv.str();
-  k2.grid = {static_cast<unsigned>((S + kvOwned - 1) / kvOwned),
-             static_cast<unsigned>(Hkv), static_cast<unsigned>(B)};
-  k2.block = {kvWarps * 32, 1, 1};
-  k2.sharedBytes = kvShared(kvOwned);
-  k2.args = commonArgs;
-  k2.args.push_back(KernelArg::result(1));
-  k2.args.push_back(KernelArg::result(2));
-  out.kernels.push_back(std::move(k2));
+  kv.kernel(substitute(
+      kKv, {{"THREADS", std::to_string(kvWarps * 32)},
+            {"NAME", kvName},
+            {"PARAMS", common + ", " + outParam(kt, "dk") + ", " +
+                           outParam(vt, "dv")},
+            {"FIRST", first},
+            {"SKIP", kvSkip},
+            {"FULL", kvFull},
+            {"VISIBLE", visibleExpr(a.causal)},
+            {"MASK", mask},
+            {"DK0", storeAs(kt, "dkAcc[j][2 * r] * kScale")},
+            {"DK1", storeAs(kt, "dkAcc[j][2 * r + 1] * kScale")},
+            {"DV0", storeAs(vt, "dvAcc[j][2 * r]")},
+            {"DV1", storeAs(vt, "dvAcc[j][2 * r + 1]")}}));
+  std::vector<KernelArg> kvArgs = commonArgs;
+  kvArgs.push_back(KernelArg::result(1));
+  kvArgs.push_back(KernelArg::result(2));
+  out.kernels.push_back(attentionLaunch(
+      kv,
+      {static_cast<unsigned>((S + kvOwned - 1) / kvOwned),
+       static_cast<unsigned>(Hkv), static_cast<unsigned>(B)},
+      kvWarps, kvShared(kvOwned), std::move(kvArgs)));
 
   // <name>_q
   std::string qName = ctx.name + "_q";
@@ -369,28 +349,24 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
     qFull += " && s0 + kBc - 1 <= warpRow0 + kS - kT";
   std::string qSkip = a.causal ? "warpRow0 >= kT || s0 > warpRow0 + 15 + kS - kT"
                                : "warpRow0 >= kT";
-  text = kQ;
-  text = replaceAll(text, "@THREADS@", std::to_string(qWarps * 32));
-  text = replaceAll(text, "@NAME@", qName);
-  text = replaceAll(text, "@PARAMS@", common + ", " + outParam(qt, "dq"));
-  text = replaceAll(text, "@KVEND@", kvEnd);
-  text = replaceAll(text, "@SKIP@", qSkip);
-  text = replaceAll(text, "@FULL@", qFull);
-  text = replaceAll(text, "@VISIBLE@", visibleExpr(a.causal));
-  text = replaceAll(text, "@MASK@", mask);
-  text = replaceAll(text, "@DQ0@", storeAs(qt, "dqAcc[j][2 * r] * kScale"));
-  text = replaceAll(text, "@DQ1@", storeAs(qt, "dqAcc[j][2 * r + 1] * kScale"));
-  qk.kernel(text);
-  EmittedKernel k3;
-  k3.name = qName;
-  k3.source = qk.str();
-  k3.grid = {static_cast<unsigned>((T + qOwned - 1) / qOwned),
-             static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
-  k3.block = {qWarps * 32, 1, 1};
-  k3.sharedBytes = qShared(qOwned);
-  k3.args = commonArgs;
-  k3.args.push_back(KernelArg::result(0));
-  out.kernels.push_back(std::move(k3));
+  qk.kernel(substitute(
+      kQ, {{"THREADS", std::to_string(qWarps * 32)},
+           {"NAME", qName},
+           {"PARAMS", common + ", " + outParam(qt, "dq")},
+           {"KVEND", kvEnd},
+           {"SKIP", qSkip},
+           {"FULL", qFull},
+           {"VISIBLE", visibleExpr(a.causal)},
+           {"MASK", mask},
+           {"DQ0", storeAs(qt, "dqAcc[j][2 * r] * kScale")},
+           {"DQ1", storeAs(qt, "dqAcc[j][2 * r + 1] * kScale")}}));
+  std::vector<KernelArg> qArgs = commonArgs;
+  qArgs.push_back(KernelArg::result(0));
+  out.kernels.push_back(attentionLaunch(
+      qk,
+      {static_cast<unsigned>((T + qOwned - 1) / qOwned),
+       static_cast<unsigned>(Hq), static_cast<unsigned>(B)},
+      qWarps, qShared(qOwned), std::move(qArgs)));
   return success();
 }
 

@@ -35,15 +35,8 @@ constexpr unsigned kSharedLimit = 227 * 1024;
 
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
-  attentionShapeConstants(src, q, k, v[3]);
-  src.constant("kBr", rowTile, "query rows per tile");
-  src.constant("kBc", keyTile, "keys per tile");
-  src.constant("kThreadsPerBlock", warps * 32, "16 owned rows per warp");
-  src.constant("kLdQ", q[3] + 4, "shared row strides (bank-conflict padding)");
-  src.constant("kLdK", q[3] + 4);
-  src.constant("kLdV", v[3] + 4);
-  src.constant("kLdO", v[3] + 4);
+  Shape q = shapeOf(a.query), k = shapeOf(a.key);
+  gradTileConstants(src, a, rowTile, keyTile, warps, 4);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
   src.staticAssert("kD % 8 == 0 && kDv % 8 == 0", "whole m16n8k8 tiles");
@@ -228,17 +221,14 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "    }\n"
       "  }\n"
       "}\n");
-  EmittedKernel k2;
-  k2.name = kvName;
-  k2.source = kv.str();
-  k2.grid = {static_cast<unsigned>((S + kvOwned - 1) / kvOwned),
-             static_cast<unsigned>(Hkv), static_cast<unsigned>(B)};
-  k2.block = {kKvWarps * 32, 1, 1};
-  k2.sharedBytes = sharedBytes(kvOwned, kStream);
-  k2.args = commonArgs;
-  k2.args.push_back(KernelArg::result(1));
-  k2.args.push_back(KernelArg::result(2));
-  out.kernels.push_back(std::move(k2));
+  std::vector<KernelArg> kvArgs = commonArgs;
+  kvArgs.push_back(KernelArg::result(1));
+  kvArgs.push_back(KernelArg::result(2));
+  out.kernels.push_back(attentionLaunch(
+      kv,
+      {static_cast<unsigned>((S + kvOwned - 1) / kvOwned),
+       static_cast<unsigned>(Hkv), static_cast<unsigned>(B)},
+      kKvWarps, sharedBytes(kvOwned, kStream), std::move(kvArgs)));
 
   // <name>_q: dQ of 64 queries.
   std::string qName = ctx.name + "_q";
@@ -326,16 +316,13 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "    }\n"
       "  }\n"
       "}\n");
-  EmittedKernel k3;
-  k3.name = qName;
-  k3.source = qk.str();
-  k3.grid = {static_cast<unsigned>((T + qOwned - 1) / qOwned),
-             static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
-  k3.block = {kQWarps * 32, 1, 1};
-  k3.sharedBytes = sharedBytes(qOwned, kStream);
-  k3.args = commonArgs;
-  k3.args.push_back(KernelArg::result(0));
-  out.kernels.push_back(std::move(k3));
+  std::vector<KernelArg> qArgs = commonArgs;
+  qArgs.push_back(KernelArg::result(0));
+  out.kernels.push_back(attentionLaunch(
+      qk,
+      {static_cast<unsigned>((T + qOwned - 1) / qOwned),
+       static_cast<unsigned>(Hq), static_cast<unsigned>(B)},
+      kQWarps, sharedBytes(qOwned, kStream), std::move(qArgs)));
   return success();
 }
 

@@ -163,6 +163,94 @@ std::string maskStatements(Type mt, const std::string &row,
   return indent + x + " += " + loadAs(mt, at) + ";\n";
 }
 
+ForwardInterface forwardInterface(KernelSource &src, OpLowering &out,
+                                  const AttentionParts &a,
+                                  const std::string &maskIndent) {
+  Shape q = shapeOf(a.query), k = shapeOf(a.key);
+  int64_t B = q[0], Hq = q[1], T = q[2], S = k[2];
+  ForwardInterface f;
+  f.params = inParam(elementTypeOf(a.query), "q") + ", " +
+             inParam(elementTypeOf(a.key), "k") + ", " +
+             inParam(elementTypeOf(a.value), "v");
+  f.args = {KernelArg::operand(0), KernelArg::operand(1),
+            KernelArg::operand(2)};
+  if (a.mask) {
+    maskConstants(src, a.mask, {B, Hq, T, S});
+    f.params += ", " + inParam(elementTypeOf(a.mask), "mask");
+    f.args.push_back(KernelArg::operand(3));
+    f.mask = maskStatements(elementTypeOf(a.mask), "row", "col", "x",
+                            maskIndent);
+  }
+  f.params += ", " + outParam(elementTypeOf(a.result), "out") +
+              ", float *__restrict__ lse";
+  f.args.push_back(KernelArg::result(0));
+  f.args.push_back(a.lse ? KernelArg::result(1) : KernelArg::scratch(0));
+  if (!a.lse)
+    out.scratch.push_back({"lse", DType::F32, {B, Hq, T}});
+  f.kvEnd =
+      a.causal ? "  // Causal: key s is visible to row t when s <= t + S - T.\n"
+                 "  const index_t lastRow = min(q0 + kBr, kT) - 1;\n"
+                 "  const index_t kvEnd = max((index_t)0, min(kS, lastRow + "
+                 "kS - kT + 1));\n"
+               : "  const index_t kvEnd = kS;\n";
+  f.visible = a.causal ? "row < kT && col < kS && col <= row + kS - kT"
+                       : "row < kT && col < kS";
+  return f;
+}
+
+void forwardTileConstants(KernelSource &src, const AttentionParts &a,
+                          int64_t rowTile, int64_t keyTile, unsigned warps,
+                          int64_t pad) {
+  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  attentionShapeConstants(src, q, k, v[3]);
+  src.constant("kBr", rowTile, "query rows per block (16 per warp)");
+  src.constant("kBc", keyTile, "keys per tile");
+  src.constant("kThreadsPerBlock", warps * 32, "16 query rows per warp");
+  src.constant("kLdQ", q[3] + pad, "shared row strides (bank-conflict padding)");
+  src.constant("kLdK", q[3] + pad);
+  src.constant("kLdV", v[3] + pad);
+}
+
+void gradTileConstants(KernelSource &src, const AttentionParts &a,
+                       int64_t rowTile, int64_t keyTile, unsigned warps,
+                       int64_t pad) {
+  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  attentionShapeConstants(src, q, k, v[3]);
+  src.constant("kBr", rowTile, "query rows per tile");
+  src.constant("kBc", keyTile, "keys per tile");
+  src.constant("kThreadsPerBlock", warps * 32, "16 owned rows per warp");
+  src.constant("kLdQ", q[3] + pad, "shared row strides (bank-conflict padding)");
+  src.constant("kLdK", q[3] + pad);
+  src.constant("kLdV", v[3] + pad);
+  src.constant("kLdO", v[3] + pad);
+}
+
+std::string substitute(
+    std::string text,
+    const std::vector<std::pair<std::string, std::string>> &values) {
+  for (const auto &[key, value] : values) {
+    std::string hole = "@" + key + "@";
+    for (size_t at = 0; (at = text.find(hole, at)) != std::string::npos;
+         at += value.size())
+      text.replace(at, hole.size(), value);
+  }
+  return text;
+}
+
+EmittedKernel attentionLaunch(const KernelSource &src,
+                              std::array<unsigned, 3> grid, unsigned warps,
+                              unsigned sharedBytes,
+                              std::vector<KernelArg> args) {
+  EmittedKernel k;
+  k.name = src.name();
+  k.source = src.str();
+  k.grid = grid;
+  k.block = {warps * 32, 1, 1};
+  k.sharedBytes = sharedBytes;
+  k.args = std::move(args);
+  return k;
+}
+
 namespace {
 
 /// The staging loop of stageTile and stageSplit. The scalar path (other
@@ -279,9 +367,8 @@ constexpr int64_t kKeyTile = 64;
 LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
                                       OpLowering &out,
                                       const AttentionParts &a) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
-  int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
-  int64_t S = k[2], Dv = v[3];
+  Shape q = shapeOf(a.query), v = shapeOf(a.value);
+  int64_t B = q[0], Hq = q[1], T = q[2], D = q[3], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);
   if (B > 65535 || Hq > 65535)
@@ -307,45 +394,14 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
     src.scheme("bf16: P rounded to bf16 before P V, the row sum from the "
                "unrounded P, as flash kernels and the reference evaluator do "
                "(docs/precision.md)");
-  attentionShapeConstants(src, q, k, Dv);
-  src.constant("kBr", kRowTile, "query rows per block (16 per warp)");
-  src.constant("kBc", kKeyTile, "keys per tile");
-  src.constant("kThreadsPerBlock", kWarps * 32, "16 query rows per warp");
-  src.constant("kLdQ", D + 4, "shared row strides (bank-conflict padding)");
-  src.constant("kLdK", D + 4);
-  src.constant("kLdV", Dv + 4);
+  forwardTileConstants(src, a, kRowTile, kKeyTile, kWarps, 4);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
   src.staticAssert("kD % 8 == 0 && kDv % 8 == 0", "whole m16n8k8 tiles");
   src.helper(kMmaTf32Helpers);
-
-  std::string params =
-      inParam(qt, "q") + ", " + inParam(kt, "k") + ", " + inParam(vt, "v");
-  std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1),
-                                 KernelArg::operand(2)};
-  std::string mask;
-  if (a.mask) {
-    maskConstants(src, a.mask, {B, Hq, T, S});
-    params += ", " + inParam(elementTypeOf(a.mask), "mask");
-    args.push_back(KernelArg::operand(3));
-    mask = maskStatements(elementTypeOf(a.mask), "row", "col", "x",
-                          "          ");
-  }
-  params += ", " + outParam(rt, "out") + ", float *__restrict__ lse";
-  args.push_back(KernelArg::result(0));
-  args.push_back(a.lse ? KernelArg::result(1) : KernelArg::scratch(0));
-  if (!a.lse)
-    out.scratch.push_back({"lse", DType::F32, {B, Hq, T}});
-
-  std::string causalEnd =
-      a.causal ? "  // Causal: key s is visible to row t when s <= t + S - T.\n"
-                 "  const index_t lastRow = min(q0 + kBr, kT) - 1;\n"
-                 "  const index_t kvEnd = max((index_t)0, min(kS, lastRow + "
-                 "kS - kT + 1));\n"
-               : "  const index_t kvEnd = kS;\n";
-  std::string visible =
-      a.causal ? "row < kT && col < kS && col <= row + kS - kT"
-               : "row < kT && col < kS";
+  ForwardInterface f = forwardInterface(src, out, a, "          ");
+  const std::string &params = f.params, &mask = f.mask,
+                    &causalEnd = f.kvEnd, &visible = f.visible;
   src.kernel(
       "extern \"C\" __global__ void __launch_bounds__(" +
       std::to_string(kWarps * 32) + ")\n" + ctx.name + "(" + params +
@@ -462,16 +518,12 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "  }\n"
       "}\n");
 
-  EmittedKernel kern;
-  kern.name = ctx.name;
-  kern.source = src.str();
-  kern.grid = {static_cast<unsigned>((T + kRowTile - 1) / kRowTile),
-               static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
-  kern.block = {kWarps * 32, 1, 1};
-  kern.sharedBytes = sharedFor(kRowTile);
-  kern.args = std::move(args);
+  out.kernels.push_back(attentionLaunch(
+      src,
+      {static_cast<unsigned>((T + kRowTile - 1) / kRowTile),
+       static_cast<unsigned>(Hq), static_cast<unsigned>(B)},
+      kWarps, sharedFor(kRowTile), std::move(f.args)));
   out.kind = OpLowering::Kind::Kernels;
-  out.kernels.push_back(std::move(kern));
   return success();
 }
 

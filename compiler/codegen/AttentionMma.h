@@ -45,6 +45,42 @@ std::string maskStatements(mlir::Type maskType, const std::string &row,
                            const std::string &indent);
 void maskConstants(KernelSource &src, mlir::Value mask, const Shape &scores);
 
+/// What both forward kernels (3xTF32 and bf16) share: the parameters q, k,
+/// v[, mask], out, lse and their arguments (lse a scratch when it is not a
+/// result), the mask's constants and statements on `x` at (row, col)
+/// indented by `maskIndent`, the causal end `kvEnd` of the key loop for
+/// query rows q0..q0+kBr-1, and the `visible` test of score (row, col).
+struct ForwardInterface {
+  std::string params, mask, kvEnd, visible;
+  std::vector<KernelArg> args;
+};
+ForwardInterface forwardInterface(KernelSource &src, OpLowering &out,
+                                  const AttentionParts &a,
+                                  const std::string &maskIndent);
+
+/// The constants of a tensor-core kernel: the shapes, kBr and kBc (query
+/// rows and keys per tile), kThreadsPerBlock, and the shared row strides
+/// kLdQ/kLdK/kLdV (kLdO too for the gradient kernels), each head dim +
+/// `pad` elements (bank-conflict padding).
+void forwardTileConstants(KernelSource &src, const AttentionParts &a,
+                          int64_t rowTile, int64_t keyTile, unsigned warps,
+                          int64_t pad);
+void gradTileConstants(KernelSource &src, const AttentionParts &a,
+                       int64_t rowTile, int64_t keyTile, unsigned warps,
+                       int64_t pad);
+
+/// `text` with every "@KEY@" of `values` replaced (the bf16 kernels are
+/// written as templates with such holes).
+std::string substitute(
+    std::string text,
+    const std::vector<std::pair<std::string, std::string>> &values);
+
+/// A kernel of `warps` warps per block, `src` compiled as `src.name()`.
+EmittedKernel attentionLaunch(const KernelSource &src,
+                              std::array<unsigned, 3> grid, unsigned warps,
+                              unsigned sharedBytes,
+                              std::vector<KernelArg> args);
+
 /// CUDA statements that copy a [rows, cols] tile starting at `src` (rows
 /// contiguous) into shared `dst` with row stride `ld`, zero-filling rows at
 /// or past `valid`; f32 tiles move as float4 with all loads in flight at
