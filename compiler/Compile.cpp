@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
 #include "compiler/Pipeline.h"
+#include "compiler/codegen/ShareKernels.h"
 
 #include "dialects/llmc/LlmcOps.h"
 #include "runtime/KernelCache.h"
@@ -219,6 +220,7 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   if (!config.name.empty())
     plan.name = config.name;
   plan.vocab = report.vocab;
+  codegen::shareIdenticalKernels(plan);
   countPlan(plan, report);
   report.persistentBytes = out.planned.persistentBytes;
   report.unplannedBytes = out.planned.unplannedBytes;
