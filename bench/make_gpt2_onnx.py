@@ -12,6 +12,7 @@ be finite and differ between tensors). At the default sizes this is GPT-2
 
 usage: python3 bench/make_gpt2_onnx.py OUT.onnx [--layers 12] [--dim 768]
            [--heads 12] [--vocab 50257] [--batch 16] [--seq 1024] [--seed 0]
+           [--ln-eps 1e-5] [--attn-scale S]
 """
 import argparse
 import array
@@ -111,10 +112,15 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--seq", type=int, default=1024)
     p.add_argument("--seed", type=int, default=0)
+    # Graph variants for the compile cache's tests: a node attribute and a
+    # Constant node's value.
+    p.add_argument("--ln-eps", type=float, default=1e-5)
+    p.add_argument("--attn-scale", type=float, default=None)
     a = p.parse_args()
     B, T, D, H, V = a.batch, a.seq, a.dim, a.heads, a.vocab
     rng = random.Random(a.seed)
-    pool = array.array("f", [rng.gauss(0.0, 0.02) for _ in range(1 << 20)]).tobytes()
+    draws = min(1 << 20, V * D)
+    pool = array.array("f", [rng.gauss(0.0, 0.02) for _ in range(draws)]).tobytes()
     pool2 = pool + pool
 
     g = Graph()
@@ -125,7 +131,7 @@ def main():
         if fill is not None:
             raw = struct.pack("<f", fill) * n
         else:
-            start = 4 * rng.randrange(1 << 20)
+            start = 4 * rng.randrange(draws)
             reps = (4 * n + len(pool) - 1) // len(pool)
             raw = (pool2[start:start + len(pool)] * reps)[: 4 * n]
         g.inits.append(tensor(name, FLOAT, dims, raw))
@@ -135,7 +141,7 @@ def main():
     def layernorm(x, prefix):
         return g.node("LayerNormalization",
                       [x, weight(prefix + ".weight", [D], 1.0), weight(prefix + ".bias", [D], 0.0)],
-                      axis=-1, epsilon=1e-5)
+                      axis=-1, epsilon=a.ln_eps)
 
     def linear(x, prefix, n_in, n_out):
         y = g.node("MatMul", [x, weight(prefix + ".weight", [n_in, n_out])])
@@ -148,7 +154,8 @@ def main():
     causal = bytes(1 if j <= i else 0 for i in range(T) for j in range(T))
     mask = g.const(BOOL, [T, T], causal)
     neg_inf = g.const(FLOAT, [], struct.pack("<f", float("-inf")))
-    scale = g.const(FLOAT, [], struct.pack("<f", 1.0 / math.sqrt(D // H)))
+    scale_value = a.attn_scale if a.attn_scale is not None else 1.0 / math.sqrt(D // H)
+    scale = g.const(FLOAT, [], struct.pack("<f", scale_value))
     heads_shape = g.ints([B, T, H, D // H])
     model_shape = g.ints([B, T, D])
     split = g.ints([D, D, D])

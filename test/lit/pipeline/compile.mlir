@@ -28,7 +28,7 @@
 // GPT2-NEXT: tokens/step     32
 // GPT2-NEXT: FLOPs/step      1.65e+07 (6 * params * tokens + attention; cuBLASLt calls {{.*}})
 // GPT2-NEXT: updates         49 in place, 0 copied
-// GPT2-NEXT: compile time    {{[0-9.]+}} s (pipeline {{[0-9.]+}} s, codegen {{[0-9.]+}} s, NVRTC {{[0-9.]+}} s)
+// GPT2-NEXT: compile time    {{[0-9.]+}} s (import {{[0-9.]+}} s, pipeline {{[0-9.]+}} s, codegen {{[0-9.]+}} s, NVRTC {{[0-9.]+}} s, bundle write {{[0-9.]+}} s)
 
 // VOCAB: {{^}}512{{$}}
 // NOVOCAB: {{^}}0{{$}}
