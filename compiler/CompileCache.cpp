@@ -153,30 +153,39 @@ std::string keyOf(const std::string &structure, const std::string &options,
 /// files, read on demand.
 class WeightSource {
 public:
-  WeightSource(const llvm::MemoryBuffer &model, std::string baseDir)
-      : model_(model), baseDir_(std::move(baseDir)) {}
+  WeightSource(std::shared_ptr<const llvm::MemoryBuffer> model,
+               std::string baseDir)
+      : model_(std::move(model)), baseDir_(std::move(baseDir)) {}
 
-  /// `w`'s bytes followed by zeros up to `bytes` (>= w.size), without
-  /// writing the weight's part twice.
-  Status fill(const OnnxWeight &w, uint64_t bytes, std::vector<uint8_t> &out) {
-    if (w.file.empty() && w.offset + w.size <= model_.getBufferSize()) {
+  /// Gives `buffer` the initial data `w` followed by zeros up to its size:
+  /// a view into the mapped model when the weight is all of it, else a
+  /// copy that writes the weight's part once.
+  Status fill(const OnnxWeight &w, BufferInfo &buffer) {
+    buffer.init.clear();
+    buffer.initView.reset();
+    if (w.file.empty() && w.offset + w.size <= model_->getBufferSize()) {
       const auto *p = reinterpret_cast<const uint8_t *>(
-          model_.getBufferStart() + w.offset);
-      out.reserve(bytes);
-      out.assign(p, p + w.size);
-      out.resize(bytes, 0);
+          model_->getBufferStart() + w.offset);
+      if (w.size == buffer.bytes) {
+        buffer.initView = std::shared_ptr<const uint8_t>(model_, p);
+        buffer.initViewBytes = w.size;
+        return Status::ok();
+      }
+      buffer.init.reserve(buffer.bytes);
+      buffer.init.assign(p, p + w.size);
+      buffer.init.resize(buffer.bytes, 0);
       return Status::ok();
     }
-    out.assign(bytes, 0);
-    return read(w, out.data());
+    buffer.init.assign(buffer.bytes, 0);
+    return read(w, buffer.init.data());
   }
 
   /// Copies weight `w` into `out` (which has room for w.size bytes).
   Status read(const OnnxWeight &w, uint8_t *out) {
     if (w.file.empty()) {
-      if (w.offset + w.size > model_.getBufferSize())
+      if (w.offset + w.size > model_->getBufferSize())
         return Status::error("weight '" + w.name + "' lies past the file");
-      std::memcpy(out, model_.getBufferStart() + w.offset, w.size);
+      std::memcpy(out, model_->getBufferStart() + w.offset, w.size);
       return Status::ok();
     }
     std::string path = (llvm::sys::path::is_absolute(w.file)
@@ -191,7 +200,7 @@ public:
   }
 
 private:
-  const llvm::MemoryBuffer &model_;
+  std::shared_ptr<const llvm::MemoryBuffer> model_;
   std::string baseDir_;
 };
 
@@ -375,8 +384,8 @@ bool Entry::load(const OnnxScan &scan, WeightSource &weights,
     }
     fills.push_back({b->second, w->second});
   }
-  // Copying 500 MB is page faults more than bandwidth: spread it over
-  // threads, largest weights first.
+  // Padded or external weights are copied, and copying is page faults
+  // more than bandwidth: spread it over threads, largest weights first.
   std::sort(fills.begin(), fills.end(), [](const auto &x, const auto &y) {
     return x.second->size > y.second->size;
   });
@@ -384,8 +393,7 @@ bool Entry::load(const OnnxScan &scan, WeightSource &weights,
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < fills.size(); i = next++)
-      statuses[i] = weights.fill(*fills[i].second, fills[i].first->bytes,
-                                 fills[i].first->init);
+      statuses[i] = weights.fill(*fills[i].second, *fills[i].first);
   };
   unsigned threads = std::min<unsigned>(
       8, std::max(1u, std::thread::hardware_concurrency()));
@@ -531,10 +539,12 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
                                           /*RequiresNullTerminator=*/false);
   if (!file)
     return off("cannot read the model"); // loadModel says why
-  const llvm::MemoryBuffer &model = **file;
+  // Shared: a hit's parameters point into the mapping (BufferInfo::
+  // initView), which stays mapped while the plan holds them.
+  std::shared_ptr<const llvm::MemoryBuffer> model(std::move(*file));
   OnnxScan scan =
-      scanOnnx(reinterpret_cast<const uint8_t *>(model.getBufferStart()),
-               model.getBufferSize());
+      scanOnnx(reinterpret_cast<const uint8_t *>(model->getBufferStart()),
+               model->getBufferSize());
   if (!scan.cacheable)
     return off("the model is not cacheable: " + scan.whyNot);
 

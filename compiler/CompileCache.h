@@ -20,8 +20,10 @@
 // parameter buffer with initial data must be its initializer's bytes as
 // they are in the file (optionally followed by zeros: padded rows), checked
 // byte for byte; a compile that transforms a weight in any other way is not
-// cached. A hit reads the plan and copies each weight from the model file
-// (or its external data file) straight into its buffer.
+// cached. A hit reads the plan and gives each parameter its weight from the
+// model file: a view into the mapped file (BufferInfo::initView, no copy)
+// when the weight is the whole buffer, else a copy (padded rows, external
+// data files).
 //
 // Entries: <dir>/<key>.plan (a bundle, runtime/Bundle.h, without the
 // weights: its checksums guard it) and <dir>/<key>.json (the report,
