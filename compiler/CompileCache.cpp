@@ -27,6 +27,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
@@ -67,16 +69,24 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 /// The binary (executable or shared library) that holds this code, by path,
-/// size and modification time: a rebuilt llmc misses every entry.
+/// size and modification time: a rebuilt llmc misses every entry. Empty
+/// when it cannot be found: then nothing is cached, since an entry could
+/// outlive the compiler that made it.
 std::string binaryIdentity() {
   Dl_info info{};
-  if (!dladdr(reinterpret_cast<void *>(&binaryIdentity), &info) ||
-      !info.dli_fname)
-    return "unknown binary";
+  std::string path;
+  char resolved[PATH_MAX];
+  // The main program's name is as it was invoked (maybe relative);
+  // /proc/self/exe is the file itself.
+  if (dladdr(reinterpret_cast<void *>(&binaryIdentity), &info) &&
+      info.dli_fname && realpath(info.dli_fname, resolved))
+    path = resolved;
+  else if (realpath("/proc/self/exe", resolved))
+    path = resolved;
   struct stat st{};
-  if (stat(info.dli_fname, &st) != 0)
-    return std::string(info.dli_fname);
-  return std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " +
+  if (path.empty() || stat(path.c_str(), &st) != 0)
+    return "";
+  return path + " " + std::to_string(st.st_size) + " " +
          std::to_string(st.st_mtim.tv_sec) + "." +
          std::to_string(st.st_mtim.tv_nsec);
 }
@@ -121,14 +131,15 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   return s;
 }
 
-std::string toolchainText(const std::string &arch) {
+std::string toolchainText(const std::string &arch,
+                          const std::string &binary) {
   std::string nvrtc;
   Status s = nvrtcVersion(nvrtc);
   (void)s; // no NVRTC: compileModule reports it; the key just says so
   CompileOptions options;
   options.arch = arch;
-  std::string text = std::string("llmc ") + LLMC_VERSION + "\n" +
-                     binaryIdentity() + "\nnvrtc " + nvrtc + "\n";
+  std::string text = std::string("llmc ") + LLMC_VERSION + "\n" + binary +
+                     "\nnvrtc " + nvrtc + "\n";
   for (const std::string &o : nvrtcOptions(options))
     text += o + "\n";
   return text;
@@ -549,6 +560,9 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
     return off("the model is not cacheable: " + scan.whyNot);
 
   // 2. Key.
+  std::string binary = binaryIdentity();
+  if (binary.empty())
+    return off("the llmc binary cannot be identified for the key");
   std::string arch = config.arch.empty() ? detectArch() : config.arch;
   CompileConfig resolved = config;
   resolved.arch = arch;
@@ -557,7 +571,7 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
   std::string key = keyOf(scan.structureHash + " " +
                               llvm::sys::path::filename(path).str(),
                           optionsText(modelOptions, resolved, arch),
-                          toolchainText(arch));
+                          toolchainText(arch, binary));
   llvm::SmallString<256> baseDir(path);
   llvm::sys::path::remove_filename(baseDir);
   WeightSource weights(model, baseDir.empty() ? "." : baseDir.str().str());
