@@ -26,6 +26,9 @@ struct CompileConfig {
   uint64_t seed = 0; // parameter init (llmc.init_rule normal draws)
   bool compileKernels = true;
   std::string cacheDir; // "" = KernelCache::defaultDir()
+  /// Whole compiles through the compile cache (CompileCache.h) in cacheDir;
+  /// false: only kernels are cached (`--no-compile-cache`).
+  bool compileCache = true;
   OptimizerConfig optimizer;
   PrecisionConfig precision;
   /// Forward and loss only: @forward through the eval pipeline; the plan
@@ -47,6 +50,8 @@ struct CompileReport {
   double modelFlops = 0;  // 6 (eval: 2) * params * tokens + attention
   double matmulFlops = 0; // 2 m n k batch over the plan's cuBLASLt calls
   double pipelineSeconds = 0, codegenSeconds = 0, nvrtcSeconds = 0;
+  /// Set by the caller: reading the model, and writing the bundle.
+  double importSeconds = 0, writeSeconds = 0;
 };
 
 struct CompiledModel {

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
+#include "compiler/CompileCache.h"
 #include "compiler/Driver.h"
 #include "compiler/ModelLoader.h"
 #include "runtime/Bundle.h"
@@ -19,6 +20,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+
 namespace llmc {
 
 namespace {
@@ -26,7 +29,7 @@ namespace {
 constexpr const char *kUsage =
     "usage: llmc compile MODEL -o OUT.llmc [--batch B] [--seq T] "
     "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [--precision fp32|bf16] "
-    "[--eval | optimizer options]\n";
+    "[--eval | optimizer options] [--no-compile-cache]\n";
 
 int fail(const std::string &message, int code = 1) {
   llvm::errs() << "llmc compile: error: " << message << "\n";
@@ -53,6 +56,10 @@ void printHelp() {
          "at fixed\n"
          "                         parameters, for graphs that cannot be "
          "differentiated\n"
+         "  --no-compile-cache     compile even when the compile cache holds "
+         "this model\n"
+         "                         (kernels still come from the kernel "
+         "cache)\n"
       << kModelOptionsHelp << kPrecisionOptionsHelp << kOptimizerOptionsHelp;
 }
 
@@ -89,6 +96,10 @@ int runCompile(const Args &args) {
     }
     if (a == "--eval") {
       config.eval = true;
+      continue;
+    }
+    if (a == "--no-compile-cache") {
+      config.compileCache = false;
       continue;
     }
     bool hasValue = i + 1 < args.size();
@@ -129,16 +140,20 @@ int runCompile(const Args &args) {
 
   mlir::MLIRContext context;
   installCliDiagnostics(context, "compile", model);
-  auto module = loadModel(model, modelOptions, context);
-  if (!module)
-    return 1;
-  auto compiled = compileModule(*module, config);
+  CompileCacheOutcome cache;
+  auto compiled =
+      compileModelFile(model, modelOptions, config, context, &cache);
   if (mlir::failed(compiled))
     return 1;
+  auto t0 = std::chrono::steady_clock::now();
   if (Status s = writeBundle(out, compiled->planned.plan); !s)
     return fail("cannot write the bundle: " + s.message());
+  compiled->report.writeSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   llvm::outs() << "wrote " << out << ": " << compiled->planned.plan.name << "\n"
-               << formatReport(compiled->report);
+               << formatReport(compiled->report)
+               << "compile cache   " << describeCacheOutcome(cache) << "\n";
   return 0;
 }
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
+#include "compiler/CompileCache.h"
 #include "compiler/CudaTrainer.h"
 #include "compiler/TrainLog.h"
 
@@ -37,17 +38,16 @@ Status CudaTrainer::open(const TrainConfig &cfg,
   } else {
     mlir::MLIRContext context;
     installCliDiagnostics(context, command, cfg.model);
-    auto module = loadModel(cfg.model, cfg.modelOptions, context);
-    if (!module)
-      return Status::error("cannot load '" + cfg.model +
-                           "' (see the errors above)");
     CompileConfig config;
     config.name = llvm::sys::path::stem(cfg.model).str();
     config.seed = cfg.seed;
     config.optimizer = cfg.optimizer;
     config.precision = cfg.precision;
     config.eval = kind == PlanKind::Eval;
-    auto compiled = compileModule(*module, config);
+    // Through the compile cache: a second run of the same model starts
+    // without importing or compiling it (CompileCache.h).
+    auto compiled =
+        compileModelFile(cfg.model, cfg.modelOptions, config, context);
     if (mlir::failed(compiled))
       return Status::error("cannot compile '" + cfg.model +
                            "' for the GPU (see the errors above)");

@@ -4,10 +4,13 @@
 #include "runtime/Hash.h"
 #include "runtime/PlanJson.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 
 namespace llmc {
@@ -53,18 +56,32 @@ std::string byteCount(uint64_t bytes) {
 
 Status writeBundle(const std::string &path, const Plan &plan) {
   LLMC_RETURN_IF_ERROR(validatePlan(plan).withContext("writing " + path));
-  std::vector<const std::vector<uint8_t> *> blobs;
+  std::vector<BlobRef> blobs;
   nlohmann::json header = planToJson(plan, blobs);
   header["format"] = "llmc-bundle";
+  // Checksums of hundreds of megabytes of weights: one blob per task.
+  std::vector<uint64_t> sums(blobs.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < blobs.size(); i = next++)
+      sums[i] = checksum64(blobs[i].data, blobs[i].size);
+  };
+  unsigned threads = std::min<unsigned>(
+      8, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads && t < blobs.size(); ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
   nlohmann::json table = nlohmann::json::array();
   uint64_t blobBytes = 0;
-  for (const std::vector<uint8_t> *blob : blobs) {
+  for (size_t i = 0; i < blobs.size(); ++i) {
     blobBytes = alignUp(blobBytes, kBundleBlobAlignment);
-    table.push_back(
-        {{"offset", blobBytes},
-         {"size", blob->size()},
-         {"checksum", hex64(checksum64(blob->data(), blob->size()))}});
-    blobBytes += blob->size();
+    table.push_back({{"offset", blobBytes},
+                     {"size", blobs[i].size},
+                     {"checksum", hex64(sums[i])}});
+    blobBytes += blobs[i].size;
   }
   header["blobs"] = table;
   std::string text = header.dump(1);
@@ -91,7 +108,7 @@ Status writeBundle(const std::string &path, const Plan &plan) {
   LLMC_RETURN_IF_ERROR(pad(blobBase));
   for (size_t i = 0; i < blobs.size(); ++i) {
     LLMC_RETURN_IF_ERROR(pad(blobBase + table[i]["offset"].get<uint64_t>()));
-    LLMC_RETURN_IF_ERROR(out.write(blobs[i]->data(), blobs[i]->size()));
+    LLMC_RETURN_IF_ERROR(out.write(blobs[i].data, blobs[i].size));
   }
   return out.commit();
 }

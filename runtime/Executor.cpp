@@ -169,16 +169,18 @@ Status Executor::allocateArena() {
 
 Status Executor::uploadInitialData() {
   for (const BufferInfo &buffer : plan_.buffers)
-    if (!buffer.init.empty())
-      LLMC_CU(cu_->cuMemcpyHtoD(arena_ + buffer.offset, buffer.init.data(),
-                                buffer.init.size()),
+    if (buffer.hasInit())
+      LLMC_CU(cu_->cuMemcpyHtoD(arena_ + buffer.offset, buffer.initData(),
+                                buffer.initBytes()),
               "initial data of buffer '" + buffer.name + "' in " + context());
   for (const ScalarSlot &slot : plan_.scalars)
     LLMC_RETURN_IF_ERROR(setScalar(slot.name, slot.init));
   LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
   // Initial data is on the GPU now; the host copy is not needed again.
-  for (BufferInfo &buffer : plan_.buffers)
+  for (BufferInfo &buffer : plan_.buffers) {
     std::vector<uint8_t>().swap(buffer.init);
+    buffer.initView.reset();
+  }
   return Status::ok();
 }
 

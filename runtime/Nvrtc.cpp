@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <string_view>
 #include <thread>
 
 namespace llmc {
@@ -187,17 +189,28 @@ std::vector<CompileResult>
 compileAll(const std::vector<CompileRequest> &requests,
            const KernelCache *cache, unsigned threads) {
   std::vector<CompileResult> results(requests.size());
+  // Identical requests (same source and options) compile once: `unique`
+  // holds the first of each, `firstOf` maps every request to it.
+  std::vector<size_t> unique, firstOf(requests.size());
+  std::map<std::pair<std::string_view, std::vector<std::string>>, size_t> seen;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto [it, inserted] = seen.try_emplace(
+        {requests[i].source, nvrtcOptions(requests[i].options)}, i);
+    firstOf[i] = it->second;
+    if (inserted)
+      unique.push_back(i);
+  }
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, std::max<size_t>(1, requests.size()));
+  threads = std::min<unsigned>(threads, std::max<size_t>(1, unique.size()));
 
-  // Workers take the next request index until none is left; each result slot
-  // is written by exactly one worker.
+  // Workers take the next unique request until none is left; each result
+  // slot is written by exactly one worker.
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i = next++; i < requests.size(); i = next++) {
-      CompileResult &result = results[i];
-      result.status = compileToCubin(requests[i], result.cubin, cache,
+    for (size_t u = next++; u < unique.size(); u = next++) {
+      CompileResult &result = results[unique[u]];
+      result.status = compileToCubin(requests[unique[u]], result.cubin, cache,
                                      &result.cacheHit, &result.warning);
     }
   };
@@ -207,6 +220,11 @@ compileAll(const std::vector<CompileRequest> &requests,
   worker();
   for (std::thread &thread : pool)
     thread.join();
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (firstOf[i] != i) {
+      results[i] = results[firstOf[i]];
+      results[i].warning.clear(); // said once, for the first
+    }
   return results;
 }
 

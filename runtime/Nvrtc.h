@@ -78,7 +78,8 @@ Status compileToCubin(const CompileRequest &request,
                       std::string *warning = nullptr);
 
 /// Compiles every request on `threads` threads (0: hardware concurrency).
-/// Results are in request order; each carries its own Status.
+/// Results are in request order; each carries its own Status. Requests with
+/// the same source and options compile once and get the same result.
 std::vector<CompileResult>
 compileAll(const std::vector<CompileRequest> &requests,
            const KernelCache *cache = nullptr, unsigned threads = 0);

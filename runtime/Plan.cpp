@@ -205,9 +205,12 @@ Status checkBuffers(const Plan &plan, std::set<std::string> &names) {
                            std::to_string(needed.value()) +
                            " bytes but the buffer has " +
                            std::to_string(b.bytes));
-    if (!b.init.empty() && b.init.size() != b.bytes)
+    if (b.initView && !b.init.empty())
+      return Status::error(what + ": initial data is given twice (init and "
+                                  "initView)");
+    if (b.hasInit() && b.initBytes() != b.bytes)
       return Status::error(what + ": initial data has " +
-                           std::to_string(b.init.size()) +
+                           std::to_string(b.initBytes()) +
                            " bytes, the buffer " + std::to_string(b.bytes));
   }
   return Status::ok();

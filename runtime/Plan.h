@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -78,8 +79,19 @@ struct BufferInfo {
   uint64_t bytes = 0;  // may exceed elements * dtype size (padding)
   uint64_t alignment = 256;
   std::vector<uint8_t> init; // initial contents; empty means zeros
+  /// Initial contents held elsewhere instead of `init` (a compile cache hit
+  /// points into the mapped model file rather than copying 500 MB of
+  /// weights); the pointer shares ownership of what holds the bytes. At
+  /// most one of `init` and `initView` is set; read through initData().
+  std::shared_ptr<const uint8_t> initView;
+  uint64_t initViewBytes = 0;
 
   uint64_t elementCount() const;
+  bool hasInit() const { return initView ? true : !init.empty(); }
+  const uint8_t *initData() const {
+    return initView ? initView.get() : init.data();
+  }
+  uint64_t initBytes() const { return initView ? initViewBytes : init.size(); }
 };
 
 /// A device scalar in the arena that kernels read through a pointer argument

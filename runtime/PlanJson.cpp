@@ -86,10 +86,9 @@ json stepToJson(const Step &step) {
 
 } // namespace
 
-json planToJson(const Plan &plan,
-                std::vector<const std::vector<uint8_t> *> &blobs) {
-  auto addBlob = [&](const std::vector<uint8_t> &bytes) {
-    blobs.push_back(&bytes);
+json planToJson(const Plan &plan, std::vector<BlobRef> &blobs) {
+  auto addBlob = [&](const uint8_t *data, size_t size) {
+    blobs.push_back({data, size});
     return blobs.size() - 1;
   };
   json kernels = json::array();
@@ -99,7 +98,7 @@ json planToJson(const Plan &plan,
               {"source", k.source},  {"fastMath", k.fastMath},
               {"options", k.options}};
     if (!k.cubin.empty())
-      j["cubin"] = addBlob(k.cubin);
+      j["cubin"] = addBlob(k.cubin.data(), k.cubin.size());
     kernels.push_back(j);
   }
   json buffers = json::array();
@@ -111,8 +110,8 @@ json planToJson(const Plan &plan,
               {"offset", b.offset},
               {"bytes", b.bytes},
               {"alignment", b.alignment}};
-    if (!b.init.empty())
-      j["init"] = addBlob(b.init);
+    if (b.hasInit())
+      j["init"] = addBlob(b.initData(), b.initBytes());
     buffers.push_back(j);
   }
   json scalars = json::array();

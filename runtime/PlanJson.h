@@ -19,11 +19,16 @@
 
 namespace llmc {
 
-/// Builds the JSON of `plan`. Each non-empty cubin and initial-data vector is
+/// Bytes a plan holds (a cubin, a buffer's initial data), not copied.
+struct BlobRef {
+  const uint8_t *data = nullptr;
+  size_t size = 0;
+};
+
+/// Builds the JSON of `plan`. Each non-empty cubin and initial data is
 /// appended to `blobs` (kernels first, then buffers, in plan order) and
 /// referenced by its index.
-nlohmann::json planToJson(const Plan &plan,
-                          std::vector<const std::vector<uint8_t> *> &blobs);
+nlohmann::json planToJson(const Plan &plan, std::vector<BlobRef> &blobs);
 
 /// Fills blob `index` into `bytes`; errors name the blob.
 using BlobLoader =

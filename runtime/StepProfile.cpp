@@ -29,8 +29,11 @@ std::string kernelFamily(const std::string &name) {
 
 std::string stepName(const Plan &plan, size_t index) {
   const Step &step = plan.steps[index];
+  // Launches that share one kernel (ShareKernels.h) keep their op's name in
+  // the label.
   if (const auto *launch = std::get_if<LaunchStep>(&step.op))
-    return plan.kernels[launch->kernel].name;
+    return step.label.empty() ? plan.kernels[launch->kernel].name
+                              : step.label;
   if (const auto *mm = std::get_if<MatmulStep>(&step.op)) {
     // Named after its result ("matmul_3.out0" -> "matmul_3") with the shape.
     std::string d = mm->d.substr(0, mm->d.find('.'));

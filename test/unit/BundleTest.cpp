@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <unistd.h>
 
 using namespace llmc;
@@ -202,6 +203,37 @@ TEST(Bundle, LayoutIsTheDocumentedOne) {
                         4),
             0);
   std::remove(path.c_str());
+}
+
+// Initial data held elsewhere (a compile cache hit's view into the mapped
+// model) is written as if it were the buffer's own: the same file.
+TEST(Bundle, InitViewWritesLikeInit) {
+  Plan plan = fullPlan();
+  std::string a = tempPath("init"), b = tempPath("view");
+  ASSERT_TRUE(writeBundle(a, plan).isOk());
+  auto held = std::make_shared<std::vector<uint8_t>>(plan.buffers[0].init);
+  plan.buffers[0].initView =
+      std::shared_ptr<const uint8_t>(held, held->data());
+  plan.buffers[0].initViewBytes = held->size();
+  plan.buffers[0].init.clear();
+  ASSERT_TRUE(writeBundle(b, plan).isOk());
+  EXPECT_EQ(readAll(a), readAll(b));
+  Plan back;
+  ASSERT_TRUE(readBundle(b, back).isOk());
+  EXPECT_EQ(back.buffers[0].init, *held);
+  // Both at once, or a view of the wrong size, is refused.
+  plan.buffers[0].init = *held;
+  Status both = validatePlan(plan);
+  EXPECT_NE(both.message().find("initial data is given twice"),
+            std::string::npos)
+      << both.message();
+  plan.buffers[0].init.clear();
+  plan.buffers[0].initViewBytes = 3;
+  Status size = validatePlan(plan);
+  EXPECT_NE(size.message().find("initial data has 3 bytes"), std::string::npos)
+      << size.message();
+  std::remove(a.c_str());
+  std::remove(b.c_str());
 }
 
 TEST(Bundle, RefusesInvalidPlanOnWrite) {

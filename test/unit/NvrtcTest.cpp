@@ -271,6 +271,26 @@ TEST_F(Nvrtc, CompileAllInParallel) {
   }
 }
 
+// The same source twice compiles once: the duplicate gets the first's cubin
+// and only one cache entry is written.
+TEST_F(Nvrtc, IdenticalRequestsCompileOnce) {
+  KernelCache cache(cacheDir);
+  std::string source = "extern \"C\" __global__ void twice(float *x) { "
+                       "x[threadIdx.x] += 1.0f; }";
+  std::vector<CompileRequest> requests = {
+      {"twice", source, {}}, {"other", kAddSource, {}}, {"twice", source, {}}};
+  std::vector<CompileResult> results = compileAll(requests, &cache, 3);
+  ASSERT_EQ(results.size(), 3u);
+  for (const CompileResult &r : results)
+    ASSERT_TRUE(r.status.isOk()) << r.status.message();
+  EXPECT_EQ(results[0].cubin, results[2].cubin);
+  EXPECT_NE(results[0].cubin, results[1].cubin);
+  size_t entries = 0;
+  for (const auto &e : std::filesystem::directory_iterator(cacheDir))
+    entries += e.path().extension() == ".kce";
+  EXPECT_EQ(entries, 2u);
+}
+
 // The entry checks themselves need no NVRTC: any ELF-looking bytes will do.
 class KernelCacheEntry : public ::testing::Test {
 protected:

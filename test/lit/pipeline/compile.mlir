@@ -19,7 +19,7 @@
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
 // GPT2-NEXT: precision       fp32
-// GPT2-NEXT: kernels         54 (0 from the cache)
+// GPT2-NEXT: kernels         38 (0 from the cache)
 // GPT2-NEXT: launches        69 per step (kernel launches and cuBLASLt calls)
 // GPT2-NEXT: cuBLASLt calls  15
 // GPT2-NEXT: memsets         0
@@ -28,7 +28,7 @@
 // GPT2-NEXT: tokens/step     32
 // GPT2-NEXT: FLOPs/step      1.65e+07 (6 * params * tokens + attention; cuBLASLt calls {{.*}})
 // GPT2-NEXT: updates         49 in place, 0 copied
-// GPT2-NEXT: compile time    {{[0-9.]+}} s (pipeline {{[0-9.]+}} s, codegen {{[0-9.]+}} s, NVRTC {{[0-9.]+}} s)
+// GPT2-NEXT: compile time    {{[0-9.]+}} s (import {{[0-9.]+}} s, pipeline {{[0-9.]+}} s, codegen {{[0-9.]+}} s, NVRTC {{[0-9.]+}} s, bundle write {{[0-9.]+}} s)
 
 // VOCAB: {{^}}512{{$}}
 // NOVOCAB: {{^}}0{{$}}
@@ -53,7 +53,7 @@
 // COPY:      wrote {{.*}}.copy.llmc: train-step-copy
 // COPY-NEXT: arch            sm_90
 // COPY-NEXT: precision       fp32
-// COPY-NEXT: kernels         7 (
+// COPY-NEXT: kernels         6 (
 // COPY-NEXT: launches        7 per step
 // COPY:      updates         0 in place, 2 copied
 
