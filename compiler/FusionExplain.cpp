@@ -63,6 +63,12 @@ std::string whyNotFused(KernelOp producer, KernelOp consumer, OpResult value,
       firstUse = &op;
       break;
     }
+  if (firstUse && isa<MatmulOp>(firstUse))
+    return "'llmc.matmul' is a cuBLASLt call: it reads its operands from "
+           "memory as they are (no prologue)";
+  if (classify(consumer) == GroupKind::MatmulBias)
+    return "the bias of a cuBLASLt BIAS epilogue is read from memory as it "
+           "is";
   if (pe && ce) {
     if (!config.elementwise)
       return "vertical elementwise fusion is off (--no-fuse=elementwise)";

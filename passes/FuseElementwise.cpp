@@ -171,11 +171,48 @@ bool foldNarrowing(KernelOp castGroup, CastOp cast) {
   return true;
 }
 
+/// cast(reshape(y)) => reshape(cast(y)) for a narrowing cast, when nothing
+/// else reads the reshape: the cast then reads its producer's group result
+/// directly (an ONNX view between a layer norm and its matmul's input cast).
+/// A reshape is an alias of its operand's buffer, and a cast maps element i
+/// to element i, so both orders write the same bytes.
+KernelOp castBeforeReshape(KernelOp group, CastOp cast) {
+  auto reshape = cast.getInput().getDefiningOp<ReshapeOp>();
+  if (!reshape || !reshape->hasOneUse() ||
+      !reshape.getInput().getDefiningOp<KernelOp>())
+    return group;
+  Value source = reshape.getInput();
+  auto sourceType = llvm::cast<RankedTensorType>(source.getType());
+  auto castType = llvm::cast<RankedTensorType>(cast.getType());
+  auto narrowType = RankedTensorType::get(sourceType.getShape(),
+                                          castType.getElementType());
+  OpBuilder builder(group);
+  auto moved = builder.create<KernelOp>(group.getLoc(), TypeRange{narrowType},
+                                        /*in_place=*/nullptr);
+  Block *body = builder.createBlock(&moved.getBody());
+  cast->moveBefore(body, body->end());
+  cast->setOperand(0, source);
+  cast.getResult().setType(narrowType);
+  builder.setInsertionPointToEnd(body);
+  builder.create<YieldOp>(cast.getLoc(), cast.getResult());
+  builder.setInsertionPointAfter(moved);
+  auto back = builder.create<ReshapeOp>(reshape.getLoc(), castType,
+                                        moved.getResult(0));
+  group.getResult(0).replaceAllUsesWith(back.getResult());
+  group.erase();
+  reshape.erase();
+  return moved;
+}
+
 void foldReductionCasts(func::FuncOp func) {
   for (KernelOp group : groupsOf(func)) {
     CastOp cast = soleCast(group);
     if (!cast)
       continue;
+    if (isNarrowingFloatCast(cast)) {
+      group = castBeforeReshape(group, cast);
+      cast = soleCast(group);
+    }
     if (isWideningFloatCast(cast))
       foldWidening(group, cast);
     else if (isNarrowingFloatCast(cast))

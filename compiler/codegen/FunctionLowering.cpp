@@ -88,9 +88,17 @@ FailureOr<LoweredOp> lowerReductionGroup(mlir::llmc::KernelOp group,
   Operation *r = mlir::llmc::fusion::reductionOp(group);
   LoweredOp out;
   out.op = r;
-  out.name = opName(*r, index);
+  // Named by its own place among the function's ops, after its prologue
+  // casts.
+  unsigned at = index;
+  for (Operation &op : group.getGroupOps()) {
+    if (&op == r)
+      break;
+    ++at;
+  }
+  out.name = opName(*r, at);
   index += std::distance(group.getGroupOps().begin(),
-                         group.getGroupOps().end()) - 1;
+                         group.getGroupOps().end());
   Operation *copy = r->clone();
   for (unsigned i = 0; i < r->getNumOperands(); ++i)
     if (auto cast = r->getOperand(i).getDefiningOp<mlir::llmc::CastOp>();
