@@ -201,3 +201,66 @@ TEST(FusionGpuModel, Gpt2TinyBf16StepCompilesWithNvrtc) {
 }
 
 } // namespace
+
+namespace {
+
+/// Prints the fused kernel's effective bandwidth on GPT-2 124M-sized
+/// tensors (docs/fusion.md; the BENCHMARKS table): `bytes` is what the
+/// kernel must move, the time the best of 20 graph replays of its plan.
+void reportBandwidth(const char *what, const std::string &mlir, double bytes) {
+  double ms = bestReplayMs(mlir, 20);
+  ASSERT_GT(ms, 0.0) << "the timing run failed";
+  std::printf("[ bandwidth ] %s: %.1f MB in %.4f ms = %.0f GB/s\n", what,
+              bytes / 1e6, ms, bytes / (ms * 1e-3) / 1e9);
+}
+
+// The residual add of a bf16 block, B 16 x T 1024 x d 768: a bf16 product
+// widened, added to the f32 stream, written f32 and cast to bf16 for the
+// next matmul (read 2 + 4, write 4 + 2 bytes per element).
+TEST(FusionGpuBandwidth, ResidualChain) {
+  LLMC_REQUIRE_GPU();
+  reportBandwidth(
+      "residual cast+add+cast [16384, 768]",
+      R"(func.func @forward(%m: tensor<16384x768xbf16>, %r: tensor<16384x768xf32>) -> (tensor<16384x768xf32>, tensor<16384x768xbf16>) {
+  %0 = llmc.cast %m : tensor<16384x768xbf16> -> tensor<16384x768xf32>
+  %1 = llmc.add %r, %0 : (tensor<16384x768xf32>, tensor<16384x768xf32>) -> tensor<16384x768xf32>
+  %2 = llmc.cast %1 : tensor<16384x768xf32> -> tensor<16384x768xbf16>
+  return %1, %2 : tensor<16384x768xf32>, tensor<16384x768xbf16>
+})",
+      16384.0 * 768 * 12);
+}
+
+// A horizontal group of casts the size of GPT-2 124M's matrices (one
+// layer's four, the embedding): read 4, write 2 bytes per element.
+TEST(FusionGpuBandwidth, HorizontalWeightCasts) {
+  LLMC_REQUIRE_GPU();
+  reportBandwidth(
+      "horizontal casts f32->bf16, 45.6M elements",
+      R"(func.func @forward(%e: tensor<50304x768xf32>, %a: tensor<768x2304xf32>, %p: tensor<768x768xf32>, %f: tensor<768x3072xf32>, %g: tensor<3072x768xf32>) -> (tensor<50304x768xbf16>, tensor<768x2304xbf16>, tensor<768x768xbf16>, tensor<768x3072xbf16>, tensor<3072x768xbf16>) {
+  %0 = llmc.cast %e : tensor<50304x768xf32> -> tensor<50304x768xbf16>
+  %1 = llmc.cast %a : tensor<768x2304xf32> -> tensor<768x2304xbf16>
+  %2 = llmc.cast %p : tensor<768x768xf32> -> tensor<768x768xbf16>
+  %3 = llmc.cast %f : tensor<768x3072xf32> -> tensor<768x3072xbf16>
+  %4 = llmc.cast %g : tensor<3072x768xf32> -> tensor<3072x768xbf16>
+  return %0, %1, %2, %3, %4 : tensor<50304x768xbf16>, tensor<768x2304xbf16>, tensor<768x768xbf16>, tensor<768x3072xbf16>, tensor<3072x768xbf16>
+})",
+      (50304.0 * 768 + 768.0 * 2304 + 768.0 * 768 + 2 * 768.0 * 3072) * 6);
+}
+
+// The classifier's gradient on 1024 rows of the padded vocabulary: bf16
+// logits loaded, bf16 gradients stored: 2 + 2 bytes per element must move
+// (the emitter reads each row twice; the second read may hit L2).
+TEST(FusionGpuBandwidth, CrossEntropyGradBf16) {
+  LLMC_REQUIRE_GPU();
+  reportBandwidth(
+      "cross_entropy_grad bf16 in/out [1024, 50304]",
+      R"(func.func @forward(%logits: tensor<1024x50304xbf16>, %t: tensor<1024xi64> {gpu_test.range = array<i64: 0, 50304>}, %d: tensor<f32>) -> tensor<1024x50304xbf16> {
+  %0 = llmc.cast %logits : tensor<1024x50304xbf16> -> tensor<1024x50304xf32>
+  %1 = llmc.cross_entropy_grad mean %0, %t, %d : (tensor<1024x50304xf32>, tensor<1024xi64>, tensor<f32>) -> tensor<1024x50304xf32>
+  %2 = llmc.cast %1 : tensor<1024x50304xf32> -> tensor<1024x50304xbf16>
+  return %2 : tensor<1024x50304xbf16>
+})",
+      1024.0 * 50304 * 4);
+}
+
+} // namespace
