@@ -12,6 +12,7 @@
 //                                              stderr (tinygrad's DEBUG>=4)
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
 #include "compiler/Driver.h"
 #include "compiler/Pipeline.h"
 #include "compiler/codegen/PlanBuilder.h"
@@ -36,7 +37,7 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: llmc codegen MODEL.mlir [--function NAME] [--dump-cuda DIR] "
-    "[--compile] [--arch sm_XY] [--split-input-file]\n";
+    "[--compile] [--arch sm_XY] [--split-input-file] [--no-fuse=LIST]\n";
 
 int fail(const std::string &message, int code = 1) {
   llvm::errs() << "llmc codegen: error: " << message << "\n";
@@ -64,6 +65,7 @@ int debugLevel() {
 struct CodegenRequest {
   std::string model, function, dumpDir, arch = kDefaultArch;
   bool compile = false, split = false;
+  FusionConfig fusion;
 };
 
 /// Prints the error and fails: a chunk's errors print where they happen.
@@ -94,7 +96,7 @@ mlir::LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
 
   // The groups `llmc compile` lowers; a module from `llmc-opt
   // --llmc-pipeline` has them already (the passes are idempotent).
-  if (mlir::failed(runKernelPipeline(*module)))
+  if (mlir::failed(runKernelPipeline(*module, req.fusion)))
     return failure("kernel formation failed (see the diagnostics above)");
   codegen::CodegenOptions options;
   auto lowered = codegen::lowerFunction(func, options);
@@ -167,8 +169,16 @@ int runCodegen(const Args &args) {
                       "and the launch table to DIR; --compile compiles every "
                       "kernel\nwith NVRTC for --arch (default sm_90; no GPU "
                       "needed). LLMC_DEBUG=4 prints\nevery kernel's source "
-                      "on stderr.\n";
+                      "on stderr. --no-fuse=LIST skips fusions (elementwise,"
+                      "\nreductions, horizontal, epilogues, all; docs/"
+                      "fusion.md).\n";
       return 0;
+    }
+    std::string error;
+    if (parseNoFuseOption(args, i, req.fusion, error)) {
+      if (!error.empty())
+        return fail(error, 2);
+      continue;
     }
     bool hasValue = i + 1 < args.size();
     if ((a == "--function" || a == "--dump-cuda" || a == "--arch") && !hasValue)

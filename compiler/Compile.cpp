@@ -196,8 +196,10 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   report.eval = config.eval;
   report.precision = config.precision.precision;
   auto func = runPipeline(module, config);
-  if (failed(func) || failed(runKernelPipeline(module)))
+  if (failed(func) || failed(runKernelPipeline(module, config.fusion)))
     return failure();
+  if (config.explain)
+    out.explanation = explainFusion(*func, config.fusion);
   report.pipelineSeconds = secondsSince(start);
 
   auto t1 = std::chrono::steady_clock::now();
@@ -295,6 +297,25 @@ bool isValidArch(const std::string &arch, std::string &error) {
             "' is not a GPU architecture: expected sm_XY (sm_90 for "
             "H100/H200, sm_80 for A100)";
   return false;
+}
+
+bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
+                       std::string &error) {
+  const std::string &a = args[i];
+  std::string list;
+  if (a.rfind("--no-fuse=", 0) == 0)
+    list = a.substr(std::string("--no-fuse=").size());
+  else if (a == "--no-fuse" && i + 1 < args.size())
+    list = args[++i];
+  else if (a != "--no-fuse")
+    return false;
+  if (list.empty()) {
+    error = "--no-fuse needs a value: elementwise, reductions, horizontal, "
+            "epilogues or all, comma-separated";
+    return true;
+  }
+  (void)parseNoFuse(list, fusion, error);
+  return true;
 }
 
 } // namespace llmc

@@ -15,6 +15,7 @@
 #ifndef LLMC_COMPILER_COMPILE_H
 #define LLMC_COMPILER_COMPILE_H
 
+#include "compiler/FusionExplain.h"
 #include "compiler/Train.h"
 #include "compiler/codegen/PlanBuilder.h"
 
@@ -34,6 +35,10 @@ struct CompileConfig {
   /// Forward and loss only: @forward through the eval pipeline; the plan
   /// has a `loss` slot and no `lr`, gradients or optimizer state.
   bool eval = false;
+  /// Which fusions run (docs/fusion.md; `--no-fuse`).
+  FusionConfig fusion;
+  /// Fill CompiledModel::explanation (`--explain`, `--explain-json`).
+  bool explain = false;
 };
 
 struct CompileReport {
@@ -57,6 +62,7 @@ struct CompileReport {
 struct CompiledModel {
   codegen::PlannedFunction planned;
   CompileReport report;
+  FusionExplanation explanation; // with CompileConfig::explain
 };
 
 /// Runs the pipeline on a module that has @forward (a module that already
@@ -89,6 +95,11 @@ extern const char *const kOptimizerOptionsHelp;
 bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
                           std::string &error);
 extern const char *const kPrecisionOptionsHelp;
+
+/// `--no-fuse=LIST` or `--no-fuse LIST` (parseNoFuse's list), shared by
+/// compile and codegen.
+bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
+                       std::string &error);
 
 } // namespace llmc
 

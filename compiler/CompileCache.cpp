@@ -125,9 +125,14 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("multiTensor", std::to_string(o.multiTensor));
   add("precision", c.precision.precision);
   add("mutation", c.precision.mutation);
-  // c.name only names the plan (set after a hit); c.cacheDir is where, not
-  // what; c.compileKernels and c.compileCache are set when the cache is
-  // used.
+  const FusionConfig &f = c.fusion;
+  add("fuseEpilogues", std::to_string(f.epilogues));
+  add("fuseElementwise", std::to_string(f.elementwise));
+  add("fuseReductions", std::to_string(f.reductions));
+  add("fuseHorizontal", std::to_string(f.horizontal));
+  // c.explain only adds a description (and bypasses the cache); c.name
+  // only names the plan (set after a hit); c.cacheDir is where, not what;
+  // c.compileKernels and c.compileCache are set when the cache is used.
   return s;
 }
 
@@ -541,6 +546,8 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
     return off("--no-compile-cache");
   if (!config.compileKernels)
     return off("kernels are not compiled");
+  if (config.explain)
+    return off("--explain needs the passes to run");
   if (modelFormatOf(path) != ModelFormat::Onnx)
     return off("only ONNX models are cached");
 

@@ -2,6 +2,7 @@
 //
 //   llmc compile MODEL -o model.llmc [--batch B --seq T --shape N=V]
 //                [--arch sm_XY] [--seed S] [--eval | optimizer options]
+//                [--no-fuse=LIST] [--explain] [--explain-json FILE]
 //
 // Loads the model (ONNX, JSON or llmc IR; compiler/ModelLoader.h), builds
 // the training step (with --eval: the forward and loss only), plans its
@@ -29,7 +30,8 @@ namespace {
 constexpr const char *kUsage =
     "usage: llmc compile MODEL -o OUT.llmc [--batch B] [--seq T] "
     "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [--precision fp32|bf16] "
-    "[--eval | optimizer options] [--no-compile-cache]\n";
+    "[--eval | optimizer options] [--no-compile-cache] [--no-fuse=LIST] "
+    "[--explain] [--explain-json FILE]\n";
 
 int fail(const std::string &message, int code = 1) {
   llvm::errs() << "llmc compile: error: " << message << "\n";
@@ -60,6 +62,14 @@ void printHelp() {
          "this model\n"
          "                         (kernels still come from the kernel "
          "cache)\n"
+         "  --no-fuse=LIST         fusions to skip, comma-separated: "
+         "elementwise,\n"
+         "                         reductions, horizontal, epilogues, all "
+         "(docs/fusion.md)\n"
+         "  --explain              print each kernel group, its ops and why "
+         "the\n"
+         "                         boundaries left are not fused\n"
+         "  --explain-json FILE    the same as JSON\n"
       << kModelOptionsHelp << kPrecisionOptionsHelp << kOptimizerOptionsHelp;
 }
 
@@ -70,6 +80,8 @@ int runCompile(const Args &args) {
   ModelOptions modelOptions;
   CompileConfig config;
   std::string optimizerOption; // the first one given, for --eval's error
+  bool explainText = false;
+  std::string explainJson;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     std::string error;
@@ -102,11 +114,24 @@ int runCompile(const Args &args) {
       config.compileCache = false;
       continue;
     }
+    if (a == "--explain") {
+      explainText = true;
+      continue;
+    }
+    if (parseNoFuseOption(args, i, config.fusion, error)) {
+      if (!error.empty())
+        return fail(error, 2);
+      continue;
+    }
     bool hasValue = i + 1 < args.size();
-    if ((a == "-o" || a == "--arch" || a == "--seed") && !hasValue)
+    if ((a == "-o" || a == "--arch" || a == "--seed" ||
+         a == "--explain-json") &&
+        !hasValue)
       return fail(a + " needs a value; " + kUsage, 2);
     if (a == "-o") {
       out = args[++i];
+    } else if (a == "--explain-json") {
+      explainJson = args[++i];
     } else if (a == "--arch") {
       config.arch = args[++i];
       if (!isValidArch(config.arch, error))
@@ -137,6 +162,7 @@ int runCompile(const Args &args) {
   if (out.empty())
     out = stem + ".llmc";
   config.name = stem;
+  config.explain = explainText || !explainJson.empty();
 
   mlir::MLIRContext context;
   installCliDiagnostics(context, "compile", model);
@@ -145,6 +171,15 @@ int runCompile(const Args &args) {
       compileModelFile(model, modelOptions, config, context, &cache);
   if (mlir::failed(compiled))
     return 1;
+  if (!explainJson.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(explainJson, ec);
+    if (ec)
+      return fail("cannot write '" + explainJson + "': " + ec.message());
+    os << compiled->explanation.json;
+  }
+  if (explainText)
+    llvm::outs() << compiled->explanation.text;
   auto t0 = std::chrono::steady_clock::now();
   if (Status s = writeBundle(out, compiled->planned.plan); !s)
     return fail("cannot write the bundle: " + s.message());

@@ -27,6 +27,8 @@
 //
 //   6. llmc-form-kernels     every compute op in an llmc.kernel of its own
 //   7. llmc-fuse-epilogues   bias adds into their matmul's group
+//  7b. llmc-fuse-elementwise elementwise chains, casts into reductions,
+//                            independent elementwise groups side by side
 //   8. llmc-mark-in-place    llmc.next results written into their argument
 //   9. llmc-mark-scalar-slots lr, step and loss as device scalar slots
 //
@@ -133,16 +135,52 @@ mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
 
 /// Steps 6-9: fusion decides what runs together before in-place does, since
 /// a fused group reads more than each of its ops.
-void buildKernelPipeline(mlir::OpPassManager &pm) {
+void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
-  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFuseEpiloguesPass());
+  if (fusion.epilogues)
+    pm.addNestedPass<mlir::func::FuncOp>(
+        mlir::llmc::createFuseEpiloguesPass());
+  if (fusion.elementwise || fusion.reductions || fusion.horizontal) {
+    mlir::llmc::FuseElementwisePassOptions o;
+    o.vertical = fusion.elementwise;
+    o.reductions = fusion.reductions;
+    o.horizontal = fusion.horizontal;
+    pm.addNestedPass<mlir::func::FuncOp>(
+        mlir::llmc::createFuseElementwisePass(o));
+  }
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkInPlacePass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkScalarSlotsPass());
 }
 
-mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module) {
+mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
+                                std::string &error) {
+  llvm::SmallVector<llvm::StringRef> names;
+  list.split(names, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef name : names) {
+    name = name.trim();
+    if (name == "all")
+      config = {false, false, false, false};
+    else if (name == "elementwise")
+      config.elementwise = false;
+    else if (name == "reductions")
+      config.reductions = false;
+    else if (name == "horizontal")
+      config.horizontal = false;
+    else if (name == "epilogues")
+      config.epilogues = false;
+    else {
+      error = "--no-fuse: unknown fusion '" + name.str() +
+              "' (elementwise, reductions, horizontal, epilogues or all)";
+      return mlir::failure();
+    }
+  }
+  return mlir::success();
+}
+
+mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module,
+                                      const FusionConfig &fusion) {
   mlir::PassManager pm(module->getContext());
-  buildKernelPipeline(pm);
+  buildKernelPipeline(pm, fusion);
   return pm.run(module);
 }
 
@@ -180,7 +218,8 @@ void registerTrainingPipeline() {
       "llmc-pipeline",
       "The whole pipeline: raise; append-loss (when @forward returns "
       "logits), lower-precision, autodiff, append-optimizer, canonicalize, "
-      "cse, batch-adamw; form-kernels, fuse-epilogues, mark-in-place, "
+      "cse, batch-adamw; form-kernels, fuse-epilogues, fuse-elementwise, "
+      "mark-in-place, "
       "mark-scalar-slots",
       [](mlir::OpPassManager &pm, const PipelineCliOptions &cli) {
         OptimizerConfig o;
@@ -203,7 +242,8 @@ void registerTrainingPipeline() {
       "llmc-eval-pipeline",
       "The eval pipeline: raise; append-loss (when @forward returns "
       "logits), canonicalize, cse; @forward stays, with its loss; "
-      "form-kernels, fuse-epilogues, mark-in-place, mark-scalar-slots",
+      "form-kernels, fuse-epilogues, fuse-elementwise, mark-in-place, "
+      "mark-scalar-slots",
       [](mlir::OpPassManager &pm) {
         buildRaisePipeline(pm);
         buildEvalPipeline(pm);

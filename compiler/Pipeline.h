@@ -46,11 +46,27 @@ void buildEvalPipeline(mlir::OpPassManager &pm,
 mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
                                     const PrecisionConfig &precision = {});
 
+/// Which fusions the kernel pipeline runs (docs/fusion.md); `--no-fuse`
+/// turns each off.
+struct FusionConfig {
+  bool epilogues = true;   // llmc-fuse-epilogues: bias adds into cuBLASLt
+  bool elementwise = true; // llmc-fuse-elementwise vertical chains
+  bool reductions = true;  // exact casts into row reductions
+  bool horizontal = true;  // independent elementwise groups side by side
+};
+
+/// Parses `--no-fuse`'s value, a comma-separated list of elementwise,
+/// reductions, horizontal, epilogues or all; an error names a bad entry.
+mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
+                                std::string &error);
+
 /// Kernel formation for the CUDA backend (docs/kernel-ir.md): llmc.kernel
-/// groups, bias epilogues fused, in-place updates marked. Idempotent; runs
-/// on every function of the module.
-void buildKernelPipeline(mlir::OpPassManager &pm);
-mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module);
+/// groups, fused (docs/fusion.md), in-place updates marked. Idempotent;
+/// runs on every function of the module.
+void buildKernelPipeline(mlir::OpPassManager &pm,
+                         const FusionConfig &fusion = {});
+mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module,
+                                      const FusionConfig &fusion = {});
 
 /// Registers `--llmc-pipeline` (with the optimizer options) and
 /// `--llmc-eval-pipeline` for llmc-opt.

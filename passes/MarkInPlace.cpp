@@ -14,6 +14,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "passes/FusionUtils.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -54,6 +55,26 @@ bool readsElementwise(Operation *op, unsigned i, unsigned r) {
          op->getOperand(i).getType() == op->getResult(r).getType();
 }
 
+/// A fused elementwise group (llmc-fuse-elementwise) computes each element
+/// of a segment from its inputs at that element's index, loading before it
+/// stores (compiler/codegen/FusedEmitters.cpp): a read of the argument in
+/// the segment that yields `yielded`, of `yielded`'s shape (not broadcast),
+/// reads only the element the same thread later writes.
+bool readsOnlyAtWrittenIndex(KernelOp group, Value yielded,
+                             const llvm::SmallDenseSet<Value> &family) {
+  auto shape = cast<ShapedType>(yielded.getType()).getShape();
+  for (const auto &segment : fusion::segments(group)) {
+    bool writes = llvm::is_contained(segment, yielded.getDefiningOp());
+    for (Operation *op : segment)
+      for (Value operand : op->getOperands())
+        if (family.contains(operand) &&
+            (!writes ||
+             cast<ShapedType>(operand.getType()).getShape() != shape))
+          return false;
+  }
+  return true;
+}
+
 /// The top-level op of `func`'s body that holds `op`.
 Operation *topLevel(Operation *op, Block &body) {
   return body.findAncestorOpInBlock(*op);
@@ -75,6 +96,8 @@ bool canWriteInPlace(KernelOp group, unsigned j,
     }
   // Inside the group, every read of it is elementwise into result j.
   Value yielded = group.getYield()->getOperand(j);
+  if (fusion::classify(group) == fusion::GroupKind::Elementwise)
+    return readsOnlyAtWrittenIndex(group, yielded, family);
   for (Operation &op : group.getGroupOps())
     for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
       if (!family.contains(operand))

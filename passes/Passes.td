@@ -386,6 +386,56 @@ def FormKernelsPass : Pass<"llmc-form-kernels", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def FuseElementwisePass : Pass<"llmc-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Merge elementwise and cast groups into fewer kernels";
+  let description = [{
+    Runs after `llmc-fuse-epilogues`, on one-op and already fused groups
+    (docs/fusion.md has the cost model and every rule):
+
+    - **vertical**: an elementwise group (unary, binary, compare, where,
+      cast, gelu/silu and their grads) whose operand is the result of
+      another elementwise group of the same shape takes that group's ops:
+      one kernel reads the chain's inputs and writes only what is used
+      outside it. A result that other groups read as well is still
+      written (materialized, never recomputed).
+    ```mlir
+    %c = llmc.kernel -> (tensor<4x8xf32>) {
+      %0 = llmc.cast %m : tensor<4x8xbf16> to tensor<4x8xf32>
+      llmc.yield %0 : tensor<4x8xf32>
+    }
+    %y = llmc.kernel -> (tensor<4x8xf32>) {
+      %1 = llmc.add %r, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      llmc.yield %1 : tensor<4x8xf32>
+    }
+    // =>
+    %y = llmc.kernel -> (tensor<4x8xf32>) {
+      %0 = llmc.cast %m : tensor<4x8xbf16> to tensor<4x8xf32>
+      %1 = llmc.add %r, %0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      llmc.yield %1 : tensor<4x8xf32>
+    }
+    ```
+    - **reductions**: a float cast that changes no value rides in a row
+      reduction's load or store: a widening cast (bf16/f16 to f32) whose
+      every reader is a layer/rms norm (input), a norm gradient (input,
+      grad), a cross-entropy or its gradient (logits) is copied into each
+      reader's group; a narrowing cast (f32 to bf16/f16) that is the only
+      reader of a norm's, norm gradient's dx or cross-entropy gradient's
+      result joins the producer's group. Both are bit-exact.
+    - **horizontal**: consecutive elementwise groups that do not read one
+      another (a model's weight casts, the gradient casts before the
+      optimizer) become one group, one launch with a segment per group.
+  }];
+  let options = [
+    Option<"vertical", "vertical", "bool", "true",
+           "merge producer/consumer chains of elementwise groups">,
+    Option<"horizontal", "horizontal", "bool", "true",
+           "merge consecutive independent elementwise groups">,
+    Option<"reductions", "reductions", "bool", "true",
+           "fold exact casts into row reductions' loads and stores">,
+  ];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
   let summary = "Fuse bias adds into their matmul's group (cuBLASLt epilogue)";
   let description = [{

@@ -31,10 +31,22 @@ namespace {
 /// compute-typed values (named a, b, c in operand order).
 using ExprFn = std::function<std::string(Type operandType)>;
 
+/// The operand type an op's expression is chosen by: the first operand's,
+/// where's first value's.
+Type exprOperandType(Operation *op) {
+  return elementTypeOf(op->getOperand(op->getNumOperands() == 3 ? 1 : 0));
+}
+
+ScalarExpr makeExpr(Operation *op, const std::string &scheme,
+                    const ExprFn &expr, bool exprIsStorage = false,
+                    const std::string &helpers = "") {
+  return {scheme, expr(exprOperandType(op)), exprIsStorage, helpers};
+}
+
 LogicalResult emitElementwise(Operation *op, const EmitContext &ctx,
-                              OpLowering &out, const std::string &scheme,
-                              const ExprFn &expr, bool exprIsStorage = false,
-                              const std::string &helpers = "") {
+                              OpLowering &out, const ScalarExpr &e) {
+  const std::string &scheme = e.scheme, &helpers = e.helpers;
+  bool exprIsStorage = e.isStorage;
   Value result = op->getResult(0);
   Shape shape = shapeOf(result);
   int64_t n = numElements(shape);
@@ -68,8 +80,7 @@ LogicalResult emitElementwise(Operation *op, const EmitContext &ctx,
   Type rt = elementTypeOf(result);
   params += outParam(rt, "out");
   args.push_back(KernelArg::result(0));
-  Type first = elementTypeOf(op->getOperand(op->getNumOperands() == 3 ? 1 : 0));
-  std::string value = expr(first);
+  const std::string &value = e.expr;
   body +=
       "    out[i] = " + (exprIsStorage ? value : storeAs(rt, value)) + ";\n";
 
@@ -96,16 +107,24 @@ std::string wrapped(Type t, const std::string &a, const std::string &op,
          ")" + b + ")";
 }
 
+/// Each elementwise op's expression, by op name.
+using ExprTable = llvm::StringMap<std::function<ScalarExpr(Operation *)>>;
+
+template <typename OpTy, typename Fn> void addExpr(ExprTable &table, Fn fn) {
+  table[OpTy::getOperationName()] = [fn](Operation *op) {
+    return fn(cast<OpTy>(op));
+  };
+}
+
 //===----------------------------------------------------------------------===//
 // Unary
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
-void addUnary(EmitterTable &t, const char *floatExpr,
+void addUnary(ExprTable &t, const char *floatExpr,
               const char *intKind = nullptr) {
-  addEmitter<OpTy>(t, [floatExpr, intKind](OpTy op, const EmitContext &ctx,
-                                           OpLowering &out) {
-    return emitElementwise(op, ctx, out, std::string("y = ") + floatExpr,
+  addExpr<OpTy>(t, [floatExpr, intKind](OpTy op) {
+    return makeExpr(op, std::string("y = ") + floatExpr,
                            [&](Type type) -> std::string {
                              if (isFloatType(type) || !intKind)
                                return floatExpr;
@@ -129,7 +148,7 @@ std::string castExpr(Type from, Type to) {
   return "(" + computeType(to) + ")a";
 }
 
-LogicalResult emitCast(CastOp op, const EmitContext &ctx, OpLowering &out) {
+ScalarExpr castExprOf(CastOp op) {
   Type from = elementTypeOf(op.getInput()), to = elementTypeOf(op.getResult());
   // An integer converts to bf16/f16 in one rounding, not through f32.
   if (!isFloatType(from) && !from.isSignlessInteger(1) &&
@@ -137,11 +156,11 @@ LogicalResult emitCast(CastOp op, const EmitContext &ctx, OpLowering &out) {
     std::string fn = std::string("__") +
                      (from.isSignlessInteger(64) ? "ll" : "int") + "2" +
                      (to.isBF16() ? "bfloat16" : "half") + "_rn";
-    return emitElementwise(
-        op, ctx, out, "cast: integer to a 16-bit float in one rounding",
+    return makeExpr(
+        op, "cast: integer to a 16-bit float in one rounding",
         [&](Type) { return fn + "(a)"; }, /*exprIsStorage=*/true);
   }
-  return emitElementwise(op, ctx, out, "cast",
+  return makeExpr(op, "cast",
                          [&](Type) { return castExpr(from, to); });
 }
 
@@ -150,12 +169,11 @@ LogicalResult emitCast(CastOp op, const EmitContext &ctx, OpLowering &out) {
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
-void addBinary(EmitterTable &t, const char *floatExpr,
+void addBinary(ExprTable &t, const char *floatExpr,
                std::function<std::string(Type)> intExpr) {
-  addEmitter<OpTy>(t, [floatExpr, intExpr](OpTy op, const EmitContext &ctx,
-                                           OpLowering &out) {
-    return emitElementwise(
-        op, ctx, out, std::string("numpy broadcasting; y = ") + floatExpr,
+  addExpr<OpTy>(t, [floatExpr, intExpr](OpTy op) {
+    return makeExpr(
+        op, std::string("numpy broadcasting; y = ") + floatExpr,
         [&](Type type) -> std::string {
           return isFloatType(type) ? floatExpr : intExpr(type);
         });
@@ -206,9 +224,9 @@ const char *kSiluGrad =
   return s * (1.0f + x * (1.0f - s));
 })";
 
-} // namespace
-
-void registerElementwiseEmitters(EmitterTable &t) {
+const ExprTable &exprTable() {
+  static const ExprTable table = [] {
+    ExprTable t;
   addUnary<NegOp>(t, "-a", "neg");
   addUnary<AbsOp>(t, "fabsf(a)", "abs");
   addUnary<ExpOp>(t, "expf(a)");
@@ -224,23 +242,23 @@ void registerElementwiseEmitters(EmitterTable &t) {
   addUnary<CosOp>(t, "cosf(a)");
   addUnary<SinOp>(t, "sinf(a)");
   addUnary<SiluOp>(t, "a / (1.0f + expf(-a))");
-  addEmitter<GeluOp>(t, [](GeluOp op, const EmitContext &ctx, OpLowering &out) {
+  addExpr<GeluOp>(t, [](GeluOp op) {
     bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
     const char *e =
         tanhForm ? "0.5f * a * (1.0f + tanhf(0.7978845608f * (a + 0.044715f * "
                    "a * a * a)))"
                  : "0.5f * a * (1.0f + erff(a * 0.7071067812f))";
-    return emitElementwise(op, ctx, out,
+    return makeExpr(op,
                            std::string("gelu ") + (tanhForm ? "tanh" : "erf") +
                                ": y = " + e,
                            [e](Type) { return std::string(e); });
   });
   // Backward activations: a = the forward input, b = the cotangent.
-  addEmitter<GeluGradOp>(
-      t, [](GeluGradOp op, const EmitContext &ctx, OpLowering &out) {
+  addExpr<GeluGradOp>(
+      t, [](GeluGradOp op) {
         bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
-        return emitElementwise(
-            op, ctx, out,
+        return makeExpr(
+            op,
             std::string("gelu_grad ") + (tanhForm ? "tanh" : "erf") +
                 ": y = dy * gelu'(x)",
             [tanhForm](Type) {
@@ -249,20 +267,20 @@ void registerElementwiseEmitters(EmitterTable &t) {
             },
             /*exprIsStorage=*/false, tanhForm ? kGeluTanhGrad : kGeluErfGrad);
       });
-  addEmitter<SiluGradOp>(
-      t, [](SiluGradOp op, const EmitContext &ctx, OpLowering &out) {
-        return emitElementwise(
-            op, ctx, out,
+  addExpr<SiluGradOp>(
+      t, [](SiluGradOp op) {
+        return makeExpr(
+            op,
             "silu_grad: y = dy * s * (1 + x * (1 - s)), s = sigmoid(x)",
             [](Type) { return std::string("b * siluGrad(a)"); },
             /*exprIsStorage=*/false, kSiluGrad);
       });
-  addEmitter<IsNanOp>(
-      t, [](IsNanOp op, const EmitContext &ctx, OpLowering &out) {
-        return emitElementwise(op, ctx, out, "y = isnan(a)",
+  addExpr<IsNanOp>(
+      t, [](IsNanOp op) {
+        return makeExpr(op, "y = isnan(a)",
                                [](Type) { return std::string("a != a"); });
       });
-  addEmitter<CastOp>(t, emitCast);
+  addExpr<CastOp>(t, castExprOf);
 
   addBinary<AddOp>(t, "a + b",
                    [](Type ty) { return wrapped(ty, "a", "+", "b"); });
@@ -281,18 +299,37 @@ void registerElementwiseEmitters(EmitterTable &t) {
                    [](Type) { return "(a > b ? a : b)"; });
   addBinary<MinOp>(t, "((a != a || b != b) ? NAN : fminf(a, b))",
                    [](Type) { return "(a < b ? a : b)"; });
-  addEmitter<CompareOp>(
-      t, [](CompareOp op, const EmitContext &ctx, OpLowering &out) {
+  addExpr<CompareOp>(
+      t, [](CompareOp op) {
         const char *e = comparison(op.getPredicate());
-        return emitElementwise(op, ctx, out,
+        return makeExpr(op,
                                std::string("numpy broadcasting; y = ") + e,
                                [e](Type) { return std::string(e); });
       });
-  addEmitter<WhereOp>(t, [](WhereOp op, const EmitContext &ctx,
-                            OpLowering &out) {
-    return emitElementwise(op, ctx, out, "numpy broadcasting; y = a ? b : c",
+  addExpr<WhereOp>(t, [](WhereOp op) {
+    return makeExpr(op, "numpy broadcasting; y = a ? b : c",
                            [](Type) { return std::string("a ? b : c"); });
   });
+    return t;
+  }();
+  return table;
+}
+
+} // namespace
+
+std::optional<ScalarExpr> scalarExpr(Operation *op) {
+  auto it = exprTable().find(op->getName().getStringRef());
+  if (it == exprTable().end())
+    return std::nullopt;
+  return it->second(op);
+}
+
+void registerElementwiseEmitters(EmitterTable &table) {
+  for (const auto &entry : exprTable())
+    table[entry.getKey()] = [](Operation *op, const EmitContext &ctx,
+                               OpLowering &out) {
+      return emitElementwise(op, ctx, out, *scalarExpr(op));
+    };
 }
 
 } // namespace llmc::codegen

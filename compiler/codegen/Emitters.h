@@ -22,6 +22,10 @@
 
 #include <functional>
 
+namespace mlir::llmc {
+class KernelOp;
+} // namespace mlir::llmc
+
 namespace llmc::codegen {
 
 struct EmitContext {
@@ -42,6 +46,28 @@ void addEmitter(EmitterTable &table, Fn fn) {
 }
 
 void registerElementwiseEmitters(EmitterTable &table);
+
+/// An elementwise op's scalar computation (ElementwiseEmitters.cpp): `expr`
+/// computes the result from the operands' compute-typed values named a, b
+/// and c, in the compute type, or in the storage type when `isStorage`;
+/// `helpers` are device functions it calls. The one-op kernels and the
+/// fused ones (FusedEmitters.cpp) both use it.
+struct ScalarExpr {
+  std::string scheme; // the header's description ("y = a + b")
+  std::string expr;
+  bool isStorage = false;
+  std::string helpers;
+};
+/// Null for an op that is not elementwise.
+std::optional<ScalarExpr> scalarExpr(mlir::Operation *op);
+
+/// The one kernel of an elementwise group (passes/FusionUtils.h):
+/// KernelArg::operand(k) is `inputs[k]` (values the group reads from
+/// outside), KernelArg::result(k) the group's result k.
+mlir::LogicalResult emitFusedElementwise(mlir::llmc::KernelOp group,
+                                         llvm::ArrayRef<mlir::Value> inputs,
+                                         const EmitContext &ctx,
+                                         OpLowering &out);
 void registerShapeEmitters(EmitterTable &table);
 void registerReduceEmitters(EmitterTable &table);
 void registerNormEmitters(EmitterTable &table);

@@ -1,7 +1,9 @@
 //===- FunctionLowering.cpp - A function's ops lowered, and a plan of them ===//
 #include "compiler/codegen/FunctionLowering.h"
 
+#include "compiler/codegen/Emitters.h"
 #include "dialects/llmc/LlmcOps.h"
+#include "passes/FusionUtils.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -42,21 +44,115 @@ mlir::llmc::AddOp biasAdd(mlir::llmc::KernelOp group) {
 
 } // namespace
 
+namespace {
+
+/// Each result of `op` by the group result that yields it; one that is not
+/// yielded is still written, into a buffer of its own.
+void resultsThroughYield(mlir::llmc::KernelOp group, Operation *op,
+                         LoweredOp &out) {
+  Operation *yield = group.getYield();
+  for (Value r : op->getResults()) {
+    Value outer = r;
+    for (auto [k, y] : llvm::enumerate(yield->getOperands()))
+      if (y == r)
+        outer = group.getResult(k);
+    out.results.push_back(outer);
+  }
+}
+
+FailureOr<LoweredOp> lowerElementwiseGroup(mlir::llmc::KernelOp group,
+                                           const CodegenOptions &options,
+                                           unsigned &index) {
+  LoweredOp out;
+  out.op = &*group.getGroupOps().begin();
+  out.name = opName(*out.op, index);
+  index += std::distance(group.getGroupOps().begin(),
+                         group.getGroupOps().end()) - 1;
+  SmallVector<Value> inputs = mlir::llmc::fusion::groupInputs(group);
+  out.operands.assign(inputs.begin(), inputs.end());
+  EmitContext ctx{options, out.name};
+  if (failed(emitFusedElementwise(group, inputs, ctx, out.lowering)))
+    return failure();
+  out.results.assign(group.getResults().begin(), group.getResults().end());
+  return out;
+}
+
+/// A reduction and the exact casts in its loads and stores: the reduction's
+/// emitter runs on a detached copy that reads the casts' inputs and has the
+/// epilogue casts' result types; its kernels then read and write those
+/// types directly (the emitters load and store through loadAs/storeAs of
+/// each value's type).
+FailureOr<LoweredOp> lowerReductionGroup(mlir::llmc::KernelOp group,
+                                         const CodegenOptions &options,
+                                         unsigned &index) {
+  Operation *r = mlir::llmc::fusion::reductionOp(group);
+  LoweredOp out;
+  out.op = r;
+  // Named by its own place among the function's ops, after its prologue
+  // casts.
+  unsigned at = index;
+  for (Operation &op : group.getGroupOps()) {
+    if (&op == r)
+      break;
+    ++at;
+  }
+  out.name = opName(*r, at);
+  index += std::distance(group.getGroupOps().begin(),
+                         group.getGroupOps().end());
+  Operation *copy = r->clone();
+  for (unsigned i = 0; i < r->getNumOperands(); ++i)
+    if (auto cast = r->getOperand(i).getDefiningOp<mlir::llmc::CastOp>();
+        cast && cast->getParentOp() == group.getOperation())
+      copy->setOperand(i, cast.getInput());
+  out.operands.assign(copy->getOperands().begin(), copy->getOperands().end());
+  // Each result: the epilogue cast's value and type where there is one.
+  SmallVector<Value> finals(r->getResults());
+  for (auto [j, result] : llvm::enumerate(r->getResults()))
+    for (Operation *user : result.getUsers())
+      if (isa<mlir::llmc::CastOp>(user)) {
+        finals[j] = user->getResult(0);
+        copy->getResult(j).setType(finals[j].getType());
+      }
+  FailureOr<OpLowering> lowering = lowerOp(copy, options, out.name);
+  copy->erase();
+  if (failed(lowering))
+    return failure();
+  out.lowering = std::move(*lowering);
+  Operation *yield = group.getYield();
+  for (Value f : finals) {
+    Value outer = f;
+    for (auto [k, y] : llvm::enumerate(yield->getOperands()))
+      if (y == f)
+        outer = group.getResult(k);
+    out.results.push_back(outer);
+  }
+  return out;
+}
+
+} // namespace
+
 FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
                                  const CodegenOptions &options,
                                  unsigned &index) {
+  using mlir::llmc::fusion::GroupKind;
   auto ops = group.getGroupOps();
   Operation &first = *ops.begin();
   size_t count = std::distance(ops.begin(), ops.end());
+  GroupKind kind = mlir::llmc::fusion::classify(group);
+  if (count > 1 && kind == GroupKind::Elementwise)
+    return lowerElementwiseGroup(group, options, index);
+  if (kind == GroupKind::Reduction)
+    return lowerReductionGroup(group, options, index);
   mlir::llmc::AddOp add = biasAdd(group);
   if (count != 1 && !add)
     return group.emitError("codegen: a kernel group of ")
            << count << " ops ('" << first.getName()
-           << "' first) is neither one op nor a matmul with its bias add; no "
-              "emitter takes it";
+           << "' first) is not one op, a matmul with its bias add, "
+              "elementwise ops or a reduction with casts; no emitter takes it";
   LoweredOp out;
   out.op = &first;
   out.name = opName(first, index);
+  out.operands.assign(first.getOperands().begin(), first.getOperands().end());
   FailureOr<OpLowering> lowering = lowerOp(&first, options, out.name);
   if (failed(lowering))
     return failure();
@@ -76,16 +172,7 @@ FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
     out.results.push_back(group.getResult(0));
     return out;
   }
-  // Each result of the op by the group result that yields it; one that is
-  // not yielded is still written, into a buffer of its own.
-  Operation *yield = group.getYield();
-  for (Value r : first.getResults()) {
-    Value outer = r;
-    for (auto [k, y] : llvm::enumerate(yield->getOperands()))
-      if (y == r)
-        outer = group.getResult(k);
-    out.results.push_back(outer);
-  }
+  resultsThroughYield(group, &first, out);
   return out;
 }
 
@@ -110,6 +197,7 @@ FailureOr<LoweredFunction> lowerFunction(func::FuncOp func,
     if (failed(lowering))
       return failure();
     lo.lowering = std::move(*lowering);
+    lo.operands.assign(op.getOperands().begin(), op.getOperands().end());
     lo.results.assign(op.getResults().begin(), op.getResults().end());
     out.ops.push_back(std::move(lo));
   }
@@ -141,7 +229,7 @@ offsetTableBytes(const LoweredOp &op, const ScratchBuffer &table,
                  llvm::function_ref<int64_t(Value)> offsetOf) {
   auto valueOf = [&](const KernelArg &a) {
     return a.kind == KernelArg::Kind::Result ? op.results[a.index]
-                                             : op.op->getOperand(a.index);
+                                             : op.operands[a.index];
   };
   int64_t base = offsetOf(valueOf(table.offsetBase));
   std::vector<int64_t> entries;

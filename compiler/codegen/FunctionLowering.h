@@ -25,13 +25,18 @@ namespace llmc::codegen {
 
 /// One group, lowered: the op whose emitter ran and what it lowered to.
 struct LoweredOp {
-  mlir::Operation *op = nullptr; // the emitted op (a fused group's matmul)
+  mlir::Operation *op = nullptr; // the emitted op (a fused group's matmul,
+                                 // reduction, or its first elementwise op)
   std::string name;              // base name of its kernels ("add_3")
   OpLowering lowering;
   /// What `op`'s results are known by outside: the group's results (a fused
   /// group's result is the matmul's, through its epilogue), or the op's own
   /// results outside groups. Operands are `op`'s: a group is not isolated.
   std::vector<mlir::Value> results;
+  /// What KernelArg::operand(i) reads: `op`'s operands, except for fused
+  /// groups: the values a fused elementwise group reads from outside, or a
+  /// reduction's operands with the casts in its loads looked through.
+  std::vector<mlir::Value> operands;
   /// Matmul: the [n] row vector its bias epilogue adds (MatmulStep::bias),
   /// the bias add's other operand in a fused group; null when there is none.
   mlir::Value bias;
@@ -46,9 +51,12 @@ mlir::FailureOr<LoweredFunction> lowerFunction(mlir::func::FuncOp func,
                                                const CodegenOptions &options);
 
 /// Lowers one llmc.kernel group; `index` numbers its ops (it advances by the
-/// group's op count). A group of one op is that op's lowering; a matmul
-/// with its bias add (llmc-fuse-epilogues) is the matmul's MatmulStep with
-/// a bias. Any other group is an error at the group: no fusion forms one.
+/// group's op count). By its kind (passes/FusionUtils.h): one op is that
+/// op's lowering; a matmul with its bias add (llmc-fuse-epilogues) is the
+/// matmul's MatmulStep with a bias; elementwise ops are one fused kernel
+/// (FusedEmitters.cpp); a reduction with casts is the reduction's emitter
+/// run on a copy of it that reads and writes the casts' types. Any other
+/// group is an error at the group: no fusion forms one.
 mlir::FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
                                        const CodegenOptions &options,
                                        unsigned &index);

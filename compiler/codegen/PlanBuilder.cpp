@@ -216,7 +216,7 @@ LogicalResult Builder::addOps() {
   for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
     int64_t pos = static_cast<int64_t>(k);
     Operation *op = lo.op;
-    for (Value operand : op->getOperands()) {
+    for (Value operand : lo.operands) {
       BufferRequest &r = requests_[slotOf_.lookup(operand)];
       r.last = std::max(r.last, pos);
     }
@@ -231,7 +231,7 @@ LogicalResult Builder::addOps() {
     if (l.kind == OpLowering::Kind::Alias) {
       Meta m;
       int64_t slot = addRequest(m, 0, false, pos);
-      requests_[slot].aliasOf = slotOf_.lookup(op->getOperand(0));
+      requests_[slot].aliasOf = slotOf_.lookup(lo.operands[0]);
       slotOf_[lo.results[0]] = slot;
       continue;
     }
@@ -385,15 +385,14 @@ LogicalResult Builder::chooseScalars() {
 
 void Builder::emitSteps(Plan &plan) {
   for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
-    Operation *op = lo.op;
     const OpLowering &l = lo.lowering;
     if (l.kind == OpLowering::Kind::Alias ||
         l.kind == OpLowering::Kind::Constant)
       continue;
     if (l.kind == OpLowering::Kind::Matmul) {
       MatmulStep mm = *l.matmul;
-      mm.a = bufferName(op->getOperand(0));
-      mm.b = bufferName(op->getOperand(1));
+      mm.a = bufferName(lo.operands[0]);
+      mm.b = bufferName(lo.operands[1]);
       mm.d = bufferName(lo.results[0]);
       if (lo.bias)
         mm.bias = bufferName(lo.bias);
@@ -410,7 +409,7 @@ void Builder::emitSteps(Plan &plan) {
       LaunchStep step = launchStepFor(kernel, index, [&](const KernelArg &a) {
         switch (a.kind) {
         case KernelArg::Kind::Operand:
-          return location(op->getOperand(a.index));
+          return location(lo.operands[a.index]);
         case KernelArg::Kind::Result:
           return location(lo.results[a.index]);
         default:

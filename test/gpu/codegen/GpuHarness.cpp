@@ -28,8 +28,9 @@ namespace {
 /// What `llmc compile` lowers: the function's kernel groups (bias epilogues
 /// fused, in-place updates marked). The evaluator runs groups as their ops.
 FailureOr<codegen::LoweredFunction>
-lowerGroups(func::FuncOp func, const codegen::CodegenOptions &options) {
-  if (failed(runKernelPipeline(func->getParentOfType<ModuleOp>())))
+lowerGroups(func::FuncOp func, const codegen::CodegenOptions &options,
+            const FusionConfig &fusion = {}) {
+  if (failed(runKernelPipeline(func->getParentOfType<ModuleOp>(), fusion)))
     return failure();
   return codegen::lowerFunction(func, options);
 }
@@ -317,6 +318,101 @@ void checkFunctionAgainstReference(func::FuncOp func, Tolerance tol,
               "differ bitwise from the plain run\n",
               test.c_str(), ms, differing, func.getNumResults());
   EXPECT_EQ(differing, 0u) << "graph replay is not deterministic";
+}
+
+namespace {
+
+/// One plain run of `function` in `mlir` with `fusion`: its results' device
+/// bytes, their element kinds and shapes, and the plan's step count.
+struct PlainRun {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<RefTensor> like; // kind and shape of each result
+  size_t steps = 0;
+};
+
+void runPlainOnce(const std::string &mlir, const std::string &function,
+                  const FusionConfig &fusion, double floatScale,
+                  PlainRun &out) {
+  MLIRContext context;
+  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(mlir, &context);
+  ASSERT_TRUE(module) << "test IR does not parse";
+  auto func = module->lookupSymbol<func::FuncOp>(function);
+  ASSERT_TRUE(func) << "test IR has no @" << function;
+  // The arguments before lowering: the reference sees the ungrouped step.
+  std::mt19937_64 rng(runSeed());
+  std::vector<RefTensor> args;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    args.push_back(randomArgument(func, i, rng, floatScale));
+  auto lowered = lowerGroups(func, codegen::CodegenOptions(), fusion);
+  ASSERT_TRUE(succeeded(lowered)) << "code generation failed";
+  auto plan = codegen::buildUnplannedPlan(func, *lowered);
+  ASSERT_TRUE(succeeded(plan)) << "plan building failed";
+  out.steps = plan->plan.steps.size();
+  std::unique_ptr<Executor> exec;
+  ExecutorOptions eo;
+  eo.source = "fusion";
+  eo.syncEachStep = true;
+  Status s = Executor::create(plan->plan, eo, exec);
+  ASSERT_TRUE(s) << s.message();
+  for (unsigned i = 0; i < args.size(); ++i) {
+    std::vector<uint8_t> bytes = codegen::toDeviceBytes(args[i]);
+    s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(), bytes.size());
+    ASSERT_TRUE(s) << s.message();
+  }
+  s = exec->runPlain();
+  ASSERT_TRUE(s) << s.message();
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    std::vector<uint8_t> bytes;
+    s = exec->readBuffer(plan->resultBuffers[i], bytes);
+    ASSERT_TRUE(s) << s.message();
+    out.bytes.push_back(std::move(bytes));
+    auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
+    out.like.emplace_back(*kindOf(type.getElementType()),
+                          std::vector<int64_t>(type.getShape().begin(),
+                                               type.getShape().end()));
+  }
+}
+
+} // namespace
+
+void checkFusedMatchesUnfused(const std::string &mlir,
+                              const std::string &function, double floatScale,
+                              bool bitwise, Tolerance tol) {
+  PlainRun fused, unfused;
+  runPlainOnce(mlir, function, FusionConfig(), floatScale, fused);
+  if (::testing::Test::HasFatalFailure())
+    return;
+  runPlainOnce(mlir, function, FusionConfig{false, false, false, false},
+               floatScale, unfused);
+  if (::testing::Test::HasFatalFailure())
+    return;
+  std::string test =
+      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  ASSERT_EQ(fused.bytes.size(), unfused.bytes.size());
+  size_t differing = 0;
+  for (size_t i = 0; i < fused.bytes.size(); ++i) {
+    bool same = fused.bytes[i] == unfused.bytes[i];
+    differing += !same;
+    if (!same) {
+      const RefTensor &like = fused.like[i];
+      RefTensor a = codegen::fromDeviceBytes(fused.bytes[i], like.kind,
+                                             like.shape);
+      RefTensor b = codegen::fromDeviceBytes(unfused.bytes[i], like.kind,
+                                             like.shape);
+      compare(test + " fused vs unfused result #" + std::to_string(i), a, b,
+              tol);
+    }
+  }
+  std::printf("[ fusion ] %s: seed %llu, %zu launches fused, %zu unfused; "
+              "%zu of %zu results differ bitwise\n",
+              test.c_str(), static_cast<unsigned long long>(runSeed()),
+              fused.steps, unfused.steps, differing, fused.bytes.size());
+  EXPECT_LT(fused.steps, unfused.steps) << "nothing was fused";
+  if (bitwise) {
+    EXPECT_EQ(differing, 0u)
+        << "fused kernels must round exactly as the one-op kernels do";
+  }
 }
 
 } // namespace llmc::test

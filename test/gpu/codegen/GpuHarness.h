@@ -62,6 +62,15 @@ double bestReplayMs(const std::string &mlir, int replays = 10);
 std::vector<std::pair<std::string, double>>
 stepReplayMs(const std::string &mlir, int replays = 10);
 
+/// Needs a GPU: runs `function` of `mlir` twice on the same random
+/// arguments, with every fusion (docs/fusion.md) and with none, and expects
+/// fewer launches fused and every result bitwise equal (fused kernels round
+/// where the one-op kernels do), or within `tol` where `bitwise` is false.
+void checkFusedMatchesUnfused(const std::string &mlir,
+                              const std::string &function = "forward",
+                              double floatScale = 1.0, bool bitwise = true,
+                              Tolerance tol = {});
+
 /// Needs no GPU: lowers @forward and compiles every kernel with NVRTC for
 /// sm_90; also runs the reference on random arguments, so that the IR is
 /// checked to be valid for both.

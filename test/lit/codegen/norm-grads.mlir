@@ -1,5 +1,9 @@
-// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
-// RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
+// The one-op emitters: fusion off (fused kernels: fused-elementwise.mlir).
+// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s
+// RUN: llmc codegen %s --split-input-file --no-fuse=all --compile | FileCheck %s --check-prefix=NVRTC
+// Fused, every kernel still compiles with NVRTC.
+// RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=FUSED
+// FUSED: compiled {{[1-9][0-9]*}} kernels for sm_90
 
 // Backward row ops: layer_norm_grad and rms_norm_grad recompute the row
 // statistics, write dx, and sum dweight/dbias deterministically (per-block

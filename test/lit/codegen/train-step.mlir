@@ -43,7 +43,8 @@
 
 // LLAMA: launch rms_norm_grad_{{[0-9]+}}_rows
 // LLAMA: launch attention_grad_{{[0-9]+}}_kv
-// LLAMA: launch silu_grad_
+// The SwiGLU backward (silu_grad and its muls) is one fused kernel.
+// LLAMA: launch mul_{{[0-9]+}} grid
 // LLAMA: compiled {{[0-9]+}} kernels for sm_90 with NVRTC
 
 // BERT:  launch layer_norm_grad_{{[0-9]+}}_rows

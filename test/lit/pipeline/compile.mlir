@@ -19,8 +19,8 @@
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
 // GPT2-NEXT: precision       fp32
-// GPT2-NEXT: kernels         38 (0 from the cache)
-// GPT2-NEXT: launches        69 per step (kernel launches and cuBLASLt calls)
+// GPT2-NEXT: kernels         52 (0 from the cache)
+// GPT2-NEXT: launches        67 per step (kernel launches and cuBLASLt calls)
 // GPT2-NEXT: cuBLASLt calls  15
 // GPT2-NEXT: memsets         0
 // GPT2-NEXT: arena           {{[0-9.]+}} MiB ({{[0-9]+}} bytes; persistent {{[0-9.]+}} MiB; one buffer per value would take {{[0-9.]+}} MiB)
@@ -49,12 +49,13 @@
 // BIGRAM-NEXT: updates         4 in place, 0 copied
 
 // A hand-written @train_step is lowered as it is; its two updates cannot
-// happen in place, so two copy kernels follow the step's five ops.
+// happen in place, so two copy kernels follow the step's four launches (the
+// update's mul and sub are one fused kernel).
 // COPY:      wrote {{.*}}.copy.llmc: train-step-copy
 // COPY-NEXT: arch            sm_90
 // COPY-NEXT: precision       fp32
 // COPY-NEXT: kernels         6 (
-// COPY-NEXT: launches        7 per step
+// COPY-NEXT: launches        6 per step
 // COPY:      updates         0 in place, 2 copied
 
 // The eval plan of gpt2-tiny: the forward and loss, a third of the step's

@@ -20,8 +20,10 @@
 // reads the unclipped gradients and the clip coefficient (llmc-batch-adamw),
 // and writes params, m, v and the step in place (llmc-mark-in-place).
 // CHECK: llmc.global_norm %[[GW:.+]], %[[GB:.+]] : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<f32>
-// CHECK: llmc.div
+// The coefficient min(1, 1 / (norm + eps)) is one fused elementwise group.
 // CHECK: %[[COEF:.+]] = llmc.kernel -> (tensor<f32>) {
+// CHECK-NEXT: llmc.add
+// CHECK-NEXT: llmc.div
 // CHECK-NEXT: llmc.min
 // CHECK-NOT: llmc.mul
 // CHECK: llmc.kernel -> (tensor<i64>) attributes {in_place = array<i64: 5>}

@@ -1,0 +1,300 @@
+//===- FuseElementwise.cpp - Elementwise chains and casts into fewer groups ===//
+//
+// Three rewrites of llmc.kernel groups, each switchable (Passes.td) and each
+// with its rules and cost model in docs/fusion.md:
+//   vertical    a producer group of elementwise ops moves into the
+//               elementwise group that reads it (same shape, nothing
+//               between the two reads it); what outside still reads is
+//               yielded, so it is written once and never recomputed;
+//   reductions  an exact float cast rides in a row reduction's load
+//               (widening, copied into every reader) or store (narrowing,
+//               the only reader of the result);
+//   horizontal  consecutive elementwise groups that do not read one another
+//               become one group with a segment each.
+// Every merge goes through mergeGroups: the ops of the merged groups move
+// into one new group, in order, which yields every value read outside it.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "passes/FusionUtils.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#define DEBUG_TYPE "llmc-fuse-elementwise"
+
+namespace mlir::llmc {
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::llmc
+
+using namespace mlir;
+using namespace mlir::llmc;
+using namespace mlir::llmc::fusion;
+
+namespace {
+
+/// Merges `groups` (their ops keep this order) into one group placed before
+/// `insertBefore`; the caller has checked that every operand is defined
+/// there and every outside reader comes after it. Returns the new group.
+KernelOp mergeGroups(ArrayRef<KernelOp> groups, Operation *insertBefore) {
+  SmallVector<Operation *> ops;
+  SmallVector<Location> locs;
+  for (KernelOp g : groups) {
+    Operation *yield = g.getYield();
+    for (auto [k, r] : llvm::enumerate(g.getResults()))
+      r.replaceAllUsesWith(yield->getOperand(k));
+    for (Operation &op : g.getGroupOps())
+      ops.push_back(&op);
+    locs.push_back(g.getLoc());
+  }
+  // The old yields go away with their groups: they read nothing later.
+  llvm::SmallPtrSet<Operation *, 16> inside(ops.begin(), ops.end());
+  for (KernelOp g : groups)
+    inside.insert(g.getYield());
+  SmallVector<Value> yielded;
+  SmallVector<Type> types;
+  for (Operation *op : ops)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(),
+                       [&](Operation *u) { return !inside.count(u); })) {
+        yielded.push_back(r);
+        types.push_back(r.getType());
+      }
+  OpBuilder builder(insertBefore);
+  MLIRContext *ctx = insertBefore->getContext();
+  auto merged = builder.create<KernelOp>(FusedLoc::get(ctx, locs), types,
+                                         /*in_place=*/nullptr);
+  Block *body = builder.createBlock(&merged.getBody());
+  for (Operation *op : ops)
+    op->moveBefore(body, body->end());
+  builder.setInsertionPointToEnd(body);
+  builder.create<YieldOp>(merged.getLoc(), yielded);
+  for (auto [k, v] : llvm::enumerate(yielded))
+    v.replaceUsesWithIf(merged.getResult(k), [&](OpOperand &use) {
+      return !merged->isAncestor(use.getOwner());
+    });
+  for (KernelOp g : groups)
+    g.erase();
+  return merged;
+}
+
+SmallVector<KernelOp> groupsOf(func::FuncOp func) {
+  SmallVector<KernelOp> groups;
+  for (Block &block : func.getBody())
+    for (Operation &op : block)
+      if (auto g = dyn_cast<KernelOp>(op))
+        groups.push_back(g);
+  return groups;
+}
+
+/// Vertical: in program order, each elementwise group takes its elementwise
+/// producers while one fits; a chain a -> b -> c ends in c's group.
+void fuseVertical(func::FuncOp func) {
+  for (KernelOp group : groupsOf(func)) {
+    if (classify(group) != GroupKind::Elementwise &&
+        !(classify(group) == GroupKind::Single &&
+          isElementwise(&*group.getGroupOps().begin())))
+      continue;
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (Value v : groupInputs(group)) {
+        auto producer = v.getDefiningOp<KernelOp>();
+        if (!producer || verticalBlocker(producer, group, v))
+          continue;
+        group = mergeGroups({producer, group}, group);
+        merged = true;
+        break;
+      }
+    }
+  }
+}
+
+/// The one-op group of a float cast, or null.
+CastOp soleCast(KernelOp group) {
+  auto ops = group.getGroupOps();
+  if (std::next(ops.begin()) != ops.end())
+    return nullptr;
+  return dyn_cast<CastOp>(*ops.begin());
+}
+
+/// The group around `op` when it holds a reduction that takes casts.
+KernelOp reductionGroupOf(Operation *op) {
+  auto group = dyn_cast_or_null<KernelOp>(op->getParentOp());
+  if (!group)
+    return nullptr;
+  GroupKind kind = classify(group);
+  if (kind != GroupKind::Single && kind != GroupKind::Reduction)
+    return nullptr;
+  return reductionOp(group) == op ? group : nullptr;
+}
+
+/// A widening cast whose every reader loads it as a reduction's absorbable
+/// operand: a copy of the cast goes into each reader's group (a load of the
+/// narrow value, exact), and the cast's own group goes away.
+bool foldWidening(KernelOp castGroup, CastOp cast) {
+  Value out = castGroup.getResult(0);
+  if (out.use_empty())
+    return false;
+  for (OpOperand &use : out.getUses())
+    if (!reductionGroupOf(use.getOwner()) ||
+        !absorbsOperandCast(use.getOwner(), use.getOperandNumber()))
+      return false;
+  for (OpOperand &use : llvm::make_early_inc_range(out.getUses())) {
+    Operation *reader = use.getOwner();
+    OpBuilder builder(reader);
+    Operation *copy = builder.clone(*cast);
+    use.set(copy->getResult(0));
+  }
+  castGroup.erase();
+  return true;
+}
+
+/// A narrowing cast that is the only reader of a reduction's absorbable
+/// result joins the reduction's group (one rounding at its store).
+bool foldNarrowing(KernelOp castGroup, CastOp cast) {
+  auto in = dyn_cast<OpResult>(cast.getInput());
+  auto producer = in ? dyn_cast<KernelOp>(in.getOwner()) : nullptr;
+  if (!producer || !in.hasOneUse())
+    return false;
+  auto inner = dyn_cast<OpResult>(
+      producer.getYield()->getOperand(in.getResultNumber()));
+  if (!inner || reductionGroupOf(inner.getOwner()) != producer ||
+      !absorbsResultCast(inner.getOwner(), inner.getResultNumber()))
+    return false;
+  // At the producer's place: the cast reads nothing else, while the
+  // producer's other results may have readers before the cast's group.
+  mergeGroups({producer, castGroup}, producer);
+  return true;
+}
+
+/// cast(reshape(y)) => reshape(cast(y)) for a narrowing cast, when nothing
+/// else reads the reshape: the cast then reads its producer's group result
+/// directly (an ONNX view between a layer norm and its matmul's input cast).
+/// A reshape is an alias of its operand's buffer, and a cast maps element i
+/// to element i, so both orders write the same bytes.
+KernelOp castBeforeReshape(KernelOp group, CastOp cast) {
+  auto reshape = cast.getInput().getDefiningOp<ReshapeOp>();
+  if (!reshape || !reshape->hasOneUse() ||
+      !reshape.getInput().getDefiningOp<KernelOp>())
+    return group;
+  Value source = reshape.getInput();
+  auto sourceType = llvm::cast<RankedTensorType>(source.getType());
+  auto castType = llvm::cast<RankedTensorType>(cast.getType());
+  auto narrowType = RankedTensorType::get(sourceType.getShape(),
+                                          castType.getElementType());
+  OpBuilder builder(group);
+  auto moved = builder.create<KernelOp>(group.getLoc(), TypeRange{narrowType},
+                                        /*in_place=*/nullptr);
+  Block *body = builder.createBlock(&moved.getBody());
+  cast->moveBefore(body, body->end());
+  cast->setOperand(0, source);
+  cast.getResult().setType(narrowType);
+  builder.setInsertionPointToEnd(body);
+  builder.create<YieldOp>(cast.getLoc(), cast.getResult());
+  builder.setInsertionPointAfter(moved);
+  auto back = builder.create<ReshapeOp>(reshape.getLoc(), castType,
+                                        moved.getResult(0));
+  group.getResult(0).replaceAllUsesWith(back.getResult());
+  group.erase();
+  reshape.erase();
+  return moved;
+}
+
+void foldReductionCasts(func::FuncOp func) {
+  for (KernelOp group : groupsOf(func)) {
+    CastOp cast = soleCast(group);
+    if (!cast)
+      continue;
+    if (isNarrowingFloatCast(cast)) {
+      group = castBeforeReshape(group, cast);
+      cast = soleCast(group);
+    }
+    if (isWideningFloatCast(cast))
+      foldWidening(group, cast);
+    else if (isNarrowingFloatCast(cast))
+      foldNarrowing(group, cast);
+  }
+}
+
+/// A result of `group` is returned as the next value of an argument
+/// (`llmc.next`): llmc-mark-in-place may then write it into the argument's
+/// buffer, which another segment of a horizontal group could still be
+/// reading from other threads. Such groups stay out of horizontal runs.
+bool mayWriteInPlace(KernelOp group, func::FuncOp func) {
+  for (OpOperand &use : group->getUses())
+    if (isa<func::ReturnOp>(use.getOwner()) &&
+        func.getResultAttr(use.getOperandNumber(), "llmc.next"))
+      return true;
+  return false;
+}
+
+/// Horizontal: runs of adjacent elementwise groups, none reading another of
+/// the run, become one group in the place of the run's last group (every
+/// operand of the run is defined there; nothing in between reads the run).
+void fuseHorizontal(func::FuncOp func) {
+  for (Block &block : func.getBody()) {
+    SmallVector<KernelOp> run;
+    llvm::SmallPtrSet<Operation *, 16> runOps;
+    unsigned tensors = 0, segmentCount = 0;
+    auto flush = [&] {
+      if (run.size() > 1)
+        mergeGroups(run, run.back());
+      run.clear();
+      runOps.clear();
+      tensors = segmentCount = 0;
+    };
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      auto group = dyn_cast<KernelOp>(op);
+      GroupKind kind = group ? classify(group) : GroupKind::Unknown;
+      bool elementwise =
+          (kind == GroupKind::Elementwise ||
+           (kind == GroupKind::Single &&
+            isElementwise(&*group.getGroupOps().begin()))) &&
+          !mayWriteInPlace(group, func);
+      if (!elementwise) {
+        // reshape and constant launch nothing: they do not end a run
+        // unless they read it (the moved ops would then follow them).
+        bool readsRun = llvm::any_of(op.getOperands(), [&](Value v) {
+          return v.getDefiningOp() && runOps.count(v.getDefiningOp());
+        });
+        if (!isa<ReshapeOp, ConstantOp>(op) || readsRun)
+          flush();
+        continue;
+      }
+      bool readsRun = llvm::any_of(groupInputs(group), [&](Value v) {
+        return v.getDefiningOp() && runOps.count(v.getDefiningOp());
+      });
+      unsigned groupTensors =
+          groupInputs(group).size() + group.getNumResults();
+      unsigned groupSegments = segments(group).size();
+      if (readsRun || tensors + groupTensors > kMaxKernelTensors ||
+          segmentCount + groupSegments > kMaxSegments)
+        flush();
+      run.push_back(group);
+      runOps.insert(group.getOperation());
+      tensors += groupTensors;
+      segmentCount += groupSegments;
+    }
+    flush();
+  }
+}
+
+struct FuseElementwisePass
+    : public mlir::llmc::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using FuseElementwisePassBase::FuseElementwisePassBase;
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (vertical)
+      fuseVertical(func);
+    if (reductions)
+      foldReductionCasts(func);
+    if (horizontal)
+      fuseHorizontal(func);
+  }
+};
+
+} // namespace

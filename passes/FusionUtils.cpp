@@ -1,0 +1,214 @@
+//===- FusionUtils.cpp - What the fusion passes and codegen agree on ------===//
+#include "passes/FusionUtils.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::llmc::fusion {
+
+bool isElementwise(Operation *op) {
+  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
+             ErfOp, SigmoidOp, ReluOp, CosOp, SinOp, SiluOp, GeluOp,
+             GeluGradOp, SiluGradOp, IsNanOp, CastOp, AddOp, SubOp, MulOp,
+             DivOp, PowOp, MaxOp, MinOp, CompareOp, WhereOp>(op);
+}
+
+static unsigned floatWidth(Type t) {
+  return isa<Float32Type, BFloat16Type, Float16Type>(t)
+             ? t.getIntOrFloatBitWidth()
+             : 0;
+}
+
+static std::pair<unsigned, unsigned> castWidths(Operation *op) {
+  auto cast = dyn_cast_or_null<CastOp>(op);
+  if (!cast)
+    return {0, 0};
+  return {floatWidth(getElementTypeOrSelf(cast.getInput().getType())),
+          floatWidth(getElementTypeOrSelf(cast.getResult().getType()))};
+}
+
+bool isWideningFloatCast(Operation *op) {
+  auto [from, to] = castWidths(op);
+  return from == 16 && to == 32;
+}
+
+bool isNarrowingFloatCast(Operation *op) {
+  auto [from, to] = castWidths(op);
+  return from == 32 && to == 16;
+}
+
+bool absorbsOperandCast(Operation *op, unsigned i) {
+  if (auto ln = dyn_cast<LayerNormOp>(op))
+    return i == ln.getInputMutable().getOperandNumber();
+  if (auto rms = dyn_cast<RmsNormOp>(op))
+    return i == rms.getInputMutable().getOperandNumber();
+  if (auto g = dyn_cast<LayerNormGradOp>(op))
+    return i == g.getInputMutable().getOperandNumber() ||
+           i == g.getGradMutable().getOperandNumber();
+  if (auto g = dyn_cast<RmsNormGradOp>(op))
+    return i == g.getInputMutable().getOperandNumber() ||
+           i == g.getGradMutable().getOperandNumber();
+  if (auto ce = dyn_cast<CrossEntropyOp>(op))
+    return i == ce.getLogitsMutable().getOperandNumber();
+  if (auto ce = dyn_cast<CrossEntropyGradOp>(op))
+    return i == ce.getLogitsMutable().getOperandNumber();
+  return false;
+}
+
+bool absorbsResultCast(Operation *op, unsigned i) {
+  // The first result of each is the row-wise one its kernel stores
+  // through storeAs (y, dx, dlogits); norm-gradient weight sums are not.
+  return i == 0 && isa<LayerNormOp, RmsNormOp, LayerNormGradOp, RmsNormGradOp,
+                       CrossEntropyGradOp>(op);
+}
+
+static bool sameShape(Value a, Value b) {
+  auto ta = dyn_cast<RankedTensorType>(a.getType());
+  auto tb = dyn_cast<RankedTensorType>(b.getType());
+  return ta && tb && ta.getShape() == tb.getShape();
+}
+
+SmallVector<SmallVector<Operation *>> segments(KernelOp group) {
+  llvm::EquivalenceClasses<Operation *> classes;
+  for (Operation &op : group.getGroupOps()) {
+    classes.insert(&op);
+    for (Value v : op.getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getParentOp() == group.getOperation())
+        classes.unionSets(def, &op);
+  }
+  SmallVector<SmallVector<Operation *>> out;
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (Operation &op : group.getGroupOps()) {
+    Operation *leader = classes.getLeaderValue(&op);
+    auto [it, inserted] = index.try_emplace(leader, out.size());
+    if (inserted)
+      out.emplace_back();
+    out[it->second].push_back(&op);
+  }
+  return out;
+}
+
+GroupKind classify(KernelOp group) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : group.getGroupOps())
+    ops.push_back(&op);
+  if (ops.size() == 1)
+    return GroupKind::Single;
+  if (ops.size() == 2 && isa<MatmulOp>(ops[0]) && isa<AddOp>(ops[1]))
+    return GroupKind::MatmulBias;
+  if (llvm::all_of(ops, isElementwise)) {
+    for (const auto &segment : segments(group))
+      for (Operation *op : segment)
+        if (op->getNumResults() != 1 ||
+            !sameShape(op->getResult(0), segment.front()->getResult(0)))
+          return GroupKind::Unknown;
+    return GroupKind::Elementwise;
+  }
+  if (Operation *r = reductionOp(group)) {
+    // Every cast reads from outside into r, or reads r's result.
+    for (Operation *op : ops) {
+      if (op == r)
+        continue;
+      Value in = op->getOperand(0);
+      bool prologue = isWideningFloatCast(op) && op->hasOneUse() &&
+                      *op->user_begin() == r &&
+                      in.getParentRegion() != &group.getBody() &&
+                      absorbsOperandCast(r, op->use_begin()->getOperandNumber());
+      bool epilogue = isNarrowingFloatCast(op) && in.getDefiningOp() == r &&
+                      in.hasOneUse() &&
+                      absorbsResultCast(r, cast<OpResult>(in).getResultNumber());
+      if (!prologue && !epilogue)
+        return GroupKind::Unknown;
+    }
+    return GroupKind::Reduction;
+  }
+  return GroupKind::Unknown;
+}
+
+const char *kindName(GroupKind kind) {
+  switch (kind) {
+  case GroupKind::Single:
+    return "single";
+  case GroupKind::MatmulBias:
+    return "matmul+bias";
+  case GroupKind::Elementwise:
+    return "elementwise";
+  case GroupKind::Reduction:
+    return "reduction+casts";
+  case GroupKind::Unknown:
+    break;
+  }
+  return "unknown";
+}
+
+Operation *reductionOp(KernelOp group) {
+  Operation *found = nullptr;
+  for (Operation &op : group.getGroupOps()) {
+    if (isa<CastOp>(op))
+      continue;
+    if (found)
+      return nullptr;
+    found = &op;
+  }
+  if (!found)
+    return nullptr;
+  for (unsigned i = 0; i < found->getNumOperands(); ++i)
+    if (absorbsOperandCast(found, i))
+      return found;
+  return nullptr;
+}
+
+SmallVector<Value> groupInputs(KernelOp group) {
+  llvm::SetVector<Value> inputs;
+  for (Operation &op : group.getGroupOps())
+    for (Value v : op.getOperands())
+      if (v.getParentRegion() != &group.getBody())
+        inputs.insert(v);
+  return SmallVector<Value>(inputs.begin(), inputs.end());
+}
+
+std::optional<std::string> verticalBlocker(KernelOp producer,
+                                           KernelOp consumer, Value value) {
+  if (producer->getBlock() != consumer->getBlock())
+    return std::string("the groups are in different blocks");
+  if (classify(producer) != GroupKind::Elementwise &&
+      classify(producer) != GroupKind::Single)
+    return std::string("the producer is not elementwise");
+  for (Operation &op : producer.getGroupOps())
+    if (!isElementwise(&op))
+      return "the producer's " + op.getName().getStringRef().str() +
+             " is not elementwise";
+  if (segments(producer).size() != 1 || segments(consumer).size() != 1)
+    return std::string("a horizontal group (several segments) takes no more");
+  // The consumer's iteration space: every op of it has the result shape.
+  Value space = consumer.getGroupOps().begin()->getResult(0);
+  if (!sameShape(value, space))
+    return std::string("the consumer broadcasts the result (fusing would "
+                       "recompute it per element)");
+  // Moving the producer's ops down to the consumer: nothing between the two
+  // may read the producer's results.
+  for (Value r : producer.getResults())
+    for (Operation *user : r.getUsers()) {
+      Operation *top = user;
+      while (top->getBlock() != consumer->getBlock())
+        top = top->getParentOp();
+      if (top != consumer.getOperation() && top->isBeforeInBlock(consumer))
+        return std::string("a group between the two reads the result");
+    }
+  llvm::SetVector<Value> tensors;
+  for (KernelOp g : {producer, consumer}) {
+    for (Value v : groupInputs(g))
+      if (v.getDefiningOp() != producer.getOperation())
+        tensors.insert(v);
+    for (Value r : g.getResults())
+      tensors.insert(r);
+  }
+  if (tensors.size() > kMaxKernelTensors)
+    return "the fused kernel would read and write more than " +
+           std::to_string(kMaxKernelTensors) + " tensors";
+  return std::nullopt;
+}
+
+} // namespace mlir::llmc::fusion

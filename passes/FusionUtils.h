@@ -1,0 +1,72 @@
+//===- FusionUtils.h - What the fusion passes and codegen agree on -*- C++ -*-===//
+//
+// The fusion passes (llmc-fuse-elementwise, llmc-fuse-epilogues) decide what
+// becomes one group; the CUDA backend (compiler/codegen/FunctionLowering.cpp)
+// must recognise every shape of group they form, and `llmc compile
+// --explain` must say why a boundary stayed. The three share these
+// predicates so that they cannot drift apart (docs/fusion.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_PASSES_FUSIONUTILS_H
+#define LLMC_PASSES_FUSIONUTILS_H
+
+#include "dialects/llmc/LlmcOps.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::llmc::fusion {
+
+/// Ops the fused elementwise kernel computes: one result element from the
+/// operand elements at the same (broadcast) index. Casts are among them.
+bool isElementwise(Operation *op);
+
+/// A float cast that only widens (bf16/f16 to f32: every value exact) or
+/// only narrows (f32 to bf16/f16: one rounding).
+bool isWideningFloatCast(Operation *op);
+bool isNarrowingFloatCast(Operation *op);
+
+/// Row reductions whose emitters load operand `i` / store result `i` with
+/// the element type of the value (NormEmitters, NormGradEmitters,
+/// LossEmitters), so that an exact cast can ride in that load or store.
+bool absorbsOperandCast(Operation *op, unsigned i);
+bool absorbsResultCast(Operation *op, unsigned i);
+
+/// The shapes of group the fusion passes form, as the backend lowers them.
+enum class GroupKind {
+  Single,      // one op: its own emitter
+  MatmulBias,  // matmul + bias add: one cuBLASLt call (llmc-fuse-epilogues)
+  Elementwise, // elementwise ops: one generated kernel, one segment per
+               // independent chain (llmc-fuse-elementwise)
+  Reduction,   // one absorbing op and the casts in its loads and stores
+  Unknown,
+};
+GroupKind classify(KernelOp group);
+const char *kindName(GroupKind kind);
+
+/// For a Reduction group: the absorbing op (the one op that is not a cast).
+Operation *reductionOp(KernelOp group);
+
+/// Segments of an Elementwise group: its ops partitioned by data flow
+/// inside the group, each in group order. Every op of a segment has the
+/// same result shape (the segment's iteration space).
+SmallVector<SmallVector<Operation *>> segments(KernelOp group);
+
+/// Why `consumer` (an elementwise group) does not take the elementwise
+/// group `producer` that defines `value` it reads: nullopt when it can.
+std::optional<std::string> verticalBlocker(KernelOp producer,
+                                           KernelOp consumer, Value value);
+
+/// A fused elementwise kernel reads and writes at most this many tensors
+/// together: 2 KB of pointers, half of the 4 KB of kernel parameters that
+/// every CUDA version accepts (docs/fusion.md).
+constexpr unsigned kMaxKernelTensors = 256;
+/// A horizontal group holds at most this many segments.
+constexpr unsigned kMaxSegments = 128;
+
+/// The distinct values a group's ops read from outside it, in first-use order.
+SmallVector<Value> groupInputs(KernelOp group);
+
+} // namespace mlir::llmc::fusion
+
+#endif // LLMC_PASSES_FUSIONUTILS_H
