@@ -133,4 +133,14 @@ Status DataLoader::next(std::vector<int64_t> &inputs,
   return Status::ok();
 }
 
+Status DataLoader::seek(uint64_t position) {
+  if (position >= total_)
+    return Status::error("data position " + std::to_string(position) +
+                         " is past the end of the training data (" +
+                         std::to_string(total_) +
+                         " tokens): is --data the data the run was started on?");
+  position_ = position;
+  return Status::ok();
+}
+
 } // namespace llmc

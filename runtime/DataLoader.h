@@ -49,6 +49,11 @@ public:
   /// Back to the first batch (for a validation pass).
   void reset() { position_ = 0; }
 
+  /// The stream position of the next batch, in tokens (a checkpoint keeps
+  /// it), and a jump back to one (resuming).
+  uint64_t position() const { return position_; }
+  Status seek(uint64_t position);
+
   uint64_t numTokens() const { return total_; }
   /// Whole batches before the loader wraps around.
   int64_t batchesPerEpoch() const;
