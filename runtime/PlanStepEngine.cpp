@@ -88,33 +88,45 @@ Status copyLogical(Executor &executor, const BufferInfo &buffer,
     bytes = std::move(stored);
     return Status::ok();
   }
-  // Padded: walk the logical rows (the last dim), each a prefix of a stored
-  // row.
-  size_t rank = logicalShape.size();
-  size_t rowBytes = elem * static_cast<size_t>(logicalShape[rank - 1]);
-  uint64_t rows = rowBytes ? logical / rowBytes : 0;
   if (!toDevice)
     bytes.assign(logical, 0);
+  copySubBlock(stored.data(), buffer.shape, bytes.data(), logicalShape, elem,
+               /*intoStored=*/toDevice);
+  return toDevice ? executor.writeBuffer(buffer.name, stored.data(),
+                                         stored.size())
+                  : Status::ok();
+}
+
+void copySubBlock(uint8_t *stored, const std::vector<int64_t> &storedShape,
+                  uint8_t *logical, const std::vector<int64_t> &logicalShape,
+                  size_t elementBytes, bool intoStored) {
+  // Walk the logical rows (the last dim), each a prefix of a stored row.
+  size_t rank = logicalShape.size();
+  if (rank == 0) {
+    intoStored ? std::memcpy(stored, logical, elementBytes)
+               : std::memcpy(logical, stored, elementBytes);
+    return;
+  }
+  size_t rowBytes = elementBytes * static_cast<size_t>(logicalShape[rank - 1]);
+  uint64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    rows *= static_cast<uint64_t>(logicalShape[d]);
   std::vector<int64_t> index(rank, 0);
-  for (uint64_t r = 0; r < rows; ++r) {
+  for (uint64_t r = 0; r < rows && rowBytes > 0; ++r) {
     uint64_t offset = 0;
     for (size_t d = 0; d + 1 < rank; ++d)
-      offset = offset * buffer.shape[d] + index[d];
-    offset *= buffer.shape[rank - 1] * elem;
-    uint8_t *dev = stored.data() + offset, *host = bytes.data() + r * rowBytes;
-    if (toDevice)
-      std::memcpy(dev, host, rowBytes);
+      offset = offset * storedShape[d] + index[d];
+    offset *= storedShape[rank - 1] * elementBytes;
+    if (intoStored)
+      std::memcpy(stored + offset, logical + r * rowBytes, rowBytes);
     else
-      std::memcpy(host, dev, rowBytes);
+      std::memcpy(logical + r * rowBytes, stored + offset, rowBytes);
     for (size_t d = rank - 1; d-- > 0;)
       if (++index[d] < logicalShape[d])
         break;
       else
         index[d] = 0;
   }
-  return toDevice ? executor.writeBuffer(buffer.name, stored.data(),
-                                         stored.size())
-                  : Status::ok();
 }
 
 Status PlanStepEngine::create(Executor &executor,

@@ -47,6 +47,12 @@ Status copyLogical(Executor &executor, const BufferInfo &buffer,
                    const std::vector<int64_t> &logicalShape,
                    std::vector<uint8_t> &bytes, bool toDevice);
 
+/// The host half of copyLogical: copies the logical sub-block between a
+/// stored (padded) row-major array and a packed one.
+void copySubBlock(uint8_t *stored, const std::vector<int64_t> &storedShape,
+                  uint8_t *logical, const std::vector<int64_t> &logicalShape,
+                  size_t elementBytes, bool intoStored);
+
 class PlanStepEngine : public StepEngine {
 public:
   /// `executor` must outlive the engine.

@@ -224,10 +224,13 @@ int Loop::run() {
     if (Status s = loadCheckpoint(o_.resume, o_.modelName, engine_, info, from);
         !s)
       return fail(s.message());
-    if (info.state.step >= o_.steps)
-      return fail("checkpoint '" + from + "' is at step " +
-                  std::to_string(info.state.step) + ", and --steps is " +
-                  std::to_string(o_.steps) + ": nothing left to train");
+    if (info.state.step >= o_.steps) {
+      // A finished run restarted by a scheduler: not an error.
+      note("checkpoint " + from + " is at step " +
+           std::to_string(info.state.step) + ", and --steps is " +
+           std::to_string(o_.steps) + ": nothing left to train");
+      return 0;
+    }
     if (Status s = train_.seek(info.state.dataPosition); !s)
       return fail("checkpoint '" + from + "': " + s.message());
     st_ = info.state;
