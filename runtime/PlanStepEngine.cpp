@@ -185,22 +185,38 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
   return Status::ok();
 }
 
+// The loss is the training step's, replayed at lr 0: one plan and one arena
+// serve both, and bundles need no second plan. That step leaves the
+// parameters but moves the AdamW moments and the step count, so the state
+// is copied to the host before and written back after.
+Status PlanStepEngine::beginValidation() {
+  std::vector<StateTensor> state = stateTensors();
+  saved_.assign(state.size(), {});
+  for (size_t i = 0; i < state.size(); ++i)
+    LLMC_RETURN_IF_ERROR(readState(state[i], saved_[i]));
+  validating_ = true;
+  return Status::ok();
+}
+
+Status PlanStepEngine::endValidation() {
+  std::vector<StateTensor> state = stateTensors();
+  validating_ = false;
+  for (size_t i = 0; i < state.size() && i < saved_.size(); ++i)
+    LLMC_RETURN_IF_ERROR(writeState(state[i], saved_[i]));
+  saved_.clear();
+  return exec_.synchronize();
+}
+
 Status PlanStepEngine::evalLoss(const std::vector<int64_t> &tokens,
                                 const std::vector<int64_t> &targets,
                                 double &loss) {
-  // The step at lr 0 leaves the parameters but moves the AdamW moments:
-  // they are saved to the host and written back.
-  std::vector<StateTensor> state = stateTensors();
-  std::vector<std::vector<uint8_t>> saved(state.size());
-  for (size_t i = 0; i < state.size(); ++i)
-    LLMC_RETURN_IF_ERROR(readState(state[i], saved[i]));
+  bool alone = !validating_;
+  if (alone)
+    LLMC_RETURN_IF_ERROR(beginValidation());
   StepResult r;
   LLMC_RETURN_IF_ERROR(step(tokens, targets, 0.0, 0, false, r));
-  for (size_t i = 0; i < state.size(); ++i)
-    LLMC_RETURN_IF_ERROR(writeState(state[i], saved[i]));
-  LLMC_RETURN_IF_ERROR(exec_.synchronize());
   loss = r.loss;
-  return Status::ok();
+  return alone ? endValidation() : Status::ok();
 }
 
 std::vector<StateTensor> PlanStepEngine::stateTensors() const {

@@ -71,6 +71,8 @@ public:
               bool skipNonFinite, StepResult &result) override;
   Status evalLoss(const std::vector<int64_t> &tokens,
                   const std::vector<int64_t> &targets, double &loss) override;
+  Status beginValidation() override;
+  Status endValidation() override;
   std::vector<StateTensor> stateTensors() const override;
   Status readState(const StateTensor &tensor,
                    std::vector<uint8_t> &bytes) override;
@@ -88,6 +90,9 @@ private:
 
   Executor &exec_;
   PlanBinding bind_;
+  // The state saved by beginValidation (or by a lone evalLoss).
+  std::vector<std::vector<uint8_t>> saved_;
+  bool validating_ = false;
   double flopsPerToken_ = 0;
 };
 

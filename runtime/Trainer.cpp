@@ -158,12 +158,14 @@ Status Loop::validate(int64_t step) {
   val_->reset();
   std::vector<int64_t> x, y;
   double sum = 0;
+  LLMC_RETURN_IF_ERROR(engine_.beginValidation());
   for (int64_t b = 0; b < o_.valBatches; ++b) {
     LLMC_RETURN_IF_ERROR(val_->next(x, y));
     double loss = 0;
     LLMC_RETURN_IF_ERROR(engine_.evalLoss(x, y, loss));
     sum += loss;
   }
+  LLMC_RETURN_IF_ERROR(engine_.endValidation());
   lastVal_ = sum / static_cast<double>(o_.valBatches);
   if (!(lastVal_ >= bestVal_))
     bestVal_ = std::isnan(bestVal_) ? lastVal_ : std::fmin(bestVal_, lastVal_);

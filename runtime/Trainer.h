@@ -79,10 +79,15 @@ public:
                       const std::vector<int64_t> &targets, double lr,
                       int64_t updates, bool skipNonFinite,
                       StepResult &result) = 0;
-  /// The loss at the current parameters; changes no state.
+  /// The loss at the current parameters; changes no state once
+  /// endValidation() has run. The loop brackets each validation pass with
+  /// begin/endValidation, so an engine whose loss comes from a training step
+  /// at lr 0 saves and restores its state once per pass, not per batch.
   virtual Status evalLoss(const std::vector<int64_t> &tokens,
                           const std::vector<int64_t> &targets,
                           double &loss) = 0;
+  virtual Status beginValidation() { return Status::ok(); }
+  virtual Status endValidation() { return Status::ok(); }
 
   /// The training state, parameters first, in a fixed order.
   virtual std::vector<StateTensor> stateTensors() const = 0;
