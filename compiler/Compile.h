@@ -31,6 +31,8 @@ struct CompileConfig {
   /// Forward and loss only: @forward through the eval pipeline; the plan
   /// has a `loss` slot and no `lr`, gradients or optimizer state.
   bool eval = false;
+  /// Test only: llmc-inject-nan's op (docs/trainer.md).
+  std::string injectNanOp;
 };
 
 struct CompileReport {

@@ -9,7 +9,12 @@ namespace llmc {
 Status CpuStepEngine::create(std::unique_ptr<CpuTrainer> trainer,
                              std::unique_ptr<CpuStepEngine> &out) {
   std::vector<const StepInput *> ints;
+  bool gate = false;
   for (const StepInput &in : trainer->inputs()) {
+    if (in.name == "nan_gate" && in.type.isFloat() && in.type.rank() == 0) {
+      gate = true; // llmc-inject-nan's input (test only)
+      continue;
+    }
     if (in.type.isFloat() || in.type.rank() != 2)
       return Status::error(
           "input '" + in.name + "' (" + in.type.typeString() +
@@ -31,6 +36,7 @@ Status CpuStepEngine::create(std::unique_ptr<CpuTrainer> trainer,
   e->state_ = trainer->stateArguments();
   double tokens = static_cast<double>(e->batch_ * e->seq_);
   e->flopsPerToken_ = tokens > 0 ? trainer->stepFlops() / tokens : 0;
+  e->hasGate_ = gate;
   e->trainer_ = std::move(trainer);
   out = std::move(e);
   return Status::ok();
@@ -38,18 +44,30 @@ Status CpuStepEngine::create(std::unique_ptr<CpuTrainer> trainer,
 
 std::map<std::string, RefTensor>
 CpuStepEngine::batchOf(const std::vector<int64_t> &tokens,
-                       const std::vector<int64_t> &targets) {
-  return {{tokens_, RefTensor::fromInts(inputType_.kind, inputType_.shape,
-                                        tokens)},
-          {targets_, RefTensor::fromInts(inputType_.kind, inputType_.shape,
-                                         targets)}};
+                       const std::vector<int64_t> &targets, double gate) {
+  std::map<std::string, RefTensor> batch = {
+      {tokens_,
+       RefTensor::fromInts(inputType_.kind, inputType_.shape, tokens)},
+      {targets_,
+       RefTensor::fromInts(inputType_.kind, inputType_.shape, targets)}};
+  if (hasGate_)
+    batch["nan_gate"] = RefTensor::fromFloats(ElementKind::F32, {}, {gate});
+  return batch;
+}
+
+Status CpuStepEngine::setNanGate(double value) {
+  if (!hasGate_)
+    return StepEngine::setNanGate(value);
+  gate_ = value;
+  return Status::ok();
 }
 
 Status CpuStepEngine::step(const std::vector<int64_t> &tokens,
                            const std::vector<int64_t> &targets, double lr,
                            int64_t /*updates: the step's own state*/,
                            bool skipNonFinite, StepResult &result) {
-  auto loss = trainer_->step(batchOf(tokens, targets), lr, skipNonFinite);
+  auto loss =
+      trainer_->step(batchOf(tokens, targets, gate_), lr, skipNonFinite);
   if (mlir::failed(loss))
     return Status::error("the reference evaluator failed (see the errors "
                          "above)");
@@ -63,7 +81,7 @@ Status CpuStepEngine::step(const std::vector<int64_t> &tokens,
 Status CpuStepEngine::evalLoss(const std::vector<int64_t> &tokens,
                                const std::vector<int64_t> &targets,
                                double &loss) {
-  auto l = trainer_->evalLoss(batchOf(tokens, targets));
+  auto l = trainer_->evalLoss(batchOf(tokens, targets, 1.0));
   if (mlir::failed(l))
     return Status::error("the reference evaluator failed (see the errors "
                          "above)");

@@ -39,6 +39,7 @@ public:
               bool skipNonFinite, StepResult &result) override;
   Status evalLoss(const std::vector<int64_t> &tokens,
                   const std::vector<int64_t> &targets, double &loss) override;
+  Status setNanGate(double value) override;
   std::vector<StateTensor> stateTensors() const override;
   Status readState(const StateTensor &tensor,
                    std::vector<uint8_t> &bytes) override;
@@ -47,7 +48,8 @@ public:
 
 private:
   std::map<std::string, RefTensor> batchOf(const std::vector<int64_t> &tokens,
-                                           const std::vector<int64_t> &targets);
+                                           const std::vector<int64_t> &targets,
+                                           double gate);
   const CpuTrainer::StateArgument *find(const std::string &name) const;
 
   std::unique_ptr<CpuTrainer> trainer_;
@@ -56,6 +58,8 @@ private:
   RefTensor inputType_;
   int64_t batch_ = 0, seq_ = 0, vocab_ = 0;
   double flopsPerToken_ = 0;
+  bool hasGate_ = false; // the step has llmc-inject-nan's `nan_gate` input
+  double gate_ = 1.0;
 };
 
 } // namespace llmc

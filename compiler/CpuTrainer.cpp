@@ -29,7 +29,8 @@ static bool hasScalarLoss(func::FuncOp forward) {
 
 FailureOr<std::unique_ptr<CpuTrainer>>
 CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
-                   uint64_t seed, const PrecisionConfig &precision) {
+                   uint64_t seed, const PrecisionConfig &precision,
+                   const std::string &injectNanOp) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return emitError(module.getLoc())
@@ -39,6 +40,11 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
   // input (llmc-append-loss), like a logits-only ONNX export.
   if (!hasScalarLoss(forward))
     pm.addPass(mlir::llmc::createAppendLossPass());
+  if (!injectNanOp.empty()) {
+    mlir::llmc::InjectNanPassOptions inject;
+    inject.op = injectNanOp;
+    pm.addPass(mlir::llmc::createInjectNanPass(inject));
+  }
   mlir::llmc::LowerPrecisionPassOptions lower;
   lower.precision = precision.precision;
   lower.mutation = precision.mutation;

@@ -38,7 +38,8 @@ public:
   /// state. Errors are emitted as diagnostics.
   static mlir::FailureOr<std::unique_ptr<CpuTrainer>>
   create(mlir::ModuleOp module, const OptimizerConfig *optimizer,
-         uint64_t seed, const PrecisionConfig &precision = {});
+         uint64_t seed, const PrecisionConfig &precision = {},
+         const std::string &injectNanOp = "");
 
   /// The data inputs (not lr) in argument order.
   const std::vector<StepInput> &inputs() const { return inputs_; }

@@ -57,6 +57,10 @@ struct TrainConfig {
   NanPolicy onNan = NanPolicy::Stop;
   int64_t nanPatience = 3;
   int progress = -1;         // -1: on a terminal
+  // Test only: NaN into the output of op `injectNanOp` at step
+  // injectNanStep (1-based), through llmc-inject-nan.
+  std::string injectNanOp;
+  int64_t injectNanStep = 0;
   double peakTflops = 989;   // MFU's denominator
 };
 

@@ -73,6 +73,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --progress, --no-progress\n"
         "                         the progress bar (default: on a terminal)\n"
         "  --peak-tflops X        MFU's denominator (default 989: H100 bf16)\n"
+        "  --debug-inject-nan OP@STEP\n"
+        "                         test the NaN policies: OP's output (an ONNX\n"
+        "                         node name, or llmc.<op>#<n>) is NaN at STEP\n"
      << kModelOptionsHelp;
 }
 
@@ -161,7 +164,16 @@ int runTrain(const Args &args) {
         ok = count(cfg.nanPatience, 1, kMaxSteps);
       else if (a == "--log-json")
         ok = !v.empty() && (cfg.logJson = v, true);
-      else if (a == "--peak-tflops")
+      else if (a == "--debug-inject-nan") {
+        // OP@STEP: the op's output is NaN at that (1-based) step.
+        size_t at = v.rfind('@');
+        ok = at != std::string::npos && at > 0 &&
+             parseInteger(v.substr(at + 1), 1, kMaxSteps, cfg.injectNanStep);
+        if (ok)
+          cfg.injectNanOp = v.substr(0, at);
+        else
+          range = "OP@STEP, e.g. llmc.gelu#0@3";
+      } else if (a == "--peak-tflops")
         ok = real(cfg.peakTflops, 0) && cfg.peakTflops > 0;
       else if (a == "--steps")
         ok = count(cfg.steps, 1, kMaxSteps);
@@ -241,8 +253,8 @@ int runTrainCpu(const TrainConfig &cfg) {
   auto module = loadModel(cfg.model, cfg.modelOptions, context);
   if (!module)
     return 1;
-  auto trainer =
-      CpuTrainer::create(*module, &cfg.optimizer, cfg.seed, cfg.precision);
+  auto trainer = CpuTrainer::create(*module, &cfg.optimizer, cfg.seed,
+                                   cfg.precision, cfg.injectNanOp);
   if (mlir::failed(trainer))
     return 1;
   int64_t parameters = (*trainer)->parameterCount();

@@ -45,6 +45,7 @@ Status CudaTrainer::open(const TrainConfig &cfg,
     config.optimizer = cfg.optimizer;
     config.precision = cfg.precision;
     config.eval = kind == PlanKind::Eval;
+    config.injectNanOp = cfg.injectNanOp;
     auto compiled = compileModule(*module, config);
     if (mlir::failed(compiled))
       return Status::error("cannot compile '" + cfg.model +

@@ -39,6 +39,7 @@ TrainOptions loopOptions(const TrainConfig &cfg) {
   o.logJson = cfg.logJson;
   o.progress = cfg.progress;
   o.peakFlops = cfg.peakTflops * 1e12;
+  o.nanGateStep = cfg.injectNanOp.empty() ? 0 : cfg.injectNanStep;
   return o;
 }
 

@@ -164,6 +164,10 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
   LLMC_RETURN_IF_ERROR(write(bind_.tokens, bind_.tokenType, tokens));
   LLMC_RETURN_IF_ERROR(write(bind_.targets, bind_.targetType, targets));
   LLMC_RETURN_IF_ERROR(exec_.setScalar("lr", lr));
+  if (exec_.plan().findBuffer("nan_gate")) {
+    float gate = static_cast<float>(gate_);
+    LLMC_RETURN_IF_ERROR(exec_.writeBuffer("nan_gate", &gate, 4));
+  }
   if (bind_.hasStep)
     LLMC_RETURN_IF_ERROR(
         exec_.setScalar("step", static_cast<double>(updates)));
@@ -214,9 +218,20 @@ Status PlanStepEngine::evalLoss(const std::vector<int64_t> &tokens,
   if (alone)
     LLMC_RETURN_IF_ERROR(beginValidation());
   StepResult r;
-  LLMC_RETURN_IF_ERROR(step(tokens, targets, 0.0, 0, false, r));
+  double gate = gate_;
+  gate_ = 1.0;
+  Status s = step(tokens, targets, 0.0, 0, false, r);
+  gate_ = gate;
+  LLMC_RETURN_IF_ERROR(s);
   loss = r.loss;
   return alone ? endValidation() : Status::ok();
+}
+
+Status PlanStepEngine::setNanGate(double value) {
+  if (!exec_.plan().findBuffer("nan_gate"))
+    return StepEngine::setNanGate(value);
+  gate_ = value;
+  return Status::ok();
 }
 
 std::vector<StateTensor> PlanStepEngine::stateTensors() const {

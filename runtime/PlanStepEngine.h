@@ -72,6 +72,7 @@ public:
   Status evalLoss(const std::vector<int64_t> &tokens,
                   const std::vector<int64_t> &targets, double &loss) override;
   Status beginValidation() override;
+  Status setNanGate(double value) override;
   Status endValidation() override;
   std::vector<StateTensor> stateTensors() const override;
   Status readState(const StateTensor &tensor,
@@ -93,6 +94,7 @@ private:
   // The state saved by beginValidation (or by a lone evalLoss).
   std::vector<std::vector<uint8_t>> saved_;
   bool validating_ = false;
+  double gate_ = 1.0; // llmc-inject-nan's `nan_gate` input, when the plan has it
   double flopsPerToken_ = 0;
 };
 

@@ -72,20 +72,27 @@ public:
     // AtomicFile's handlers first, so that they are what we put back.
     installAtomicFileSignalHandlers();
     for (int i = 0; i < 2; ++i) {
+      // A signal ignored at start (nohup, a background job of a script)
+      // stays ignored, as AtomicFile does.
+      if (::sigaction(kStopSignals[i], nullptr, &gPrevious[i]) != 0 ||
+          gPrevious[i].sa_handler == SIG_IGN)
+        continue;
       struct sigaction action = {};
       action.sa_handler = requestStop;
       sigemptyset(&action.sa_mask);
-      ::sigaction(kStopSignals[i], &action, &gPrevious[i]);
+      ::sigaction(kStopSignals[i], &action, nullptr);
+      ours_[i] = true;
     }
   }
   ~StopSignals() {
-    if (installed_)
-      for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 2; ++i)
+      if (ours_[i])
         ::sigaction(kStopSignals[i], &gPrevious[i], nullptr);
   }
 
 private:
   bool installed_;
+  bool ours_[2] = {false, false};
 };
 
 int fail(const std::string &message) {
@@ -274,6 +281,10 @@ int Loop::run() {
     double lr = o_.schedule.at(step) * st_.lrScale;
     if (o_.beforeStep)
       o_.beforeStep(step);
+    if (o_.nanGateStep > 0)
+      if (Status s = engine_.setNanGate(step + 1 == o_.nanGateStep ? NAN : 1.0);
+          !s)
+        return fail(s.message());
     StepResult r;
     auto t0 = std::chrono::steady_clock::now();
     if (Status s = engine_.step(x, y, lr, st_.updates,

@@ -87,6 +87,13 @@ public:
                           const std::vector<int64_t> &targets,
                           double &loss) = 0;
   virtual Status beginValidation() { return Status::ok(); }
+  /// Test only: the value of the `nan_gate` input that llmc-inject-nan put
+  /// on one op's output (1: identity, NaN: the injected fault).
+  virtual Status setNanGate(double value) {
+    (void)value;
+    return Status::error("the step has no NaN gate: compile it with "
+                         "--debug-inject-nan");
+  }
   virtual Status endValidation() { return Status::ok(); }
 
   /// The training state, parameters first, in a fixed order.
@@ -133,6 +140,8 @@ struct TrainOptions {
   double peakFlops = 989e12; // MFU's denominator (H100/H200 dense bf16)
   // SIGINT/SIGTERM: finish the step, write a checkpoint, return 128+signal.
   bool handleSignals = true;
+  // Test only: the 1-based step whose NaN gate is NaN (0: none).
+  int64_t nanGateStep = 0;
   // Called around each step with its 0-based index (the CLI's --profile).
   std::function<void(int64_t)> beforeStep, afterStep;
 };
