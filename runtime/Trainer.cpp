@@ -265,6 +265,8 @@ int Loop::run() {
     }
   } closeJson{json_};
 
+  // The next batch is read while the step runs.
+  train_.enablePrefetch();
   progress_ = o_.progress < 0 ? ::isatty(STDOUT_FILENO) : o_.progress > 0;
   start_ = std::chrono::steady_clock::now();
   firstStep_ = st_.step;

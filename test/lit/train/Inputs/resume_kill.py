@@ -43,8 +43,11 @@ def records(path):
 def run(ckpt, log, extra, **kw):
     cmd = [llmc, "train"] + args + ["--checkpoint-dir", ckpt, "--save-every",
                                     "1", "--keep", "2", "--log-json", log] + extra
+    # lit's workers ignore SIGINT, and an ignored signal stays ignored in
+    # llmc (as nohup expects): give the child the default disposition.
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, **kw)
+                            text=True, preexec_fn=lambda: signal.signal(
+                                signal.SIGINT, signal.SIG_DFL), **kw)
 
 
 def fail(msg):
