@@ -51,6 +51,7 @@ struct TrainConfig {
   OptimizerConfig optimizer;
   PrecisionConfig precision;
   bool profile = false;    // cuda: time each kernel of the last step
+  std::string trace;       // cuda: that step as a Chrome trace (implies profile)
   // The loop (runtime/Trainer.h): checkpoints, NaN policy, log.
   int64_t saveEvery = 0, keep = 0;
   std::string checkpointDir, resume, logJson;

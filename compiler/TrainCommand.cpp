@@ -56,6 +56,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "                         default fp32)\n"
         "  --profile              (cuda) time every kernel of the last step and\n"
         "                         print the breakdown by kernel family\n"
+        "  --trace FILE.json      (cuda) the last step, kernel by kernel, as a\n"
+        "                         Chrome trace (Perfetto opens it); implies\n"
+        "                         --profile\n"
         "  --checkpoint-dir DIR   write checkpoints there (docs/trainer.md): after\n"
         "                         every --save-every steps, the last step, and\n"
         "                         on SIGINT/SIGTERM\n"
@@ -173,7 +176,9 @@ int runTrain(const Args &args) {
           cfg.injectNanOp = v.substr(0, at);
         else
           range = "OP@STEP, e.g. llmc.gelu#0@3";
-      } else if (a == "--peak-tflops")
+      } else if (a == "--trace")
+        ok = !v.empty() && (cfg.trace = v, cfg.profile = true);
+      else if (a == "--peak-tflops")
         ok = real(cfg.peakTflops, 0) && cfg.peakTflops > 0;
       else if (a == "--steps")
         ok = count(cfg.steps, 1, kMaxSteps);
@@ -229,7 +234,8 @@ int runTrain(const Args &args) {
   if (cfg.minLr > cfg.lr)
     return usageError("--min-lr is above --lr");
   if (cfg.profile && cfg.device != "cuda")
-    return usageError("--profile times the GPU kernels: pass --device cuda");
+    return usageError(std::string(cfg.trace.empty() ? "--profile" : "--trace") +
+                      " times the GPU kernels: pass --device cuda");
   bool bundle = llvm::StringRef(cfg.model).ends_with(".llmc");
   if (bundle && cfg.device == "cpu")
     return usageError("'" + cfg.model + "' is a compiled bundle, which runs "

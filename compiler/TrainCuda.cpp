@@ -8,6 +8,7 @@
 #include "compiler/Compile.h"
 #include "compiler/CudaTrainer.h"
 
+#include "runtime/AtomicFile.h"
 #include "runtime/Bundle.h"
 #include "runtime/StepProfile.h"
 
@@ -228,9 +229,18 @@ int runTrainCuda(const TrainConfig &cfg) {
     options.afterStep = [&](int64_t step) {
       if (step + 1 != cfg.steps)
         return;
-      std::fputs(formatStepProfile(trainer->executor().plan(), stepMs).c_str(),
-                 stdout);
+      const Plan &plan = trainer->executor().plan();
+      std::fputs(formatStepProfile(plan, stepMs).c_str(), stdout);
       std::fflush(stdout);
+      if (!cfg.trace.empty()) {
+        if (Status s = writeFileAtomically(cfg.trace,
+                                           formatChromeTrace(plan, stepMs));
+            !s)
+          std::fprintf(stderr, "llmc train: error: %s\n", s.message().c_str());
+        else
+          std::printf("llmc train: trace of step %lld in %s\n",
+                      static_cast<long long>(step + 1), cfg.trace.c_str());
+      }
     };
   }
   return runTrainLoop(*engine, train, validating ? &val : nullptr, options);
