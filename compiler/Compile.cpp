@@ -102,7 +102,8 @@ FailureOr<func::FuncOp> runPipeline(ModuleOp module,
   if (!forward)
     return emitError(module.getLoc())
            << "the model has no func.func @forward (docs/model-ir.md)";
-  if (failed(runTrainingPipeline(module, config.optimizer, config.precision)))
+  if (failed(runTrainingPipeline(module, config.optimizer, config.precision,
+                                 config.injectNanOp)))
     return failure();
   return module.lookupSymbol<func::FuncOp>("train_step");
 }

@@ -39,6 +39,8 @@ struct CompileConfig {
   FusionConfig fusion;
   /// Fill CompiledModel::explanation (`--explain`, `--explain-json`).
   bool explain = false;
+  /// Test only: llmc-inject-nan's op (docs/trainer.md).
+  std::string injectNanOp;
 };
 
 struct CompileReport {

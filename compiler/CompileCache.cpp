@@ -130,6 +130,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("fuseElementwise", std::to_string(f.elementwise));
   add("fuseReductions", std::to_string(f.reductions));
   add("fuseHorizontal", std::to_string(f.horizontal));
+  add("injectNanOp", c.injectNanOp);
   // c.explain only adds a description (and bypasses the cache); c.name
   // only names the plan (set after a hit); c.cacheDir is where, not what;
   // c.compileKernels and c.compileCache are set when the cache is used.

@@ -10,6 +10,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <cmath>
+
 namespace llmc {
 
 using namespace mlir;
@@ -27,7 +29,8 @@ static bool hasScalarLoss(func::FuncOp forward) {
 
 FailureOr<std::unique_ptr<CpuTrainer>>
 CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
-                   uint64_t seed, const PrecisionConfig &precision) {
+                   uint64_t seed, const PrecisionConfig &precision,
+                   const std::string &injectNanOp) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return emitError(module.getLoc())
@@ -37,6 +40,11 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
   // input (llmc-append-loss), like a logits-only ONNX export.
   if (!hasScalarLoss(forward))
     pm.addPass(mlir::llmc::createAppendLossPass());
+  if (!injectNanOp.empty()) {
+    mlir::llmc::InjectNanPassOptions inject;
+    inject.op = injectNanOp;
+    pm.addPass(mlir::llmc::createInjectNanPass(inject));
+  }
   mlir::llmc::LowerPrecisionPassOptions lower;
   lower.precision = precision.precision;
   lower.mutation = precision.mutation;
@@ -104,7 +112,8 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
 }
 
 FailureOr<double>
-CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr) {
+CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
+                 bool skipNonFinite) {
   for (const StepInput &in : inputs_) {
     auto it = batch.find(in.name);
     if (it == batch.end())
@@ -122,21 +131,32 @@ CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr) {
     return failure();
   double loss = 0;
   bool sawLoss = false;
+  hasGradNorm_ = false;
   grads_.clear();
   for (unsigned i = 0; i < func_.getNumResults(); ++i) {
     RefTensor &r = (*results)[i];
-    if (auto out = func_.getResultAttrOfType<StringAttr>(i, "llmc.output");
-        out && out.getValue() == "loss") {
+    auto out = func_.getResultAttrOfType<StringAttr>(i, "llmc.output");
+    if (out && out.getValue() == "loss") {
       loss = r.getDouble(0);
       sawLoss = true;
     }
+    if (out && out.getValue() == "grad_norm") {
+      gradNorm_ = r.getDouble(0);
+      hasGradNorm_ = true;
+    }
     if (auto of = func_.getResultAttrOfType<StringAttr>(i, "llmc.grad_of"))
       grads_[of.getValue().str()] = r;
-    if (auto next = func_.getResultAttrOfType<IntegerAttr>(i, "llmc.next"))
-      args_[next.getInt()] = std::move(r);
   }
   if (!sawLoss)
     return emitError(func_.getLoc()) << "@train_step has no loss result";
+  // The update is applied after the step's numbers are known, so that a
+  // non-finite step can leave the state as it was (--on-nan skip).
+  applied_ = !skipNonFinite ||
+             (std::isfinite(loss) && (!hasGradNorm_ || std::isfinite(gradNorm_)));
+  if (applied_)
+    for (unsigned i = 0; i < func_.getNumResults(); ++i)
+      if (auto next = func_.getResultAttrOfType<IntegerAttr>(i, "llmc.next"))
+        args_[next.getInt()] = std::move((*results)[i]);
   return loss;
 }
 
@@ -180,6 +200,53 @@ std::map<std::string, RefTensor> CpuTrainer::parameters() const {
     if (auto name = func_.getArgAttrOfType<StringAttr>(i, "llmc.param"))
       params[name.getValue().str()] = args_[i];
   return params;
+}
+
+std::vector<CpuTrainer::StateArgument> CpuTrainer::stateArguments() const {
+  std::vector<StateArgument> params, state;
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i) {
+    if (auto name = func_.getArgAttrOfType<StringAttr>(i, "llmc.param")) {
+      params.push_back({i, name.getValue().str(), false});
+    } else if (auto kind = func_.getArgAttrOfType<StringAttr>(i, "llmc.state")) {
+      std::string name = kind.getValue().str();
+      if (auto of = func_.getArgAttrOfType<StringAttr>(i, "llmc.state_of"))
+        name += ":" + of.getValue().str();
+      state.push_back({i, name, true});
+    }
+  }
+  params.insert(params.end(), state.begin(), state.end());
+  return params;
+}
+
+double CpuTrainer::stepFlops() const {
+  auto elements = [](Type t) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    return ranked && ranked.hasStaticShape()
+               ? static_cast<double>(ranked.getNumElements())
+               : 0.0;
+  };
+  double flops = 0;
+  func_.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if (name == "llmc.matmul") {
+      auto lhs = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+      if (!lhs || lhs.getRank() < 2 || !lhs.hasStaticShape())
+        return;
+      int64_t k = lhs.getDimSize(lhs.getRank() - (op->hasAttr("transpose_lhs") ? 2 : 1));
+      flops += 2.0 * elements(op->getResult(0).getType()) * k;
+    } else if (name == "llmc.attention" || name == "llmc.attention_lse" ||
+               name == "llmc.attention_grad") {
+      // q k^T and p v: 4 * B * H * T * S * D, the T * D of q times S.
+      auto q = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+      auto k = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+      if (!q || !k || q.getRank() != 4 || k.getRank() != 4 ||
+          !q.hasStaticShape() || !k.hasStaticShape())
+        return;
+      double forward = 4.0 * elements(q) * k.getDimSize(2);
+      flops += name == "llmc.attention_grad" ? 2 * forward : forward;
+    }
+  });
+  return flops;
 }
 
 int64_t CpuTrainer::parameterCount() const {

@@ -38,7 +38,8 @@ public:
   /// state. Errors are emitted as diagnostics.
   static mlir::FailureOr<std::unique_ptr<CpuTrainer>>
   create(mlir::ModuleOp module, const OptimizerConfig *optimizer,
-         uint64_t seed, const PrecisionConfig &precision = {});
+         uint64_t seed, const PrecisionConfig &precision = {},
+         const std::string &injectNanOp = "");
 
   /// The data inputs (not lr) in argument order.
   const std::vector<StepInput> &inputs() const { return inputs_; }
@@ -46,7 +47,31 @@ public:
   /// Runs one step on `batch` (keyed by input name). Returns the loss; with
   /// an optimizer, parameters and state move to their next values.
   mlir::FailureOr<double> step(const std::map<std::string, RefTensor> &batch,
-                               double lr = 0.0);
+                               double lr = 0.0, bool skipNonFinite = false);
+
+  /// After a step: its gradient norm (the `grad_norm` result, with
+  /// --clip-norm), and whether its update was applied (false only for a
+  /// non-finite step run with skipNonFinite, which leaves the state as it
+  /// was).
+  bool hasGradNorm() const { return hasGradNorm_; }
+  double gradNorm() const { return gradNorm_; }
+  bool applied() const { return applied_; }
+
+  /// The training state: parameters, then optimizer state, each an argument
+  /// of the step named as the GPU plan names its buffer (the parameter's
+  /// name; `adamw.m:<param>`, `adamw.v:<param>`, `step`), so a checkpoint
+  /// means the same on both devices.
+  struct StateArgument {
+    unsigned index;
+    std::string name;
+    bool optimizer;
+  };
+  std::vector<StateArgument> stateArguments() const;
+  RefTensor &argument(unsigned index) { return args_[index]; }
+
+  /// Matmul and attention FLOPs of one training step (forward and
+  /// backward, attention's backward counted as twice its forward).
+  double stepFlops() const;
 
   /// The loss of @forward on `batch` with the current parameters, without
   /// updating anything (validation).
@@ -74,6 +99,8 @@ private:
   std::map<std::string, unsigned> inputArg_;
   int lrArg_ = -1;
   std::map<std::string, RefTensor> grads_;
+  double gradNorm_ = 0;
+  bool hasGradNorm_ = false, applied_ = true;
 };
 
 } // namespace llmc

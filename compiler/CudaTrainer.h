@@ -22,15 +22,13 @@
 #include "compiler/Train.h"
 #include "runtime/DataLoader.h"
 #include "runtime/Executor.h"
+#include "runtime/PlanStepEngine.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace llmc {
-
-/// What a plan computes: a training step, or the loss only.
-enum class PlanKind { Train, Eval };
 
 class CudaTrainer {
 public:

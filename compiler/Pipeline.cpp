@@ -87,8 +87,16 @@ void addLowerPrecision(mlir::OpPassManager &pm,
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const OptimizerConfig &optimizer,
-                           const PrecisionConfig &precision) {
+                           const PrecisionConfig &precision,
+                           const std::string &injectNanOp) {
   addAppendLoss(pm);
+  // Test only (--debug-inject-nan): on the forward graph, before autodiff
+  // and kernel formation, so the backward sees the NaN and fusion keeps it.
+  if (!injectNanOp.empty()) {
+    mlir::llmc::InjectNanPassOptions inject;
+    inject.op = injectNanOp;
+    pm.addPass(mlir::llmc::createInjectNanPass(inject));
+  }
   addLowerPrecision(pm, precision);
 
   mlir::llmc::AutodiffPassOptions autodiff;
@@ -113,9 +121,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 
 mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
                                         const OptimizerConfig &optimizer,
-                                        const PrecisionConfig &precision) {
+                                        const PrecisionConfig &precision,
+                                        const std::string &injectNanOp) {
   mlir::PassManager pm(module->getContext());
-  buildTrainingPipeline(pm, optimizer, precision);
+  buildTrainingPipeline(pm, optimizer, precision, injectNanOp);
   return pm.run(module);
 }
 

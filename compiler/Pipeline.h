@@ -24,15 +24,19 @@ void buildRaisePipeline(mlir::OpPassManager &pm);
 mlir::LogicalResult runRaisePipeline(mlir::ModuleOp module);
 
 /// Adds the training pipeline to `pm` (a ModuleOp pass manager).
+/// `injectNanOp` (test only): gate that op's output of @forward by the
+/// `nan_gate` input (llmc-inject-nan).
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const OptimizerConfig &optimizer,
-                           const PrecisionConfig &precision = {});
+                           const PrecisionConfig &precision = {},
+                           const std::string &injectNanOp = "");
 
 /// Runs the training pipeline on `module`; errors are emitted as
 /// diagnostics at the op or function that caused them.
 mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
                                         const OptimizerConfig &optimizer,
-                                        const PrecisionConfig &precision = {});
+                                        const PrecisionConfig &precision = {},
+                                        const std::string &injectNanOp = "");
 
 /// llmc-lower-precision with `precision`'s options (docs/precision.md): on
 /// the forward graph, after the loss is appended and before autodiff.

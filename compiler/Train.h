@@ -10,6 +10,7 @@
 #define LLMC_COMPILER_TRAIN_H
 
 #include "compiler/ModelLoader.h"
+#include "runtime/Trainer.h"
 
 #include <cstdint>
 #include <string>
@@ -40,19 +41,39 @@ struct TrainConfig {
   std::string data, val;   // llm.c .bin token shards (docs/token-format.md)
   int64_t steps = 10;
   double lr = 1e-3;
-  int64_t warmup = 0;      // linear warmup steps, then constant lr
+  int64_t warmup = 0;      // linear warmup steps
+  LrSchedule::Decay decay = LrSchedule::Decay::Constant;
+  int64_t decaySteps = 0;  // 0: --steps
+  double minLr = 0;        // the floor of the decay
   int64_t valEvery = 0;    // 0: no validation
   int64_t valBatches = 4;
   uint64_t seed = 0;       // parameter init (normal(std) rules)
   OptimizerConfig optimizer;
   PrecisionConfig precision;
   bool profile = false;    // cuda: time each kernel of the last step
+  std::string trace;       // cuda: that step as a Chrome trace (implies profile)
+  // The loop (runtime/Trainer.h): checkpoints, NaN policy, log.
+  int64_t saveEvery = 0, keep = 0;
+  std::string checkpointDir, resume, logJson;
+  NanPolicy onNan = NanPolicy::Stop;
+  int64_t nanPatience = 3;
+  int progress = -1;         // -1: on a terminal
+  // Test only: NaN into the output of op `injectNanOp` at step
+  // injectNanStep (1-based), through llmc-inject-nan.
+  std::string injectNanOp;
+  int64_t injectNanStep = 0;
+  double peakTflops = 989;   // MFU's denominator
 };
 
-/// The learning rate of step `step` (0-based): linear warmup to cfg.lr.
+/// The learning-rate schedule cfg asks for.
+LrSchedule scheduleOf(const TrainConfig &cfg);
+/// The loop's options from cfg.
+TrainOptions loopOptions(const TrainConfig &cfg);
+
+/// The learning rate of step `step` (0-based): scheduleOf(cfg).at(step).
 double learningRateAt(const TrainConfig &cfg, int64_t step);
 
-/// Each prints one line per step ("step N | loss L | lr X | ms | tok/s") and
+/// Each runs runTrainLoop (one line per step, runtime/TrainLog.h) and
 /// returns the process exit code.
 int runTrainCpu(const TrainConfig &cfg);
 int runTrainCuda(const TrainConfig &cfg);

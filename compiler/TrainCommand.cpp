@@ -5,10 +5,9 @@
 // evaluator: slow, exact, and the yardstick for the GPU path.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/CpuTrainer.h"
+#include "compiler/CpuStepEngine.h"
 #include "compiler/Driver.h"
 #include "compiler/Train.h"
-#include "compiler/TrainLog.h"
 #include "runtime/DataLoader.h"
 #include "runtime/ParseInteger.h"
 
@@ -36,7 +35,12 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --steps N              training steps (default 10)\n"
         "  --lr X                 peak learning rate (default 1e-3)\n"
         "  --warmup N             linear warmup steps (default 0)\n"
-        "  --val VAL.bin          validation shard(s)\n"
+        "  --lr-decay constant|cosine|linear\n"
+        "                         after warmup, decay to --min-lr at step\n"
+        "                         --decay-steps (default constant)\n"
+        "  --decay-steps N        where the decay ends (default: --steps)\n"
+        "  --min-lr X             the floor of the decay (default 0)\n"
+        "  --val VAL.bin          validation shard(s) (also --val-data)\n"
         "  --val-every N          validate every N steps (default: only at the end)\n"
         "  --val-batches N        batches per validation (default 4)\n"
         "  --seed N               seed of normal(std) parameter init (default 0)\n"
@@ -52,6 +56,29 @@ static void printUsage(llvm::raw_ostream &os) {
         "                         default fp32)\n"
         "  --profile              (cuda) time every kernel of the last step and\n"
         "                         print the breakdown by kernel family\n"
+        "  --trace FILE.json      (cuda) the last step, kernel by kernel, as a\n"
+        "                         Chrome trace (Perfetto opens it); implies\n"
+        "                         --profile\n"
+        "  --checkpoint-dir DIR   write checkpoints there (docs/trainer.md): after\n"
+        "                         every --save-every steps, the last step, and\n"
+        "                         on SIGINT/SIGTERM\n"
+        "  --save-every N         steps between checkpoints\n"
+        "  --keep K               keep the last K checkpoints (default: all)\n"
+        "  --resume DIR           continue from a checkpoint folder, or the\n"
+        "                         newest one in a --checkpoint-dir\n"
+        "  --on-nan stop|skip|reduce-lr|rollback\n"
+        "                         a step whose loss or gradient norm is NaN or\n"
+        "                         infinite: stop (default); skip its update;\n"
+        "                         skip it and halve the learning rate; or skip\n"
+        "                         it and, after --nan-patience such steps in a\n"
+        "                         row (default 3), reload the last checkpoint\n"
+        "  --log-json FILE        one JSON object per step (and validation)\n"
+        "  --progress, --no-progress\n"
+        "                         the progress bar (default: on a terminal)\n"
+        "  --peak-tflops X        MFU's denominator (default 989: H100 bf16)\n"
+        "  --debug-inject-nan OP@STEP\n"
+        "                         test the NaN policies: OP's output (an ONNX\n"
+        "                         node name, or llmc.<op>#<n>) is NaN at STEP\n"
      << kModelOptionsHelp;
 }
 
@@ -89,6 +116,10 @@ int runTrain(const Args &args) {
       cfg.profile = true;
       continue;
     }
+    if (a == "--progress" || a == "--no-progress") {
+      cfg.progress = a == "--progress";
+      continue;
+    }
     if (a.size() > 1 && a[0] == '-') {
       if (i + 1 >= args.size())
         return usageError(a + " needs a value");
@@ -113,8 +144,42 @@ int runTrain(const Args &args) {
         ok = (v == "cpu" || v == "cuda") && (cfg.device = v, true);
       else if (a == "--data")
         cfg.data = v;
-      else if (a == "--val")
+      else if (a == "--val" || a == "--val-data")
         cfg.val = v;
+      else if (a == "--lr-decay")
+        ok = parseDecay(v, cfg.decay);
+      else if (a == "--decay-steps")
+        ok = count(cfg.decaySteps, 1, kMaxSteps);
+      else if (a == "--min-lr")
+        ok = real(cfg.minLr, 0);
+      else if (a == "--checkpoint-dir")
+        ok = !v.empty() && (cfg.checkpointDir = v, true);
+      else if (a == "--save-every")
+        ok = count(cfg.saveEvery, 1, kMaxSteps);
+      else if (a == "--keep")
+        ok = count(cfg.keep, 1, 1000000);
+      else if (a == "--resume")
+        ok = !v.empty() && (cfg.resume = v, true);
+      else if (a == "--on-nan")
+        ok = parseNanPolicy(v, cfg.onNan) ||
+             (range = "stop, skip, reduce-lr or rollback", false);
+      else if (a == "--nan-patience")
+        ok = count(cfg.nanPatience, 1, kMaxSteps);
+      else if (a == "--log-json")
+        ok = !v.empty() && (cfg.logJson = v, true);
+      else if (a == "--debug-inject-nan") {
+        // OP@STEP: the op's output is NaN at that (1-based) step.
+        size_t at = v.rfind('@');
+        ok = at != std::string::npos && at > 0 &&
+             parseInteger(v.substr(at + 1), 1, kMaxSteps, cfg.injectNanStep);
+        if (ok)
+          cfg.injectNanOp = v.substr(0, at);
+        else
+          range = "OP@STEP, e.g. llmc.gelu#0@3";
+      } else if (a == "--trace")
+        ok = !v.empty() && (cfg.trace = v, cfg.profile = true);
+      else if (a == "--peak-tflops")
+        ok = real(cfg.peakTflops, 0) && cfg.peakTflops > 0;
       else if (a == "--steps")
         ok = count(cfg.steps, 1, kMaxSteps);
       else if (a == "--warmup")
@@ -162,8 +227,15 @@ int runTrain(const Args &args) {
     return usageError("expected a model");
   if (cfg.data.empty())
     return usageError("expected --data TRAIN.bin");
+  if ((cfg.saveEvery > 0 || cfg.keep > 0) && cfg.checkpointDir.empty())
+    return usageError(std::string(cfg.saveEvery > 0 ? "--save-every"
+                                                    : "--keep") +
+                      " needs --checkpoint-dir DIR");
+  if (cfg.minLr > cfg.lr)
+    return usageError("--min-lr is above --lr");
   if (cfg.profile && cfg.device != "cuda")
-    return usageError("--profile times the GPU kernels: pass --device cuda");
+    return usageError(std::string(cfg.trace.empty() ? "--profile" : "--trace") +
+                      " times the GPU kernels: pass --device cuda");
   bool bundle = llvm::StringRef(cfg.model).ends_with(".llmc");
   if (bundle && cfg.device == "cpu")
     return usageError("'" + cfg.model + "' is a compiled bundle, which runs "
@@ -181,116 +253,39 @@ static int fail(const std::string &msg) {
   return 1;
 }
 
-/// The token-id and target inputs: the first two integer [B, T] inputs.
-static bool tokenInputs(const std::vector<StepInput> &inputs,
-                        std::string &tokens, std::string &targets,
-                        int64_t &batch, int64_t &seq, std::string &error) {
-  std::vector<const StepInput *> ints;
-  for (const StepInput &in : inputs) {
-    if (in.type.isFloat() || in.type.rank() != 2) {
-      error = "input '" + in.name + "' (" + in.type.typeString() +
-              ") is not token ids or targets; `llmc train` feeds models "
-              "whose data inputs are [B, T] token ids and targets only";
-      return false;
-    }
-    ints.push_back(&in);
-  }
-  if (ints.size() != 2 || ints[0]->type.shape != ints[1]->type.shape) {
-    error = "the model needs exactly two integer inputs of one shape [B, T] "
-            "(token ids, then targets); it has " +
-            std::to_string(ints.size());
-    return false;
-  }
-  tokens = ints[0]->name;
-  targets = ints[1]->name;
-  batch = ints[0]->type.shape[0];
-  seq = ints[0]->type.shape[1];
-  return true;
-}
-
-static RefTensor tokenTensor(const RefTensor &type,
-                             const std::vector<int64_t> &values) {
-  return RefTensor::fromInts(type.kind, type.shape, values);
-}
-
 int runTrainCpu(const TrainConfig &cfg) {
   mlir::MLIRContext context;
   installCliDiagnostics(context, "train", cfg.model);
   auto module = loadModel(cfg.model, cfg.modelOptions, context);
   if (!module)
     return 1;
-  auto trainer =
-      CpuTrainer::create(*module, &cfg.optimizer, cfg.seed, cfg.precision);
+  auto trainer = CpuTrainer::create(*module, &cfg.optimizer, cfg.seed,
+                                   cfg.precision, cfg.injectNanOp);
   if (mlir::failed(trainer))
     return 1;
-  std::string tokens, targets, error;
-  int64_t batch = 0, seq = 0;
-  if (!tokenInputs((*trainer)->inputs(), tokens, targets, batch, seq, error))
-    return fail(error);
-  const RefTensor &type = (*trainer)->inputs().front().type;
+  int64_t parameters = (*trainer)->parameterCount();
+  std::unique_ptr<CpuStepEngine> engine;
+  if (Status s = CpuStepEngine::create(std::move(*trainer), engine); !s)
+    return fail(s.message());
 
   DataLoader train, val;
-  int64_t vocab = (*trainer)->vocabulary();
-  Status s = train.open(cfg.data, batch, seq, vocab);
+  int64_t batch = engine->batch(), seq = engine->seq();
+  Status s = train.open(cfg.data, batch, seq, engine->vocab());
   if (!s)
     return fail(s.message());
-  if (!cfg.val.empty() && !(s = val.open(cfg.val, batch, seq, vocab)))
+  if (!cfg.val.empty() && !(s = val.open(cfg.val, batch, seq, engine->vocab())))
     return fail(s.message());
   llvm::outs() << "llmc train: " << cfg.model << " on the CPU reference "
-               << "evaluator | " << (*trainer)->parameterCount()
-               << " parameters | batch " << batch << " x " << seq << " | "
-               << train.numTokens() << " training tokens";
+               << "evaluator | " << parameters << " parameters | batch "
+               << batch << " x " << seq << " | " << train.numTokens()
+               << " training tokens";
   if (cfg.precision.precision != "fp32")
     llvm::outs() << " | precision " << cfg.precision.precision
                  << " (autocast)";
   llvm::outs() << "\n";
   llvm::outs().flush();
-
-  auto validate = [&](int64_t step) -> bool {
-    val.reset();
-    double sum = 0;
-    std::vector<int64_t> x, y;
-    for (int64_t b = 0; b < cfg.valBatches; ++b) {
-      if (Status s = val.next(x, y); !s) {
-        fail(s.message());
-        return false;
-      }
-      auto loss = (*trainer)->evalLoss(
-          {{tokens, tokenTensor(type, x)}, {targets, tokenTensor(type, y)}});
-      if (mlir::failed(loss))
-        return false;
-      sum += *loss;
-    }
-    printValidationLine(step - 1, sum / cfg.valBatches);
-    return true;
-  };
-
-  std::vector<int64_t> x, y;
-  for (int64_t step = 0; step < cfg.steps; ++step) {
-    if (Status s = train.next(x, y); !s)
-      return fail(s.message());
-    double lr = learningRateAt(cfg, step);
-    auto start = std::chrono::steady_clock::now();
-    auto loss = (*trainer)->step(
-        {{tokens, tokenTensor(type, x)}, {targets, tokenTensor(type, y)}}, lr);
-    if (mlir::failed(loss))
-      return 1;
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    if (!std::isfinite(*loss))
-      return fail("the loss is " + std::to_string(*loss) + " at step " +
-                  std::to_string(step + 1) +
-                  ": lower --lr, raise --warmup or --clip-norm");
-    printStepLine({step, *loss, lr, ms, batch * seq});
-    if (!cfg.val.empty() && cfg.valEvery > 0 && (step + 1) % cfg.valEvery == 0 &&
-        !validate(step + 1))
-      return 1;
-  }
-  if (!cfg.val.empty() && (cfg.valEvery == 0 || cfg.steps % cfg.valEvery != 0) &&
-      !validate(cfg.steps))
-    return 1;
-  return 0;
+  return runTrainLoop(*engine, train, cfg.val.empty() ? nullptr : &val,
+                      loopOptions(cfg));
 }
 
 } // namespace llmc

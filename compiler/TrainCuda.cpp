@@ -1,16 +1,15 @@
 //===- TrainCuda.cpp - llmc train --device cuda ---------------------------===//
 //
-// runTrainCuda: open the plan (bundle or in-memory compile), then per step
-// take the next llm.c batch, write tokens, targets, lr and step into the
-// arena, replay the CUDA graph and read the loss; print the shared step line
-// (TrainLog.h). A non-finite loss stops the run with the step that made it.
+// runTrainCuda: open the plan (bundle or in-memory compile) and run the
+// runtime's training loop (runtime/Trainer.h) on it through PlanStepEngine:
+// the same loop, log, checkpoints and NaN policies as the CPU path.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
 #include "compiler/CompileCache.h"
 #include "compiler/CudaTrainer.h"
-#include "compiler/TrainLog.h"
 
+#include "runtime/AtomicFile.h"
 #include "runtime/Bundle.h"
 #include "runtime/StepProfile.h"
 
@@ -44,6 +43,7 @@ Status CudaTrainer::open(const TrainConfig &cfg,
     config.optimizer = cfg.optimizer;
     config.precision = cfg.precision;
     config.eval = kind == PlanKind::Eval;
+    config.injectNanOp = cfg.injectNanOp;
     // Through the compile cache: a second run of the same model starts
     // without importing or compiling it (CompileCache.h).
     auto compiled =
@@ -71,54 +71,19 @@ Status CudaTrainer::fromPlan(Plan plan, const std::string &source,
   return Status::ok();
 }
 
-/// Finds the token and target buffers and the scalar slots the loop needs;
-/// a training step has `lr`, an eval plan has none (a plan without `lr`
-/// trains nothing, one with it would change the parameters).
+/// The token and target buffers and the scalar slots the loop needs
+/// (runtime/PlanStepEngine.h: bindPlan, shared with the runtime's loop).
 Status CudaTrainer::bind(PlanKind kind) {
-  const Plan &plan = executor_->plan();
-  std::vector<const BufferInfo *> ints;
-  for (const BufferInfo &b : plan.buffers)
-    if (b.role == BufferRole::Input && b.shape.size() == 2 &&
-        (b.dtype == DType::I64 || b.dtype == DType::I32))
-      ints.push_back(&b);
-  std::string where = "'" + plan.name + "'";
-  if (ints.size() < 2)
-    return Status::error(
-        where + " has " + std::to_string(ints.size()) +
-        " integer [B, T] inputs; training on token shards needs two (token "
-        "ids and targets, in that order)");
-  if (ints[0]->shape != ints[1]->shape)
-    return Status::error(where + ": the token ids '" + ints[0]->name +
-                         "' and the targets '" + ints[1]->name +
-                         "' have different shapes");
-  tokens_ = ints[0]->name;
-  targets_ = ints[1]->name;
-  tokenType_ = ints[0]->dtype;
-  targetType_ = ints[1]->dtype;
-  batch_ = ints[0]->shape[0];
-  seq_ = ints[0]->shape[1];
+  PlanBinding b;
+  LLMC_RETURN_IF_ERROR(bindPlan(executor_->plan(), kind, b));
+  tokens_ = b.tokens;
+  targets_ = b.targets;
+  tokenType_ = b.tokenType;
+  targetType_ = b.targetType;
+  batch_ = b.batch;
+  seq_ = b.seq;
   kind_ = kind;
-  bool hasLr = plan.findScalar("lr") != nullptr;
-  if (kind == PlanKind::Eval && hasLr)
-    return Status::error(where + " is a training step (it has the scalar slot "
-                                 "'lr'); evaluation needs a plan compiled "
-                                 "with `llmc compile --eval`");
-  if (kind == PlanKind::Train && !hasLr && plan.findScalar("loss"))
-    return Status::error(where + " has no scalar slot 'lr': it is an eval "
-                                 "plan (llmc compile --eval), which computes "
-                                 "the loss and trains nothing");
-  std::vector<const char *> needed = {"loss"};
-  if (kind == PlanKind::Train)
-    needed.insert(needed.begin(), "lr");
-  for (const char *name : needed)
-    if (!plan.findScalar(name))
-      return Status::error(where + " has no scalar slot '" + name +
-                           (kind == PlanKind::Train
-                                ? "': it is not a training step compiled by "
-                                  "llmc compile"
-                                : "': it is not a plan compiled by llmc "
-                                  "compile --eval"));
-  hasStep_ = plan.findScalar("step") != nullptr;
+  hasStep_ = b.hasStep;
   return Status::ok();
 }
 
@@ -240,62 +205,45 @@ int runTrainCuda(const TrainConfig &cfg) {
   std::unique_ptr<CudaTrainer> trainer;
   if (Status s = CudaTrainer::open(cfg, trainer); !s)
     return fail(s.message());
+  std::unique_ptr<PlanStepEngine> engine;
+  if (Status s = PlanStepEngine::create(trainer->executor(), engine); !s)
+    return fail(s.message());
   DataLoader train, val;
-  int64_t b = trainer->batch(), t = trainer->seq();
-  if (Status s = train.open(cfg.data, b, t, trainer->vocab()); !s)
+  int64_t b = engine->batch(), t = engine->seq();
+  if (Status s = train.open(cfg.data, b, t, engine->vocab()); !s)
     return fail(s.message());
   bool validating = !cfg.val.empty();
   if (validating)
-    if (Status s = val.open(cfg.val, b, t, trainer->vocab()); !s)
+    if (Status s = val.open(cfg.val, b, t, engine->vocab()); !s)
       return fail(s.message());
 
-  std::vector<int64_t> tokens, targets;
-  for (int64_t step = 0; step < cfg.steps; ++step) {
-    if (Status s = train.next(tokens, targets); !s)
-      return fail(s.message());
-    double lr = learningRateAt(cfg, step), loss = 0;
-    auto start = std::chrono::steady_clock::now();
-    // --profile: the last step is a real step, launched kernel by kernel
-    // between events instead of replayed, so its ms line is slower.
-    bool profiled = cfg.profile && step + 1 == cfg.steps;
-    std::vector<float> stepMs;
-    Status s = trainer->step(step, tokens, targets, lr, loss, /*plain=*/false,
-                             profiled ? &stepMs : nullptr);
-    if (!s)
-      return fail("step " + std::to_string(step + 1) + ": " + s.message());
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    if (!std::isfinite(loss)) {
-      char text[256];
-      std::snprintf(text, sizeof text,
-                    "the loss is %s at step %lld (lr %.4g): lower the "
-                    "learning rate (--lr), add warmup (--warmup) or check "
-                    "the data; stopping",
-                    std::isnan(loss) ? "NaN" : "infinite",
-                    static_cast<long long>(step + 1), lr);
-      return fail(text);
-    }
-    printStepLine({step, loss, lr, ms, b * t});
-    if (profiled) {
-      std::fputs(formatStepProfile(trainer->executor().plan(), stepMs).c_str(),
-                 stdout);
+  TrainOptions options = loopOptions(cfg);
+  // --profile: the last step is a real step, launched kernel by kernel
+  // between events instead of replayed, so its ms line is slower.
+  std::vector<float> stepMs;
+  if (cfg.profile) {
+    options.beforeStep = [&](int64_t step) {
+      if (step + 1 == cfg.steps)
+        engine->profileNext = &stepMs;
+    };
+    options.afterStep = [&](int64_t step) {
+      if (step + 1 != cfg.steps)
+        return;
+      const Plan &plan = trainer->executor().plan();
+      std::fputs(formatStepProfile(plan, stepMs).c_str(), stdout);
       std::fflush(stdout);
-    }
-    // Validate every --val-every steps and after the last step, as the CPU
-    // trainer does.
-    bool last = step + 1 == cfg.steps;
-    bool due = cfg.valEvery > 0 && (step + 1) % cfg.valEvery == 0;
-    if (validating && (due || last)) {
-      double valLoss = 0;
-      if (Status s = trainer->validate(val, cfg.valBatches, step + 1, valLoss);
-          !s)
-        return fail("validation after step " + std::to_string(step + 1) + ": " +
-                    s.message());
-      printValidationLine(step, valLoss);
-    }
+      if (!cfg.trace.empty()) {
+        if (Status s = writeFileAtomically(cfg.trace,
+                                           formatChromeTrace(plan, stepMs));
+            !s)
+          std::fprintf(stderr, "llmc train: error: %s\n", s.message().c_str());
+        else
+          std::printf("llmc train: trace of step %lld in %s\n",
+                      static_cast<long long>(step + 1), cfg.trace.c_str());
+      }
+    };
   }
-  return 0;
+  return runTrainLoop(*engine, train, validating ? &val : nullptr, options);
 }
 
 } // namespace llmc

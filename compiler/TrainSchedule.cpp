@@ -1,19 +1,46 @@
-//===- TrainSchedule.cpp - The learning-rate schedule of llmc train -------===//
+//===- TrainSchedule.cpp - llmc train's options for the runtime loop ------===//
 //
-// Linear warmup as llm.c does it: step s < warmup runs at lr * (s + 1) /
-// warmup, so the first step already learns; afterwards the rate is constant.
-// Both trainers call this, so CPU and GPU runs use the same rates.
+// The schedule itself is runtime/LrSchedule.h; both trainers and a resumed
+// run take it from here, so their rates are the same.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Train.h"
 
 namespace llmc {
 
+LrSchedule scheduleOf(const TrainConfig &cfg) {
+  LrSchedule s;
+  s.lr = cfg.lr;
+  s.warmup = cfg.warmup;
+  s.decay = cfg.decay;
+  s.decaySteps = cfg.decaySteps > 0 ? cfg.decaySteps : cfg.steps;
+  s.minLr = cfg.minLr;
+  return s;
+}
+
 double learningRateAt(const TrainConfig &cfg, int64_t step) {
-  if (cfg.warmup > 0 && step < cfg.warmup)
-    return cfg.lr * static_cast<double>(step + 1) /
-           static_cast<double>(cfg.warmup);
-  return cfg.lr;
+  return scheduleOf(cfg).at(step);
+}
+
+TrainOptions loopOptions(const TrainConfig &cfg) {
+  TrainOptions o;
+  o.steps = cfg.steps;
+  o.schedule = scheduleOf(cfg);
+  o.seed = cfg.seed;
+  o.valEvery = cfg.valEvery;
+  o.valBatches = cfg.valBatches;
+  o.saveEvery = cfg.saveEvery;
+  o.checkpointDir = cfg.checkpointDir;
+  o.keep = cfg.keep;
+  o.resume = cfg.resume;
+  o.modelName = cfg.model;
+  o.onNan = cfg.onNan;
+  o.nanPatience = cfg.nanPatience;
+  o.logJson = cfg.logJson;
+  o.progress = cfg.progress;
+  o.peakFlops = cfg.peakTflops * 1e12;
+  o.nanGateStep = cfg.injectNanOp.empty() ? 0 : cfg.injectNanStep;
+  return o;
 }
 
 } // namespace llmc

@@ -321,6 +321,31 @@ def BatchAdamWPass : Pass<"llmc-batch-adamw", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def InjectNanPass : Pass<"llmc-inject-nan", "::mlir::ModuleOp"> {
+  let summary = "Test only: gate one op's output of @forward by a NaN input";
+  let description = [{
+    For tests of the trainer's NaN policies (docs/trainer.md): multiplies the
+    first result of the op named `op` in `@forward` by a new rank-0 f32 input
+    `nan_gate`, which the trainer sets to 1 (an exact identity: `x * 1 == x`
+    bit for bit) on every step but the chosen one, where it is NaN. It runs on
+    the forward graph, before autodiff and kernel formation, so the backward
+    pass sees the NaN too and the gate survives fusion:
+    ```
+    %y = llmc.gelu tanh %x                      // named "gelu_1"
+      => %y0 = llmc.gelu tanh %x
+         %y = llmc.mul %y0, %nan_gate           // %nan_gate {llmc.input = "nan_gate"}
+    ```
+    `op` is the op's location name (the ONNX node name, the JSON node
+    path), or `<op mnemonic>#<n>` for the n-th op of that kind (from 0), e.g.
+    `llmc.gelu#0`, for IR without names.
+  }];
+  let options = [
+    Option<"op", "op", "std::string", "\"\"",
+           "the op whose output gets the NaN gate">,
+  ];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 def LowerPrecisionPass : Pass<"llmc-lower-precision", "::mlir::ModuleOp"> {
   let summary = "Mixed precision as PyTorch autocast: explicit casts in @forward";
   let description = [{

@@ -3,6 +3,7 @@
 #include "runtime/TokenFile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -10,7 +11,10 @@
 
 namespace llmc {
 
-DataLoader::~DataLoader() { closeShard(); }
+DataLoader::~DataLoader() {
+  stopPrefetch();
+  closeShard();
+}
 
 void DataLoader::closeShard() {
   if (fd_ >= 0)
@@ -117,19 +121,106 @@ Status DataLoader::read(uint64_t position, size_t count) {
   return Status::ok();
 }
 
-Status DataLoader::next(std::vector<int64_t> &inputs,
-                        std::vector<int64_t> &targets) {
+Status DataLoader::fill(uint64_t position, std::vector<int64_t> &inputs,
+                        std::vector<int64_t> &targets, uint64_t &after) {
   size_t n = static_cast<size_t>(batch_ * seq_);
-  if (position_ + n + 1 > total_)
-    position_ = 0;
-  LLMC_RETURN_IF_ERROR(read(position_, n + 1));
+  if (position + n + 1 > total_)
+    position = 0;
+  if (readDelayMs > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(readDelayMs));
+  LLMC_RETURN_IF_ERROR(read(position, n + 1));
   inputs.resize(n);
   targets.resize(n);
   for (size_t i = 0; i < n; ++i) {
     inputs[i] = window_[i];
     targets[i] = window_[i + 1];
   }
-  position_ += n;
+  after = position + n;
+  return Status::ok();
+}
+
+Status DataLoader::next(std::vector<int64_t> &inputs,
+                        std::vector<int64_t> &targets) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return !busy_; });
+  Status s;
+  if (prefetch_ && stagedAt_ == position_ && stagedStatus_) {
+    inputs.swap(stagedInputs_);
+    targets.swap(stagedTargets_);
+    position_ = stagedAfter_;
+  } else {
+    uint64_t after = 0;
+    s = fill(position_, inputs, targets, after);
+    if (s)
+      position_ = after;
+  }
+  stagedAt_ = UINT64_MAX;
+  if (prefetch_ && s) {
+    wanted_ = true;
+    cv_.notify_all();
+  }
+  return s;
+}
+
+void DataLoader::reset() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return !busy_; });
+  position_ = 0;
+  stagedAt_ = UINT64_MAX;
+}
+
+void DataLoader::enablePrefetch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (prefetch_)
+    return;
+  prefetch_ = true;
+  wanted_ = true;
+  worker_ = std::thread([this] { prefetchLoop(); });
+}
+
+void DataLoader::prefetchLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return wanted_ || stop_; });
+    if (stop_)
+      return;
+    wanted_ = false;
+    busy_ = true;
+    uint64_t at = position_;
+    lock.unlock();
+    uint64_t after = 0;
+    Status s = fill(at, stagedInputs_, stagedTargets_, after);
+    lock.lock();
+    busy_ = false;
+    // A seek or reset while reading: the batch is for a stale position and
+    // stays unused (stagedAt_ no longer matches).
+    stagedAt_ = at;
+    stagedAfter_ = after;
+    stagedStatus_ = s;
+    cv_.notify_all();
+  }
+}
+
+void DataLoader::stopPrefetch() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  if (worker_.joinable())
+    worker_.join();
+}
+
+Status DataLoader::seek(uint64_t position) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return !busy_; });
+  stagedAt_ = UINT64_MAX;
+  if (position >= total_)
+    return Status::error("data position " + std::to_string(position) +
+                         " is past the end of the training data (" +
+                         std::to_string(total_) +
+                         " tokens): is --data the data the run was started on?");
+  position_ = position;
   return Status::ok();
 }
 

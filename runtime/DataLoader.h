@@ -23,8 +23,11 @@
 
 #include "runtime/Status.h"
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace llmc {
@@ -47,7 +50,20 @@ public:
   Status next(std::vector<int64_t> &inputs, std::vector<int64_t> &targets);
 
   /// Back to the first batch (for a validation pass).
-  void reset() { position_ = 0; }
+  void reset();
+
+  /// The stream position of the next batch, in tokens (a checkpoint keeps
+  /// it), and a jump back to one (resuming). Batches read ahead do not
+  /// count: the position is that of the next batch next() returns.
+  uint64_t position() const { return position_; }
+  Status seek(uint64_t position);
+
+  /// From now on, a background thread reads the batch after the one next()
+  /// returned while the caller trains on it, so a slow disk hides behind
+  /// the step. The batches are the same, in the same order.
+  void enablePrefetch();
+  /// Test only: every shard read sleeps this long first (a slow disk).
+  int readDelayMs = 0;
 
   uint64_t numTokens() const { return total_; }
   /// Whole batches before the loader wraps around.
@@ -61,6 +77,11 @@ private:
     uint64_t first = 0, count = 0; // position in the stream, tokens
   };
   Status read(uint64_t position, size_t count);
+  /// The batch at `position` (wrapping), and the position after it.
+  Status fill(uint64_t position, std::vector<int64_t> &inputs,
+              std::vector<int64_t> &targets, uint64_t &after);
+  void prefetchLoop();
+  void stopPrefetch();
   void closeShard();
 
   std::vector<Shard> shards_;
@@ -69,6 +90,16 @@ private:
   std::vector<uint16_t> window_;
   int fd_ = -1;        // the open shard
   size_t fdShard_ = 0; // its index
+
+  // Prefetch. The worker reads (fd_, window_) only while busy_, which it
+  // sets under mu_; next() reads only under mu_ with busy_ false.
+  std::thread worker_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool prefetch_ = false, wanted_ = false, busy_ = false, stop_ = false;
+  uint64_t stagedAt_ = UINT64_MAX, stagedAfter_ = 0;
+  std::vector<int64_t> stagedInputs_, stagedTargets_;
+  Status stagedStatus_;
 };
 
 } // namespace llmc

@@ -1,6 +1,8 @@
 //===- StepProfile.cpp - Where the time of one step goes ------------------===//
 #include "runtime/StepProfile.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -105,6 +107,34 @@ std::string formatStepProfile(const Plan &plan,
     out += line;
   }
   return out;
+}
+
+std::string formatChromeTrace(const Plan &plan,
+                              const std::vector<float> &stepMs) {
+  nlohmann::json events = nlohmann::json::array();
+  double us = 0;
+  size_t n = std::min(stepMs.size(), plan.steps.size());
+  for (size_t i = 0; i < n; ++i) {
+    double dur = 1000.0 * stepMs[i];
+    nlohmann::json args = {{"step", i}};
+    if (const auto *launch = std::get_if<LaunchStep>(&plan.steps[i].op))
+      args["origin"] = plan.kernels[launch->kernel].origin;
+    if (!plan.steps[i].label.empty())
+      args["label"] = plan.steps[i].label;
+    events.push_back({{"name", stepName(plan, i)},
+                      {"cat", stepFamily(plan, i)},
+                      {"ph", "X"},
+                      {"ts", us},
+                      {"dur", dur},
+                      {"pid", 0},
+                      {"tid", 0},
+                      {"args", args}});
+    us += dur;
+  }
+  nlohmann::json trace = {{"traceEvents", events},
+                          {"displayTimeUnit", "ms"},
+                          {"otherData", {{"plan", plan.name}}}};
+  return trace.dump() + "\n";
 }
 
 } // namespace llmc

@@ -32,6 +32,14 @@ std::string formatStepProfile(const Plan &plan,
                               const std::vector<float> &stepMs,
                               size_t top = 15);
 
+/// A Chrome trace (chrome://tracing, Perfetto) of one profiled step: one
+/// complete event ("ph": "X") per plan step, named as stepName, with its
+/// family as the category and the kernel's origin (the ops it fuses) and the
+/// step index as args. Slices are laid end to end in plan order: the times
+/// are the GPU times of a kernel-by-kernel run, so launch gaps are left out.
+std::string formatChromeTrace(const Plan &plan,
+                              const std::vector<float> &stepMs);
+
 } // namespace llmc
 
 #endif // LLMC_RUNTIME_STEPPROFILE_H

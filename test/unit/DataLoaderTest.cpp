@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <thread>
 #include <unistd.h>
 
 using namespace llmc;
@@ -160,6 +162,61 @@ TEST(DataLoader, ShardShortenedAfterOpenFailsTheBatch) {
   EXPECT_NE(s.message().find("shorter than when training started"),
             std::string::npos)
       << s.message();
+  std::remove(path.c_str());
+}
+
+TEST(DataLoader, PrefetchGivesTheSameBatchesAcrossWrapSeekAndReset) {
+  std::string path = shard("dl-prefetch.bin", iota(50, 0));
+  DataLoader plain, ahead;
+  ASSERT_TRUE(plain.open(path, 2, 3).isOk());
+  ASSERT_TRUE(ahead.open(path, 2, 3).isOk());
+  ahead.enablePrefetch();
+  std::vector<int64_t> x1, y1, x2, y2;
+  for (int i = 0; i < 20; ++i) { // 8 batches per pass: wraps twice
+    if (i == 11) {
+      ASSERT_TRUE(plain.seek(18).isOk());
+      ASSERT_TRUE(ahead.seek(18).isOk());
+    }
+    if (i == 15) {
+      plain.reset();
+      ahead.reset();
+    }
+    ASSERT_TRUE(plain.next(x1, y1).isOk());
+    ASSERT_TRUE(ahead.next(x2, y2).isOk());
+    EXPECT_EQ(x1, x2) << "batch " << i;
+    EXPECT_EQ(y1, y2) << "batch " << i;
+    EXPECT_EQ(plain.position(), ahead.position()) << "batch " << i;
+  }
+  std::remove(path.c_str());
+}
+
+TEST(DataLoader, PrefetchHidesASlowReaderBehindTheStep) {
+  // Each read takes 40 ms; the "step" between batches takes 80 ms. Read
+  // ahead, next() returns at once (the read happened during the step);
+  // without it, every next() waits for its read.
+  std::string path = shard("dl-slow.bin", iota(200, 0));
+  auto meanWaitMs = [&](bool prefetch) {
+    DataLoader loader;
+    EXPECT_TRUE(loader.open(path, 2, 3).isOk());
+    loader.readDelayMs = 40;
+    if (prefetch)
+      loader.enablePrefetch();
+    std::vector<int64_t> x, y;
+    double waited = 0;
+    for (int i = 0; i < 6; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      EXPECT_TRUE(loader.next(x, y).isOk());
+      if (i > 0) // the first read has nothing to hide behind
+        waited += std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
+      std::this_thread::sleep_for(std::chrono::milliseconds(80));
+    }
+    return waited / 5;
+  };
+  double plain = meanWaitMs(false), ahead = meanWaitMs(true);
+  EXPECT_GE(plain, 39.0);
+  EXPECT_LT(ahead, 20.0) << "without prefetch " << plain << " ms";
   std::remove(path.c_str());
 }
 

@@ -2,6 +2,7 @@
 #include "runtime/StepProfile.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace llmc;
 
@@ -61,6 +62,28 @@ TEST(StepProfile, FamiliesAddUpAndSortByTime) {
   EXPECT_NE(tail.find("matmul_3"), std::string::npos) << tail;
   EXPECT_NE(tail.find("attention_grad_81_kv"), std::string::npos) << tail;
   EXPECT_EQ(tail.find("add_3"), std::string::npos) << tail;
+}
+
+TEST(StepProfile, ChromeTraceHasOneSlicePerStepEndToEnd) {
+  Plan plan = profiledPlan();
+  plan.kernels[0].origin = "llmc.attention_grad \"h.0\"";
+  std::vector<float> ms = {0.5f, 0.25f, 0.125f, 0.25f, 1.0f, 0.0625f};
+  auto trace = nlohmann::json::parse(formatChromeTrace(plan, ms));
+  const auto &events = trace["traceEvents"];
+  ASSERT_EQ(events.size(), plan.steps.size());
+  double end = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i]["ph"], "X");
+    EXPECT_EQ(events[i]["args"]["step"], i);
+    EXPECT_DOUBLE_EQ(events[i]["ts"].get<double>(), end);
+    EXPECT_DOUBLE_EQ(events[i]["dur"].get<double>(), 1000.0 * ms[i]);
+    end += 1000.0 * ms[i];
+  }
+  EXPECT_EQ(events[0]["name"], "attention_grad_57_kv");
+  EXPECT_EQ(events[0]["cat"], "attention_grad_kv");
+  EXPECT_EQ(events[0]["args"]["origin"], "llmc.attention_grad \"h.0\"");
+  EXPECT_EQ(events[4]["cat"], "matmul (cuBLASLt)");
+  EXPECT_EQ(events[5]["name"], "memset grad:wte");
 }
 
 } // namespace

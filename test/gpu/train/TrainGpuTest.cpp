@@ -12,7 +12,7 @@
 
 #include "compiler/CudaTrainer.h"
 #include "compiler/Driver.h"
-#include "compiler/TrainLog.h"
+#include "runtime/TrainLog.h"
 #include "compiler/codegen/FunctionLowering.h"
 #include "compiler/eval/Evaluator.h"
 #include "runtime/Bundle.h"

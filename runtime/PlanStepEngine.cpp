@@ -1,0 +1,277 @@
+//===- PlanStepEngine.cpp - A compiled training step as a StepEngine ------===//
+#include "runtime/PlanStepEngine.h"
+
+#include <cstring>
+
+namespace llmc {
+
+Status bindPlan(const Plan &plan, PlanKind kind, PlanBinding &out) {
+  std::vector<const BufferInfo *> ints;
+  for (const BufferInfo &b : plan.buffers)
+    if (b.role == BufferRole::Input && b.shape.size() == 2 &&
+        (b.dtype == DType::I64 || b.dtype == DType::I32))
+      ints.push_back(&b);
+  std::string where = "'" + plan.name + "'";
+  if (ints.size() < 2)
+    return Status::error(
+        where + " has " + std::to_string(ints.size()) +
+        " integer [B, T] inputs; training on token shards needs two (token "
+        "ids and targets, in that order)");
+  if (ints[0]->shape != ints[1]->shape)
+    return Status::error(where + ": the token ids '" + ints[0]->name +
+                         "' and the targets '" + ints[1]->name +
+                         "' have different shapes");
+  PlanBinding b;
+  b.tokens = ints[0]->name;
+  b.targets = ints[1]->name;
+  b.tokenType = ints[0]->dtype;
+  b.targetType = ints[1]->dtype;
+  b.batch = ints[0]->shape[0];
+  b.seq = ints[0]->shape[1];
+  // From the compiler, or 0 for bundles written before plans recorded it.
+  b.vocab = plan.vocab;
+  b.kind = kind;
+  bool hasLr = plan.findScalar("lr") != nullptr;
+  if (kind == PlanKind::Eval && hasLr)
+    return Status::error(where + " is a training step (it has the scalar slot "
+                                 "'lr'); evaluation needs a plan compiled "
+                                 "with `llmc compile --eval`");
+  if (kind == PlanKind::Train && !hasLr && plan.findScalar("loss"))
+    return Status::error(where + " has no scalar slot 'lr': it is an eval "
+                                 "plan (llmc compile --eval), which computes "
+                                 "the loss and trains nothing");
+  std::vector<const char *> needed = {"loss"};
+  if (kind == PlanKind::Train)
+    needed.insert(needed.begin(), "lr");
+  for (const char *name : needed)
+    if (!plan.findScalar(name))
+      return Status::error(where + " has no scalar slot '" + name +
+                           (kind == PlanKind::Train
+                                ? "': it is not a training step compiled by "
+                                  "llmc compile"
+                                : "': it is not a plan compiled by llmc "
+                                  "compile --eval"));
+  b.hasStep = plan.findScalar("step") != nullptr;
+  const BufferInfo *norm = plan.findBuffer("grad_norm");
+  b.hasGradNorm = norm && norm->dtype == DType::F32 && norm->shape.empty();
+  out = std::move(b);
+  return Status::ok();
+}
+
+Status copyLogical(Executor &executor, const BufferInfo &buffer,
+                   const std::vector<int64_t> &logicalShape,
+                   std::vector<uint8_t> &bytes, bool toDevice) {
+  size_t elem = dtypeSize(buffer.dtype);
+  if (logicalShape.size() != buffer.shape.size())
+    return Status::error("buffer '" + buffer.name + "' has rank " +
+                         std::to_string(buffer.shape.size()) +
+                         ", its tensor rank " +
+                         std::to_string(logicalShape.size()));
+  uint64_t logical = elem;
+  for (size_t d = 0; d < logicalShape.size(); ++d) {
+    if (logicalShape[d] > buffer.shape[d])
+      return Status::error("buffer '" + buffer.name +
+                           "' is smaller than its tensor in dim " +
+                           std::to_string(d));
+    logical *= static_cast<uint64_t>(logicalShape[d]);
+  }
+  if (toDevice && bytes.size() != logical)
+    return Status::error("tensor '" + buffer.name + "' needs " +
+                         std::to_string(logical) + " bytes, got " +
+                         std::to_string(bytes.size()));
+  if (logicalShape == buffer.shape && toDevice)
+    return executor.writeBuffer(buffer.name, bytes.data(), bytes.size());
+  std::vector<uint8_t> stored;
+  LLMC_RETURN_IF_ERROR(executor.readBuffer(buffer.name, stored));
+  if (logicalShape == buffer.shape) {
+    stored.resize(logical);
+    bytes = std::move(stored);
+    return Status::ok();
+  }
+  if (!toDevice)
+    bytes.assign(logical, 0);
+  copySubBlock(stored.data(), buffer.shape, bytes.data(), logicalShape, elem,
+               /*intoStored=*/toDevice);
+  return toDevice ? executor.writeBuffer(buffer.name, stored.data(),
+                                         stored.size())
+                  : Status::ok();
+}
+
+void copySubBlock(uint8_t *stored, const std::vector<int64_t> &storedShape,
+                  uint8_t *logical, const std::vector<int64_t> &logicalShape,
+                  size_t elementBytes, bool intoStored) {
+  // Walk the logical rows (the last dim), each a prefix of a stored row.
+  size_t rank = logicalShape.size();
+  if (rank == 0) {
+    intoStored ? std::memcpy(stored, logical, elementBytes)
+               : std::memcpy(logical, stored, elementBytes);
+    return;
+  }
+  size_t rowBytes = elementBytes * static_cast<size_t>(logicalShape[rank - 1]);
+  uint64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    rows *= static_cast<uint64_t>(logicalShape[d]);
+  std::vector<int64_t> index(rank, 0);
+  for (uint64_t r = 0; r < rows && rowBytes > 0; ++r) {
+    uint64_t offset = 0;
+    for (size_t d = 0; d + 1 < rank; ++d)
+      offset = offset * storedShape[d] + index[d];
+    offset *= storedShape[rank - 1] * elementBytes;
+    if (intoStored)
+      std::memcpy(stored + offset, logical + r * rowBytes, rowBytes);
+    else
+      std::memcpy(logical + r * rowBytes, stored + offset, rowBytes);
+    for (size_t d = rank - 1; d-- > 0;)
+      if (++index[d] < logicalShape[d])
+        break;
+      else
+        index[d] = 0;
+  }
+}
+
+Status PlanStepEngine::create(Executor &executor,
+                              std::unique_ptr<PlanStepEngine> &out) {
+  std::unique_ptr<PlanStepEngine> e(new PlanStepEngine(executor));
+  LLMC_RETURN_IF_ERROR(bindPlan(executor.plan(), PlanKind::Train, e->bind_));
+  // The matmuls' FLOPs; attention kernels are launches whose FLOPs the plan
+  // does not record, so MFU is a lower bound for models with attention.
+  double flops = 0;
+  for (const Step &s : executor.plan().steps)
+    if (const auto *mm = std::get_if<MatmulStep>(&s.op))
+      flops += 2.0 * mm->m * mm->n * mm->k * mm->batch;
+  double tokens = static_cast<double>(e->bind_.batch * e->bind_.seq);
+  e->flopsPerToken_ = tokens > 0 ? flops / tokens : 0;
+  out = std::move(e);
+  return Status::ok();
+}
+
+std::string PlanStepEngine::description() const {
+  return "a compiled plan on the GPU (" + exec_.arch() + ")";
+}
+
+Status PlanStepEngine::write(const std::string &buffer, DType type,
+                             const std::vector<int64_t> &values) {
+  if (type == DType::I64)
+    return exec_.writeBuffer(buffer, values.data(), values.size() * 8);
+  std::vector<int32_t> narrow(values.begin(), values.end());
+  return exec_.writeBuffer(buffer, narrow.data(), narrow.size() * 4);
+}
+
+Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
+                            const std::vector<int64_t> &targets, double lr,
+                            int64_t updates, bool /*skipNonFinite*/,
+                            StepResult &result) {
+  LLMC_RETURN_IF_ERROR(write(bind_.tokens, bind_.tokenType, tokens));
+  LLMC_RETURN_IF_ERROR(write(bind_.targets, bind_.targetType, targets));
+  LLMC_RETURN_IF_ERROR(exec_.setScalar("lr", lr));
+  if (exec_.plan().findBuffer("nan_gate")) {
+    float gate = static_cast<float>(gate_);
+    LLMC_RETURN_IF_ERROR(exec_.writeBuffer("nan_gate", &gate, 4));
+  }
+  if (bind_.hasStep)
+    LLMC_RETURN_IF_ERROR(
+        exec_.setScalar("step", static_cast<double>(updates)));
+  std::vector<float> *profile = profileNext;
+  profileNext = nullptr;
+  LLMC_RETURN_IF_ERROR(profile ? exec_.runProfiled(*profile) : exec_.replay());
+  // The loop's one synchronization: the loss (and the norm, already on the
+  // host side of that sync) decide the NaN policy.
+  LLMC_RETURN_IF_ERROR(exec_.readScalar("loss", result.loss));
+  result.hasGradNorm = bind_.hasGradNorm;
+  if (bind_.hasGradNorm) {
+    std::vector<uint8_t> norm;
+    LLMC_RETURN_IF_ERROR(exec_.readBuffer("grad_norm", norm));
+    float f = 0;
+    std::memcpy(&f, norm.data(), 4);
+    result.gradNorm = f;
+  }
+  result.applied = true;
+  return Status::ok();
+}
+
+// The loss is the training step's, replayed at lr 0: one plan and one arena
+// serve both, and bundles need no second plan. That step leaves the
+// parameters but moves the AdamW moments and the step count, so the state
+// is copied to the host before and written back after.
+Status PlanStepEngine::beginValidation() {
+  std::vector<StateTensor> state = stateTensors();
+  saved_.assign(state.size(), {});
+  for (size_t i = 0; i < state.size(); ++i)
+    LLMC_RETURN_IF_ERROR(readState(state[i], saved_[i]));
+  validating_ = true;
+  return Status::ok();
+}
+
+Status PlanStepEngine::endValidation() {
+  std::vector<StateTensor> state = stateTensors();
+  validating_ = false;
+  for (size_t i = 0; i < state.size() && i < saved_.size(); ++i)
+    LLMC_RETURN_IF_ERROR(writeState(state[i], saved_[i]));
+  saved_.clear();
+  return exec_.synchronize();
+}
+
+Status PlanStepEngine::evalLoss(const std::vector<int64_t> &tokens,
+                                const std::vector<int64_t> &targets,
+                                double &loss) {
+  bool alone = !validating_;
+  if (alone)
+    LLMC_RETURN_IF_ERROR(beginValidation());
+  StepResult r;
+  double gate = gate_;
+  gate_ = 1.0;
+  Status s = step(tokens, targets, 0.0, 0, false, r);
+  gate_ = gate;
+  LLMC_RETURN_IF_ERROR(s);
+  loss = r.loss;
+  return alone ? endValidation() : Status::ok();
+}
+
+Status PlanStepEngine::setNanGate(double value) {
+  if (!exec_.plan().findBuffer("nan_gate"))
+    return StepEngine::setNanGate(value);
+  gate_ = value;
+  return Status::ok();
+}
+
+std::vector<StateTensor> PlanStepEngine::stateTensors() const {
+  std::vector<StateTensor> params, state;
+  for (const BufferInfo &b : exec_.plan().buffers)
+    if (b.role == BufferRole::Param || b.role == BufferRole::OptimizerState)
+      (b.role == BufferRole::Param ? params : state)
+          .push_back({b.name, b.role == BufferRole::OptimizerState, b.dtype,
+                      b.shape});
+  // The optimizer's step count lives in a scalar slot; a checkpoint holds
+  // it as the tensor `step`, as the CPU evaluator's state names it.
+  if (bind_.hasStep && !exec_.plan().findBuffer("step"))
+    state.push_back({"step", true, DType::I64, {}});
+  params.insert(params.end(), state.begin(), state.end());
+  return params;
+}
+
+Status PlanStepEngine::readState(const StateTensor &tensor,
+                                 std::vector<uint8_t> &bytes) {
+  if (const BufferInfo *b = exec_.plan().findBuffer(tensor.name))
+    return copyLogical(exec_, *b, tensor.shape, bytes, /*toDevice=*/false);
+  double value = 0;
+  LLMC_RETURN_IF_ERROR(exec_.readScalar(tensor.name, value));
+  int64_t v = static_cast<int64_t>(value);
+  bytes.resize(8);
+  std::memcpy(bytes.data(), &v, 8);
+  return Status::ok();
+}
+
+Status PlanStepEngine::writeState(const StateTensor &tensor,
+                                  const std::vector<uint8_t> &bytes) {
+  if (const BufferInfo *b = exec_.plan().findBuffer(tensor.name)) {
+    std::vector<uint8_t> copy = bytes;
+    return copyLogical(exec_, *b, tensor.shape, copy, /*toDevice=*/true);
+  }
+  int64_t v = 0;
+  if (bytes.size() != 8)
+    return Status::error("state tensor '" + tensor.name + "' needs 8 bytes");
+  std::memcpy(&v, bytes.data(), 8);
+  return exec_.setScalar(tensor.name, static_cast<double>(v));
+}
+
+} // namespace llmc

@@ -1,0 +1,103 @@
+//===- PlanStepEngine.h - A compiled training step as a StepEngine -*- C++ -*-===//
+//
+// `llmc train --device cuda`: the runtime loop (runtime/Trainer.h) driving a
+// plan loaded into an Executor, with nothing but the runtime: a bundle
+// trains without the compiler.
+//
+// The plan's contract (docs/codegen.md, "What the trainer expects"): the
+// first two integer rank-2 `input` buffers, in argument order, are the token
+// ids and the targets, both [B, T]; scalar slots `lr` (f32, written before
+// every step), `step` (i64: updates applied so far) and `loss` (f32, read
+// after the step); an output buffer `grad_norm` when the step clips. An eval
+// plan (`llmc compile --eval`) has the inputs and `loss` only.
+//
+// State goes to and from checkpoints through copyLogical, the one place
+// where a buffer's stored shape meets the tensor's logical (model) shape:
+// a padded buffer (vocab 50257 stored as 50304 rows) gives up, and takes,
+// only its logical sub-block; its padding is left as it is.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_PLANSTEPENGINE_H
+#define LLMC_RUNTIME_PLANSTEPENGINE_H
+
+#include "runtime/Executor.h"
+#include "runtime/Trainer.h"
+
+namespace llmc {
+
+/// What a plan computes: a training step, or the loss only.
+enum class PlanKind { Train, Eval };
+
+/// The buffers and slots a trainer feeds and reads.
+struct PlanBinding {
+  std::string tokens, targets;
+  DType tokenType = DType::I64, targetType = DType::I64;
+  int64_t batch = 0, seq = 0, vocab = 0;
+  bool hasStep = false, hasGradNorm = false;
+  PlanKind kind = PlanKind::Train;
+};
+
+/// Finds the binding of `plan`; an error says what the plan lacks.
+Status bindPlan(const Plan &plan, PlanKind kind, PlanBinding &out);
+
+/// Copies the logical sub-block `logicalShape` of `buffer` (stored in
+/// buffer.shape, each dim >= the logical one) between the device and
+/// `bytes` (row-major, logicalShape): toDevice writes it, else reads it.
+Status copyLogical(Executor &executor, const BufferInfo &buffer,
+                   const std::vector<int64_t> &logicalShape,
+                   std::vector<uint8_t> &bytes, bool toDevice);
+
+/// The host half of copyLogical: copies the logical sub-block between a
+/// stored (padded) row-major array and a packed one.
+void copySubBlock(uint8_t *stored, const std::vector<int64_t> &storedShape,
+                  uint8_t *logical, const std::vector<int64_t> &logicalShape,
+                  size_t elementBytes, bool intoStored);
+
+class PlanStepEngine : public StepEngine {
+public:
+  /// `executor` must outlive the engine.
+  static Status create(Executor &executor, std::unique_ptr<PlanStepEngine> &out);
+
+  std::string description() const override;
+  int64_t batch() const override { return bind_.batch; }
+  int64_t seq() const override { return bind_.seq; }
+  int64_t vocab() const override { return bind_.vocab; }
+  double flopsPerToken() const override { return flopsPerToken_; }
+  /// The update is inside the captured graph: dropping it needs a device
+  /// side guard the plan does not have yet.
+  bool canSkipUpdate() const override { return false; }
+  Status step(const std::vector<int64_t> &tokens,
+              const std::vector<int64_t> &targets, double lr, int64_t updates,
+              bool skipNonFinite, StepResult &result) override;
+  Status evalLoss(const std::vector<int64_t> &tokens,
+                  const std::vector<int64_t> &targets, double &loss) override;
+  Status beginValidation() override;
+  Status setNanGate(double value) override;
+  Status endValidation() override;
+  std::vector<StateTensor> stateTensors() const override;
+  Status readState(const StateTensor &tensor,
+                   std::vector<uint8_t> &bytes) override;
+  Status writeState(const StateTensor &tensor,
+                    const std::vector<uint8_t> &bytes) override;
+
+  /// When set, the next step runs kernel by kernel between events and
+  /// fills it (--profile).
+  std::vector<float> *profileNext = nullptr;
+
+private:
+  explicit PlanStepEngine(Executor &e) : exec_(e) {}
+  Status write(const std::string &buffer, DType type,
+               const std::vector<int64_t> &values);
+
+  Executor &exec_;
+  PlanBinding bind_;
+  // The state saved by beginValidation (or by a lone evalLoss).
+  std::vector<std::vector<uint8_t>> saved_;
+  bool validating_ = false;
+  double gate_ = 1.0; // llmc-inject-nan's `nan_gate` input, when the plan has it
+  double flopsPerToken_ = 0;
+};
+
+} // namespace llmc
+
+#endif // LLMC_RUNTIME_PLANSTEPENGINE_H
