@@ -186,7 +186,7 @@ static LogicalResult castTo(OnnxNode &n, DType to) {
     return n.emitError() << "casts to "
                          << dtypeName(static_cast<int32_t>(to))
                          << ", which llmc tensors cannot hold (f32, f16, "
-                            "bf16, i32, i64, bool)";
+                            "bf16, f64, i32, i64, bool)";
   auto x = n.value(0);
   if (failed(x))
     return failure();

@@ -44,6 +44,10 @@ FailureOr<Type> llmcElementType(DType type, MLIRContext *ctx) {
   case DType::Float: return b.getF32Type();
   case DType::Float16: return b.getF16Type();
   case DType::BFloat16: return b.getBF16Type();
+  // Reference-only: the evaluator computes in it, the GPU compiler refuses
+  // it (docs/reference-evaluator.md), and f64 initializers are refused at
+  // import (llmc trains f32 parameters).
+  case DType::Double: return b.getF64Type();
   case DType::Int32: return b.getIntegerType(32);
   case DType::Int64: return b.getIntegerType(64);
   case DType::Bool: return b.getIntegerType(1);
@@ -224,7 +228,7 @@ FailureOr<Value> GraphImporter::materialize(ImportValue &v, Location loc,
     emitError(loc) << "value '" << name << "' has element type "
                    << dtypeName(static_cast<int32_t>(v.constant->dtype()))
                    << ", which llmc ops do not take (llmc has f32, f16, "
-                      "bf16, i32, i64 and i1)";
+                      "bf16, f64, i32, i64 and i1)";
     return failure();
   }
   v.value = builder.create<mlir::llmc::ConstantOp>(loc, *attr);
@@ -379,8 +383,8 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     if (failed(elt)) {
       emitError(loc) << "graph input '" << input.name()
                      << "' has element type " << dtypeName(tt.elem_type())
-                     << ", which llmc does not take (f32, f16, bf16, i32, "
-                        "i64, bool)";
+                     << ", which llmc does not take (f32, f16, bf16, f64, "
+                        "i32, i64, bool)";
       ok = false;
       continue;
     }

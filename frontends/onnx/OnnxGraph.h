@@ -219,6 +219,12 @@ void registerElementwiseOps(OpRegistry &registry);
 void registerShapeOps(OpRegistry &registry);
 void registerIndexOps(OpRegistry &registry);
 void registerNNOps(OpRegistry &registry);
+void registerDecomposedOps(OpRegistry &registry);
+
+/// The sorted, normalized axes of a ReduceX node (an input from opset 18, an
+/// attribute before; empty = all); std::nullopt when the node reduces
+/// nothing (noop_with_empty_axes, or a rank-0 input).
+mlir::FailureOr<std::optional<std::vector<int64_t>>> reduceAxes(OnnxNode &n);
 
 /// A symbolic dim of a graph input that the options did not bind.
 struct UnboundDim {

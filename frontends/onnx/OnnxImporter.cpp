@@ -33,6 +33,7 @@ const OpRegistry &opHandlers() {
     registerElementwiseOps(r);
     registerShapeOps(r);
     registerNNOps(r);
+    registerDecomposedOps(r);
     return r;
   }();
   return registry;
@@ -68,6 +69,7 @@ static unsigned requiredInputs(llvm::StringRef op) {
       {"LessOrEqual", 2},      {"Greater", 2},
       {"GreaterOrEqual", 2},   {"And", 2},
       {"Or", 2},               {"Xor", 2},
+      {"Tile", 2},             {"PRelu", 2},
   };
   auto it = counts.find(op);
   return it == counts.end() ? 1 : it->second;

@@ -186,7 +186,7 @@ template <typename OpTy> static LogicalResult softmaxOp(OnnxNode &n) {
 
 /// ReduceX: axes are an input from opset 18 (ReduceSum: 13), an attribute
 /// before. Empty axes reduce everything unless noop_with_empty_axes.
-template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
+FailureOr<std::optional<std::vector<int64_t>>> reduceAxes(OnnxNode &n) {
   int64_t rank = n.rank(0);
   std::vector<int64_t> axes;
   if (n.hasInput(1)) {
@@ -198,10 +198,8 @@ template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
     axes = *a;
   }
   if (axes.empty()) {
-    if (n.getInt("noop_with_empty_axes", 0) || rank == 0) {
-      n.setOutput(0, n.input(0));
-      return success();
-    }
+    if (n.getInt("noop_with_empty_axes", 0) || rank == 0)
+      return std::optional<std::vector<int64_t>>();
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
   }
@@ -213,6 +211,18 @@ template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
   }
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return std::optional<std::vector<int64_t>>(std::move(axes));
+}
+
+template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
+  auto parsed = reduceAxes(n);
+  if (failed(parsed))
+    return failure();
+  if (!*parsed) {
+    n.setOutput(0, n.input(0));
+    return success();
+  }
+  std::vector<int64_t> axes = std::move(**parsed);
   bool keepdims = n.getInt("keepdims", 1) != 0;
   if (const TensorData *x = n.constant(0); x && n.canFold(x->shape())) {
     n.setOutput(0, evalReduce(kind, *x, axes, keepdims));
@@ -230,6 +240,16 @@ template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
   case ReduceKind::Sum: r = n.create<ll::ReduceSumOp>({*x}, attrs); break;
   case ReduceKind::Mean: r = n.create<ll::ReduceMeanOp>({*x}, attrs); break;
   case ReduceKind::Max: r = n.create<ll::ReduceMaxOp>({*x}, attrs); break;
+  case ReduceKind::Min: {
+    // min(x) = -max(-x), exact for floats; integers are not reduced at
+    // their minimum value, whose negation wraps.
+    auto neg = n.create<ll::NegOp>({*x});
+    if (failed(neg))
+      return failure();
+    auto m = n.create<ll::ReduceMaxOp>({*neg}, attrs);
+    r = failed(m) ? m : n.create<ll::NegOp>({*m});
+    break;
+  }
   default:
     return n.emitError() << "llmc evaluates " << n.opType()
                          << " only on values known at import time";
