@@ -17,6 +17,7 @@
 //   Sign(x)          = where(x > 0, 1, where(x < 0, -1, x))   (NaN, 0 kept)
 //   Tile(x, r)       = reshape(broadcast_to(reshape(x, [1, d0, 1, d1, ..]),
 //                                           [r0, d0, r1, d1, ..]))
+//   LayerNormalization's Mean and InvStdDev outputs (layerNormStatistics)
 //
 // The gradients are those of the parts (where: the selected branch; the
 // integer results of ArgMax and the comparisons carry none).
@@ -323,6 +324,38 @@ static LogicalResult tileOp(OnnxNode &n) {
   Value b = n.b.create<ll::BroadcastToOp>(n.loc, type.clone(spread),
                                           n.reshape(x, split));
   return e.output(0, n.reshape(b, out));
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormalization's Mean and InvStdDev outputs
+//===----------------------------------------------------------------------===//
+
+/// mean = reduce_mean(x), inv_std = 1 / sqrt(reduce_mean((x - mean)^2) + eps)
+/// over dims axis..<rank, kept as size-1 dims; in f32 for f16/bf16 inputs
+/// (ONNX's stash_type 1), else in x's type. The composite llmc.layer_norm
+/// still computes output 0: these are extra ops only where the graph reads
+/// the statistics.
+LogicalResult layerNormStatistics(OnnxNode &n, Value x, int64_t axis,
+                                  double epsilon) {
+  Emit e(n);
+  auto type = cast<RankedTensorType>(x.getType());
+  Type elt = type.getElementType();
+  if ((elt.isF16() || elt.isBF16()) && n.getInt("stash_type", 1) == 1)
+    x = n.cast(x, n.b.getF32Type());
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < type.getRank(); ++d)
+    axes.push_back(d);
+  Value mean = e.reduce<ll::ReduceMeanOp>(x, axes, /*keepdims=*/true);
+  Value d = e.op<ll::SubOp>({x, mean});
+  Value var = e.reduce<ll::ReduceMeanOp>(e.op<ll::MulOp>({d, d}), axes,
+                                         /*keepdims=*/true);
+  Value inv = e.op<ll::ReciprocalOp>(
+      {e.op<ll::SqrtOp>({e.op<ll::AddOp>({var, e.scalarLike(var, epsilon)})})});
+  if (n.outputUsed(1) && failed(e.output(1, mean)))
+    return failure();
+  if (n.outputUsed(2) && failed(e.output(2, inv)))
+    return failure();
+  return failure(e.failed());
 }
 
 void registerDecomposedOps(OpRegistry &r) {

@@ -226,6 +226,11 @@ void registerDecomposedOps(OpRegistry &registry);
 /// nothing (noop_with_empty_axes, or a rank-0 input).
 mlir::FailureOr<std::optional<std::vector<int64_t>>> reduceAxes(OnnxNode &n);
 
+/// Sets LayerNormalization's outputs 1 (Mean) and 2 (InvStdDev) where the
+/// graph reads them, computed from `x` over dims axis..<rank.
+mlir::LogicalResult layerNormStatistics(OnnxNode &n, mlir::Value x,
+                                        int64_t axis, double epsilon);
+
 /// A symbolic dim of a graph input that the options did not bind.
 struct UnboundDim {
   std::string input, symbol; // symbol is "" when the model names none

@@ -132,16 +132,18 @@ static LogicalResult layerNormOp(OnnxNode &n) {
     operands.push_back(param);
   }
   int32_t hasScale = n.hasInput(1), hasBias = n.hasInput(2);
+  double epsilon = n.getFloatAsDouble("epsilon", 1e-5f);
   auto r = n.create<ll::LayerNormOp>(
       operands,
       {n.b.getNamedAttr("axis", n.b.getI64IntegerAttr(*axis)),
-       n.b.getNamedAttr("epsilon",
-                        n.b.getF64FloatAttr(n.getFloatAsDouble("epsilon", 1e-5f))),
+       n.b.getNamedAttr("epsilon", n.b.getF64FloatAttr(epsilon)),
        n.b.getNamedAttr("operandSegmentSizes",
                         n.b.getDenseI32ArrayAttr({1, hasScale, hasBias}))});
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
+  if (n.outputUsed(1) || n.outputUsed(2))
+    return layerNormStatistics(n, *x, *axis, epsilon);
   return success();
 }
 

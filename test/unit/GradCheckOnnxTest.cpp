@@ -181,4 +181,19 @@ TEST_F(GradCheckOnnx, Tile) {
   expectGradients({"Tile", {{"x", {2, 3}}}, {4, 9}, {{"repeats", {2, 3}}}});
 }
 
+TEST_F(GradCheckOnnx, LayerNormStatistics) {
+  // Mean (output 1) and InvStdDev (output 2), each the loss's only path.
+  for (int output : {1, 2}) {
+    OnnxCase c{"LayerNormalization", {{"x", {3, 4}}, {"g", {4}}}, {3, 1}};
+    c.output = output;
+    c.outputs = 3;
+    c.attrs = [](onnx::NodeProto &n) { setInt(n, "axis", 1); };
+    // g reaches only output 0, which the loss does not read: its gradient
+    // is zero, and compared as such.
+    std::string ir = import(c);
+    ASSERT_FALSE(ir.empty());
+    EXPECT_EQ(check(ir), 12 + 4) << diagnostics << ir;
+  }
+}
+
 } // namespace
