@@ -17,6 +17,7 @@
 //   Sign(x)          = where(x > 0, 1, where(x < 0, -1, x))   (NaN, 0 kept)
 //   Tile(x, r)       = reshape(broadcast_to(reshape(x, [1, d0, 1, d1, ..]),
 //                                           [r0, d0, r1, d1, ..]))
+//   CumSum(x)        = reduce_sum(where(j <= i, x_j, 0)) over j
 //   LayerNormalization's Mean and InvStdDev outputs (layerNormStatistics)
 //
 // The gradients are those of the parts (where: the selected branch; the
@@ -327,6 +328,56 @@ static LogicalResult tileOp(OnnxNode &n) {
 }
 
 //===----------------------------------------------------------------------===//
+// CumSum
+//===----------------------------------------------------------------------===//
+
+/// y[.., i, ..] = sum over j of where(keep(i, j), x[.., j, ..], 0) with keep
+/// j <= i (exclusive: j < i; reverse: j >= i, j > i). The [N, N] mask makes
+/// this O(N^2) per row, which is what exporters use it for (position ids
+/// from an attention mask, N = the sequence), and it is exact for integers.
+static LogicalResult cumSumOp(OnnxNode &n) {
+  if (failed(n.requireStaticShape(0, "CumSum")))
+    return failure();
+  auto axisValue = n.requireScalar(1, "axis");
+  if (failed(axisValue))
+    return failure();
+  SmallVector<int64_t> in = n.shape(0);
+  if (in.empty())
+    return n.emitError() << "needs a tensor of rank 1 or more";
+  auto axis = n.normalizeAxis((*axisValue)->getInt(0), in.size());
+  if (failed(axis))
+    return failure();
+  bool exclusive = n.getInt("exclusive", 0) != 0;
+  bool reverse = n.getInt("reverse", 0) != 0;
+  auto predicate = reverse ? (exclusive ? ll::ComparePredicate::gt
+                                        : ll::ComparePredicate::ge)
+                           : (exclusive ? ll::ComparePredicate::lt
+                                        : ll::ComparePredicate::le);
+  int64_t size = in[*axis];
+  Emit e(n);
+  Value x = e.input(0);
+  if (e.failed())
+    return failure();
+  auto square = RankedTensorType::get({size, size}, n.b.getI64Type());
+  auto iota = [&](int64_t dim) {
+    return n.b.create<ll::IotaOp>(n.loc, square, n.b.getI64IntegerAttr(dim),
+                                  n.b.getF64FloatAttr(0),
+                                  n.b.getF64FloatAttr(1))
+        .getResult();
+  };
+  // keep[i, j]: rows i are outputs, columns j the summed inputs.
+  Value rows = iota(0), cols = iota(1);
+  Value keep = e.cmp(predicate, cols, rows);
+  SmallVector<int64_t> maskShape(in.size() + 1, 1), spread(in);
+  maskShape[*axis] = maskShape[*axis + 1] = size;
+  spread.insert(spread.begin() + *axis, 1);
+  Value picked = e.op<ll::WhereOp>({n.reshape(keep, maskShape),
+                                    n.reshape(x, spread),
+                                    e.scalarLike(x, 0)});
+  return e.output(0, e.reduce<ll::ReduceSumOp>(picked, {*axis + 1}, false));
+}
+
+//===----------------------------------------------------------------------===//
 // LayerNormalization's Mean and InvStdDev outputs
 //===----------------------------------------------------------------------===//
 
@@ -374,6 +425,7 @@ void registerDecomposedOps(OpRegistry &r) {
   r["HardSigmoid"] = hardSigmoidOp;
   r["HardSwish"] = hardSwishOp;
   r["Tile"] = tileOp;
+  r["CumSum"] = cumSumOp;
 }
 
 } // namespace llmc::onnximport

@@ -70,6 +70,7 @@ static unsigned requiredInputs(llvm::StringRef op) {
       {"GreaterOrEqual", 2},   {"And", 2},
       {"Or", 2},               {"Xor", 2},
       {"Tile", 2},             {"PRelu", 2},
+      {"CumSum", 2},
   };
   auto it = counts.find(op);
   return it == counts.end() ? 1 : it->second;

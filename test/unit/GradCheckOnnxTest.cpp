@@ -181,6 +181,16 @@ TEST_F(GradCheckOnnx, Tile) {
   expectGradients({"Tile", {{"x", {2, 3}}}, {4, 9}, {{"repeats", {2, 3}}}});
 }
 
+TEST_F(GradCheckOnnx, CumSumEveryDirection) {
+  for (int exclusive : {0, 1})
+    for (int reverse : {0, 1})
+      expectGradients({"CumSum", {{"x", {3, 4}}}, {3, 4}, {{"axis", {1}}},
+                       [=](onnx::NodeProto &n) {
+                         setInt(n, "exclusive", exclusive);
+                         setInt(n, "reverse", reverse);
+                       }});
+}
+
 TEST_F(GradCheckOnnx, LayerNormStatistics) {
   // Mean (output 1) and InvStdDev (output 2), each the loss's only path.
   for (int output : {1, 2}) {
