@@ -45,6 +45,8 @@ struct OnnxCase {
   /// Which node output is y (LayerNormalization's statistics).
   int output = 0;
   int outputs = 1;
+  /// The node's inputs in order, when not the inputs then the ints.
+  std::vector<std::string> nodeInputs = {};
 };
 
 void setInt(onnx::NodeProto &node, const std::string &name, int64_t v) {
@@ -77,7 +79,8 @@ protected:
     node.set_name("n");
     for (const auto &[name, shape] : c.inputs) {
       addInput(g, name, shape);
-      node.add_input(name);
+      if (c.nodeInputs.empty())
+        node.add_input(name);
     }
     for (const auto &[name, values] : c.ints) {
       auto *t = g.add_initializer();
@@ -86,8 +89,11 @@ protected:
       t->add_dims(static_cast<int64_t>(values.size()));
       for (int64_t v : values)
         t->add_int64_data(v);
-      node.add_input(name);
+      if (c.nodeInputs.empty())
+        node.add_input(name);
     }
+    for (const std::string &name : c.nodeInputs)
+      node.add_input(name);
     for (int i = 0; i < c.outputs; ++i)
       node.add_output(i == c.output ? "y" : "unused" + std::to_string(i));
     c.attrs(node);
@@ -189,6 +195,27 @@ TEST_F(GradCheckOnnx, CumSumEveryDirection) {
                          setInt(n, "exclusive", exclusive);
                          setInt(n, "reverse", reverse);
                        }});
+}
+
+TEST_F(GradCheckOnnx, WeightedLosses) {
+  // Target 2 is ignored; the weights get gradients too.
+  for (const char *op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"})
+    for (const char *reduction : {"mean", "sum", "none"}) {
+      OnnxCase c{op, {{"x", {4, 3}}, {"w", {3}}}, {}, {{"t", {0, 2, 1, 0}}}};
+      if (std::string(reduction) == "none")
+        c.yShape = {4};
+      c.nodeInputs = {"x", "t", "w"};
+      c.attrs = [=](onnx::NodeProto &n) {
+        setInt(n, "ignore_index", 2);
+        auto *a = n.add_attribute();
+        a->set_name("reduction");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s(reduction);
+      };
+      GradCheckOptions positive; // weights > 0 keep the mean's divisor away from 0
+      positive.lo = 0.5, positive.hi = 2;
+      expectGradients(c, positive);
+    }
 }
 
 TEST_F(GradCheckOnnx, LayerNormStatistics) {
