@@ -69,6 +69,10 @@ mlir::FailureOr<mlir::ElementsAttr>
 toElementsAttr(const TensorData &t, mlir::MLIRContext *ctx,
                llvm::StringRef blobName, int64_t resourceThreshold = 16);
 
+/// The shortest decimal that reads back as `f`, as a double (1e-5f gives
+/// 1e-05, not 9.9999997473787516e-06): what an exporter wrote in f32.
+double shortestDouble(float f);
+
 class GraphImporter;
 
 class OnnxNode {
@@ -259,9 +263,9 @@ public:
   /// bias: more than one means the exporter merged parameters.
   llvm::StringMap<std::vector<std::string>> normParamUses;
   llvm::StringMap<bool> initializerNames;
-  /// Dropout nodes in training mode with a non-zero ratio, imported as
-  /// identities.
-  std::vector<std::string> droppedDropouts;
+  /// Training-mode Dropout nodes so far: each gets its own offset in the
+  /// dropout RNG's counter.
+  int64_t dropoutSites = 0;
 
   mlir::Location fileLoc();
   mlir::Location nameLoc(llvm::StringRef name);
