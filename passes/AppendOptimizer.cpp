@@ -178,8 +178,10 @@ struct AppendOptimizerPass
       return cast<ShapedType>(p.getType()).getRank() >= decayMinRank ? wd : 0.0;
     };
 
+    BlockArgument stepArg;
     if (optimizer == "adamw") {
       BlockArgument step = stateArg("step", BlockArgument());
+      stepArg = step;
       Value newStep = b.add(step, b.scalar(ob.getI64Type(), 1));
       SmallVector<Value> newParams, ms, vs;
       SmallVector<BlockArgument> mArgs, vArgs;
@@ -230,6 +232,23 @@ struct AppendOptimizerPass
       }
       for (auto [value, buf] : buffers)
         next(value, buf);
+    }
+    // Training-mode dropout draws its mask from the step counter (the value
+    // before this step's increment), so a replay or a resumed run draws the
+    // same mask: wire it into every llmc.dropout_mask, with a counter of its
+    // own when the optimizer keeps none (SGD).
+    SmallVector<DropoutMaskOp> masks;
+    func.walk([&](DropoutMaskOp m) {
+      if (!m.getStep())
+        masks.push_back(m);
+    });
+    if (!masks.empty()) {
+      if (!stepArg) {
+        stepArg = stateArg("step", BlockArgument());
+        next(b.add(stepArg, b.scalar(ob.getI64Type(), 1)), stepArg);
+      }
+      for (DropoutMaskOp m : masks)
+        m.getStepMutable().assign(stepArg);
     }
     setResults(func, results, attrs);
     return success();

@@ -27,6 +27,7 @@ static const EmitterTable &emitterTable() {
     registerScatterEmitters(t);
     registerAttentionGradEmitters(t);
     registerOptimizerEmitters(t);
+    registerDropoutEmitters(t);
     return t;
   }();
   return table;

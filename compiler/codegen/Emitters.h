@@ -79,6 +79,8 @@ void registerNormGradEmitters(EmitterTable &table);
 void registerScatterEmitters(EmitterTable &table);
 void registerAttentionGradEmitters(EmitterTable &table);
 void registerOptimizerEmitters(EmitterTable &table);
+// llmc.dropout_mask (DropoutEmitter.cpp).
+void registerDropoutEmitters(EmitterTable &table);
 
 //===----------------------------------------------------------------------===//
 // Types

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/eval/Kernels.h"
+#include "compiler/eval/Philox.h"
 
 #include "dialects/llmc/LlmcOps.h"
 
@@ -187,12 +188,32 @@ template <typename OpTy> void addSoftmax(KernelTable &table, bool logForm) {
 
 } // namespace
 
+/// Philox draws per element (compiler/eval/Philox.h); step 0 without a step
+/// operand.
+static LogicalResult dropoutMaskKernel(DropoutMaskOp op, Operands in,
+                                       std::vector<RefTensor> &out) {
+  RefTensor r = makeResult(op.getResult());
+  double ratio = op.getRatio().convertToDouble();
+  uint64_t step = in.empty() ? 0 : uint64_t(in[0]->ints[0]);
+  uint32_t threshold = dropoutThreshold(ratio);
+  double scale = 1.0 / (1.0 - ratio);
+  auto seed = uint64_t(op.getSeed());
+  auto offset = uint32_t(op.getOffset());
+  for (int64_t i = 0, e = r.numElements(); i < e; ++i)
+    r.floats[i] =
+        dropoutKeeps(seed, offset, step, uint32_t(i), threshold) ? scale : 0;
+  roundInPlace(r);
+  out.push_back(std::move(r));
+  return success();
+}
+
 void registerNNKernels(KernelTable &table) {
   addKernel<MatmulOp>(table, matmulKernel);
   addKernel<LayerNormOp>(table, layerNormKernel);
   addKernel<RmsNormOp>(table, rmsNormKernel);
   addSoftmax<SoftmaxOp>(table, /*logForm=*/false);
   addSoftmax<LogSoftmaxOp>(table, /*logForm=*/true);
+  addKernel<DropoutMaskOp>(table, dropoutMaskKernel);
 }
 
 } // namespace llmc

@@ -109,6 +109,19 @@ template <typename OpTy> static LogicalResult verifySoftmax(OpTy op) {
   return success();
 }
 
+LogicalResult DropoutMaskOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0 && ratio < 1))
+    return emitOpError("ratio ") << ratio << " is not in [0, 1)";
+  if (getOffset() < 0 || getOffset() > int64_t(UINT32_MAX))
+    return emitOpError("offset ") << getOffset() << " is not in [0, 2^32)";
+  auto type = getResult().getType();
+  // The element index is one 32-bit word of the Philox counter.
+  if (!type.hasStaticShape() || type.getNumElements() > int64_t(UINT32_MAX))
+    return emitOpError("needs a static shape of fewer than 2^32 elements");
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
 LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
 

@@ -3,6 +3,7 @@
 // The ops the raising passes produce and the kernels implement as units:
 // matmul, gelu, silu, layer_norm, rms_norm, softmax, log_softmax, attention,
 // rotary and cross_entropy. Autodiff gives each of them a fused backward op.
+// dropout_mask is the random keep mask of training-mode dropout.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_NN_OPS_TD
@@ -215,6 +216,32 @@ def Llmc_CrossEntropyOp : Llmc_Op<"cross_entropy",
   let results = (outs Llmc_FloatTensor:$result);
   let assemblyFormat = "$reduction $logits `,` $targets attr-dict `:` "
                        "functional-type(operands, results)";
+}
+
+def Llmc_DropoutMaskOp : Llmc_Op<"dropout_mask", [Pure,
+                                                  Llmc_PrecisionFollows]> {
+  let summary = "training-mode dropout's scaled keep mask, counter-based";
+  let description = [{
+    Each element is `1 / (1 - ratio)` (kept) or 0 (dropped), so that dropout
+    is `x * dropout_mask`. Element `i` is decided by Philox4x32-10 with key
+    `(seed, seed >> 32)` and counter `(i, offset, step, step >> 32)`: its
+    first output word `w` keeps the element when `w >> 8 >=
+    ceil(ratio * 2^24)`. The mask is a function of (seed, offset, step, i)
+    only, so a replay, a recomputation (rematerialization, the backward
+    pass) and a resumed run draw the same mask for the same step. `offset`
+    tells the dropout sites of one model apart; `step` is the training step
+    (rank-0 i64; absent = 0, as in @forward before the optimizer is
+    appended: llmc-append-optimizer wires its step counter in).
+
+    ```mlir
+    %m = llmc.dropout_mask %step {ratio = 1.000000e-01 : f64, seed = 0 : i64, offset = 3 : i64} : (tensor<i64>) -> tensor<8x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins Optional<0DTensorOf<[I64]>>:$step, F64Attr:$ratio,
+                       Llmc_I64Attr:$seed, Llmc_I64Attr:$offset);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = "($step^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 #endif // LLMC_NN_OPS_TD

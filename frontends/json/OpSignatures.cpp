@@ -59,6 +59,7 @@ static const Row kRows[] = {
     {"attention", "query key value mask?", "causal? scale?"},
     {"rotary", "input cos sin", "interleaved?"},
     {"cross_entropy", "logits targets", "reduction ignore_index?"},
+    {"dropout_mask", "step?", "ratio seed offset"},
     // Backward ops and the optimizer update (LlmcGradOps.td), so that a
     // training step can be written (or dumped and re-read) as JSON too.
     {"layer_norm_grad", "input grad weight?", "axis? epsilon? bias_grad?",
@@ -87,9 +88,10 @@ static const Row kRows[] = {
 
 std::optional<AttrKind> attrKindOf(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<AttrKind>>(name)
-      .Cases("axis", "dimension", "ignore_index", AttrKind::Int)
+      .Cases("axis", "dimension", "ignore_index", "seed", "offset",
+             AttrKind::Int)
       .Cases("start", "step", "epsilon", "scale", AttrKind::Float)
-      .Cases("beta1", "beta2", "weight_decay", AttrKind::Float)
+      .Cases("beta1", "beta2", "weight_decay", "ratio", AttrKind::Float)
       .Cases("keepdims", "transpose_lhs", "transpose_rhs", "causal",
              "interleaved", "bias_grad", AttrKind::Unit)
       .Cases("permutation", "starts", "limits", "strides", "sizes", "axes",

@@ -186,7 +186,7 @@ static LogicalResult castTo(OnnxNode &n, DType to) {
     return n.emitError() << "casts to "
                          << dtypeName(static_cast<int32_t>(to))
                          << ", which llmc tensors cannot hold (f32, f16, "
-                            "bf16, i32, i64, bool)";
+                            "bf16, f64, i32, i64, bool)";
   auto x = n.value(0);
   if (failed(x))
     return failure();
@@ -244,21 +244,67 @@ static LogicalResult clipOp(OnnxNode &n) {
   return success();
 }
 
-/// Dropout is an identity at inference and with ratio 0; llmc has no
-/// dropout, so a graph exported in training mode with a non-zero ratio trains
-/// without it (GraphImporter warns once, listing the nodes).
+/// Dropout is an identity at inference and with ratio 0. In training mode it
+/// is x * llmc.dropout_mask: a counter-based keep mask (Philox, keyed by the
+/// node's seed, a per-node offset and the training step) scaled by
+/// 1 / (1 - ratio), so the backward pass and any recomputation draw the
+/// same mask. The mask output is `dropout_mask != 0`.
 static LogicalResult dropoutOp(OnnxNode &n) {
-  if (n.outputUsed(1))
-    return n.emitError() << "the dropout mask (output 1) is read by the "
-                            "graph, but llmc imports Dropout as an identity";
-  const TensorData *ratio = n.constant(1), *training = n.constant(2);
-  bool zeroRatio = n.hasInput(1) && ratio && ratio->numElements() == 1 &&
-                   ratio->getDouble(0) == 0;
-  bool inference = !n.hasInput(2) || (training && training->numElements() == 1 &&
-                                      training->getInt(0) == 0);
-  if (!zeroRatio && !inference)
-    n.graph.droppedDropouts.push_back(n.name().str());
-  n.setOutput(0, n.input(0));
+  bool training = false;
+  if (n.hasInput(2)) {
+    auto mode = n.requireScalar(2, "training_mode");
+    if (failed(mode))
+      return failure();
+    training = (*mode)->getInt(0) != 0;
+  }
+  double ratio = 0.5; // ONNX's default
+  if (training && n.hasInput(1)) {
+    auto r = n.requireScalar(1, "ratio");
+    if (failed(r))
+      return failure();
+    ratio = (*r)->dtype() == DType::Float
+                ? shortestDouble(static_cast<float>((*r)->getDouble(0)))
+                : (*r)->getDouble(0);
+    if (!(ratio >= 0 && ratio < 1))
+      return n.emitError() << "has ratio " << ratio
+                           << "; dropout needs a ratio in [0, 1)";
+  }
+  auto x = n.value(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (!training || ratio == 0) {
+    n.setOutput(0, n.input(0));
+    if (n.outputUsed(1))
+      n.setOutput(1, n.splat(type.clone(n.b.getI1Type()), 1));
+    return success();
+  }
+  if (!isa<FloatType>(type.getElementType()))
+    return n.emitError() << "drops elements of a non-float tensor";
+  if (failed(n.requireStaticShape(0, "training-mode Dropout")))
+    return failure();
+  if (type.getNumElements() > int64_t(UINT32_MAX))
+    return n.emitError() << "drops elements of a tensor of "
+                         << type.getNumElements()
+                         << " elements; llmc's dropout counts at most 2^32 - 1";
+  Value m = n.b.create<ll::DropoutMaskOp>(
+      n.loc, type, /*step=*/Value(), n.b.getF64FloatAttr(ratio),
+      n.b.getI64IntegerAttr(n.getInt("seed", 0)),
+      n.b.getI64IntegerAttr(n.graph.dropoutSites++));
+  auto y = n.create<ll::MulOp>({*x, m});
+  if (failed(y))
+    return failure();
+  n.setOutput(0, *y);
+  if (n.outputUsed(1)) {
+    auto keep = n.create<ll::CompareOp>(
+        {m, n.scalar(type.getElementType(), 0)},
+        {n.b.getNamedAttr("predicate",
+                          ll::ComparePredicateAttr::get(
+                              n.b.getContext(), ll::ComparePredicate::ne))});
+    if (failed(keep))
+      return failure();
+    n.setOutput(1, *keep);
+  }
   return success();
 }
 

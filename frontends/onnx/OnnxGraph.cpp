@@ -44,6 +44,10 @@ FailureOr<Type> llmcElementType(DType type, MLIRContext *ctx) {
   case DType::Float: return b.getF32Type();
   case DType::Float16: return b.getF16Type();
   case DType::BFloat16: return b.getBF16Type();
+  // Reference-only: the evaluator computes in it, the GPU compiler refuses
+  // it (docs/reference-evaluator.md), and f64 initializers are refused at
+  // import (llmc trains f32 parameters).
+  case DType::Double: return b.getF64Type();
   case DType::Int32: return b.getIntegerType(32);
   case DType::Int64: return b.getIntegerType(64);
   case DType::Bool: return b.getIntegerType(1);
@@ -224,7 +228,7 @@ FailureOr<Value> GraphImporter::materialize(ImportValue &v, Location loc,
     emitError(loc) << "value '" << name << "' has element type "
                    << dtypeName(static_cast<int32_t>(v.constant->dtype()))
                    << ", which llmc ops do not take (llmc has f32, f16, "
-                      "bf16, i32, i64 and i1)";
+                      "bf16, f64, i32, i64 and i1)";
     return failure();
   }
   v.value = builder.create<mlir::llmc::ConstantOp>(loc, *attr);
@@ -335,7 +339,15 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
       continue;
     }
     DType type = data->dtype();
-    if (!isFloatType(type)) {
+    // The dynamo exporter's optimizer (optimize=True) folds the scalar
+    // constants of decomposed ops (GELU's 0.044715, a pow's exponent) into
+    // initializers of their own. torch.export's signature, which marks every
+    // real parameter and buffer, does not list them: a one-element float
+    // initializer it does not know is such a constant, not a weight (folded
+    // weights are never that small), so the raising patterns see it.
+    bool foldedScalar = !kinds.empty() && data->numElements() == 1 &&
+                        !kinds.count(init.name());
+    if (!isFloatType(type) || foldedScalar) {
       values[init.name()] = ImportValue::of(std::move(*data));
       continue;
     }
@@ -379,8 +391,8 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     if (failed(elt)) {
       emitError(loc) << "graph input '" << input.name()
                      << "' has element type " << dtypeName(tt.elem_type())
-                     << ", which llmc does not take (f32, f16, bf16, i32, "
-                        "i64, bool)";
+                     << ", which llmc does not take (f32, f16, bf16, f64, "
+                        "i32, i64, bool)";
       ok = false;
       continue;
     }
@@ -471,15 +483,6 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     func.setResultAttr(i, "llmc.output", builder.getStringAttr(out.name()));
 
   warnSharedNormParams();
-  if (!droppedDropouts.empty()) {
-    auto diag = emitWarning(fileLoc());
-    diag << droppedDropouts.size()
-         << " Dropout node(s) in training mode with a non-zero ratio (";
-    for (size_t i = 0; i < droppedDropouts.size() && i < 3; ++i)
-      diag << (i ? ", " : "") << "'" << droppedDropouts[i] << "'";
-    diag << (droppedDropouts.size() > 3 ? ", ..." : "")
-         << ") are imported as identities: llmc does not apply dropout";
-  }
   if (failed(verify(*module))) {
     emitError(fileLoc()) << "the imported module does not verify (an importer "
                             "bug: please report it with the model)";

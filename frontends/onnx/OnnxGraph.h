@@ -69,6 +69,10 @@ mlir::FailureOr<mlir::ElementsAttr>
 toElementsAttr(const TensorData &t, mlir::MLIRContext *ctx,
                llvm::StringRef blobName, int64_t resourceThreshold = 16);
 
+/// The shortest decimal that reads back as `f`, as a double (1e-5f gives
+/// 1e-05, not 9.9999997473787516e-06): what an exporter wrote in f32.
+double shortestDouble(float f);
+
 class GraphImporter;
 
 class OnnxNode {
@@ -219,6 +223,17 @@ void registerElementwiseOps(OpRegistry &registry);
 void registerShapeOps(OpRegistry &registry);
 void registerIndexOps(OpRegistry &registry);
 void registerNNOps(OpRegistry &registry);
+void registerDecomposedOps(OpRegistry &registry);
+
+/// The sorted, normalized axes of a ReduceX node (an input from opset 18, an
+/// attribute before; empty = all); std::nullopt when the node reduces
+/// nothing (noop_with_empty_axes, or a rank-0 input).
+mlir::FailureOr<std::optional<std::vector<int64_t>>> reduceAxes(OnnxNode &n);
+
+/// Sets LayerNormalization's outputs 1 (Mean) and 2 (InvStdDev) where the
+/// graph reads them, computed from `x` over dims axis..<rank.
+mlir::LogicalResult layerNormStatistics(OnnxNode &n, mlir::Value x,
+                                        int64_t axis, double epsilon);
 
 /// A symbolic dim of a graph input that the options did not bind.
 struct UnboundDim {
@@ -248,9 +263,9 @@ public:
   /// bias: more than one means the exporter merged parameters.
   llvm::StringMap<std::vector<std::string>> normParamUses;
   llvm::StringMap<bool> initializerNames;
-  /// Dropout nodes in training mode with a non-zero ratio, imported as
-  /// identities.
-  std::vector<std::string> droppedDropouts;
+  /// Training-mode Dropout nodes so far: each gets its own offset in the
+  /// dropout RNG's counter.
+  int64_t dropoutSites = 0;
 
   mlir::Location fileLoc();
   mlir::Location nameLoc(llvm::StringRef name);

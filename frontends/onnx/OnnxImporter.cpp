@@ -33,6 +33,7 @@ const OpRegistry &opHandlers() {
     registerElementwiseOps(r);
     registerShapeOps(r);
     registerNNOps(r);
+    registerDecomposedOps(r);
     return r;
   }();
   return registry;
@@ -42,7 +43,10 @@ static bool isDefaultDomain(llvm::StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
-constexpr int64_t kMinOpset = 13, kMaxOpset = 21;
+// Opsets 22 to 25 changed none of the imported ops' semantics (they added
+// element types and new ops, which are refused by name); before 13, Squeeze,
+// Unsqueeze, Split and the reductions took their axes as attributes.
+constexpr int64_t kMinOpset = 13, kMaxOpset = 25;
 
 /// Inputs an op cannot do without (ONNX schemas); handlers may then read
 /// them unchecked. Ops not listed need one.
@@ -65,6 +69,8 @@ static unsigned requiredInputs(llvm::StringRef op) {
       {"LessOrEqual", 2},      {"Greater", 2},
       {"GreaterOrEqual", 2},   {"And", 2},
       {"Or", 2},               {"Xor", 2},
+      {"Tile", 2},             {"PRelu", 2},
+      {"CumSum", 2},
   };
   auto it = counts.find(op);
   return it == counts.end() ? 1 : it->second;
@@ -105,7 +111,7 @@ static LogicalResult loadModel(const std::string &path, MLIRContext &ctx,
 }
 
 /// The version of the default domain the model imports; an error when it
-/// imports none or one outside [13, 21].
+/// imports none or one outside [13, 25].
 static FailureOr<int64_t> checkOpset(const onnx::ModelProto &model,
                                      const std::string &path,
                                      MLIRContext &ctx) {
@@ -121,10 +127,19 @@ static FailureOr<int64_t> checkOpset(const onnx::ModelProto &model,
                    << kMinOpset << " to " << kMaxOpset;
     return failure();
   }
-  if (*version < kMinOpset || *version > kMaxOpset) {
+  if (*version < kMinOpset) {
     emitError(loc) << "'" << path << "' uses ONNX opset " << *version
                    << "; llmc imports opsets " << kMinOpset << " to "
                    << kMaxOpset
+                   << ": re-export with torch.onnx.export(..., "
+                      "opset_version=18), or convert the file with "
+                      "onnx.version_converter.convert_version(model, 18)";
+    return failure();
+  }
+  if (*version > kMaxOpset) {
+    emitError(loc) << "'" << path << "' uses ONNX opset " << *version
+                   << ", newer than llmc knows; llmc imports opsets "
+                   << kMinOpset << " to " << kMaxOpset
                    << ": re-export with torch.onnx.export(..., "
                       "opset_version=18)";
     return failure();

@@ -1,6 +1,6 @@
 //===- OnnxImporter.h - Import ONNX models as llmc IR ------------*- C++ -*-===//
 //
-// Reads an ONNX model (opsets 13-21 of the default domain) and builds the
+// Reads an ONNX model (opsets 13-25 of the default domain) and builds the
 // module that docs/model-ir.md describes: func @forward with the float
 // initializers as llmc.param arguments, the graph inputs as llmc.input
 // arguments and the graph outputs as llmc.output results.

@@ -132,16 +132,18 @@ static LogicalResult layerNormOp(OnnxNode &n) {
     operands.push_back(param);
   }
   int32_t hasScale = n.hasInput(1), hasBias = n.hasInput(2);
+  double epsilon = n.getFloatAsDouble("epsilon", 1e-5f);
   auto r = n.create<ll::LayerNormOp>(
       operands,
       {n.b.getNamedAttr("axis", n.b.getI64IntegerAttr(*axis)),
-       n.b.getNamedAttr("epsilon",
-                        n.b.getF64FloatAttr(n.getFloatAsDouble("epsilon", 1e-5f))),
+       n.b.getNamedAttr("epsilon", n.b.getF64FloatAttr(epsilon)),
        n.b.getNamedAttr("operandSegmentSizes",
                         n.b.getDenseI32ArrayAttr({1, hasScale, hasBias}))});
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
+  if (n.outputUsed(1) || n.outputUsed(2))
+    return layerNormStatistics(n, *x, *axis, epsilon);
   return success();
 }
 
@@ -186,7 +188,7 @@ template <typename OpTy> static LogicalResult softmaxOp(OnnxNode &n) {
 
 /// ReduceX: axes are an input from opset 18 (ReduceSum: 13), an attribute
 /// before. Empty axes reduce everything unless noop_with_empty_axes.
-template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
+FailureOr<std::optional<std::vector<int64_t>>> reduceAxes(OnnxNode &n) {
   int64_t rank = n.rank(0);
   std::vector<int64_t> axes;
   if (n.hasInput(1)) {
@@ -198,10 +200,8 @@ template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
     axes = *a;
   }
   if (axes.empty()) {
-    if (n.getInt("noop_with_empty_axes", 0) || rank == 0) {
-      n.setOutput(0, n.input(0));
-      return success();
-    }
+    if (n.getInt("noop_with_empty_axes", 0) || rank == 0)
+      return std::optional<std::vector<int64_t>>();
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
   }
@@ -213,6 +213,18 @@ template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
   }
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return std::optional<std::vector<int64_t>>(std::move(axes));
+}
+
+template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
+  auto parsed = reduceAxes(n);
+  if (failed(parsed))
+    return failure();
+  if (!*parsed) {
+    n.setOutput(0, n.input(0));
+    return success();
+  }
+  std::vector<int64_t> axes = std::move(**parsed);
   bool keepdims = n.getInt("keepdims", 1) != 0;
   if (const TensorData *x = n.constant(0); x && n.canFold(x->shape())) {
     n.setOutput(0, evalReduce(kind, *x, axes, keepdims));
@@ -230,6 +242,16 @@ template <ReduceKind kind> static LogicalResult reduceOp(OnnxNode &n) {
   case ReduceKind::Sum: r = n.create<ll::ReduceSumOp>({*x}, attrs); break;
   case ReduceKind::Mean: r = n.create<ll::ReduceMeanOp>({*x}, attrs); break;
   case ReduceKind::Max: r = n.create<ll::ReduceMaxOp>({*x}, attrs); break;
+  case ReduceKind::Min: {
+    // min(x) = -max(-x), exact for floats; integers are not reduced at
+    // their minimum value, whose negation wraps.
+    auto neg = n.create<ll::NegOp>({*x});
+    if (failed(neg))
+      return failure();
+    auto m = n.create<ll::ReduceMaxOp>({*neg}, attrs);
+    r = failed(m) ? m : n.create<ll::NegOp>({*m});
+    break;
+  }
   default:
     return n.emitError() << "llmc evaluates " << n.opType()
                          << " only on values known at import time";
@@ -267,11 +289,35 @@ static FailureOr<ll::LossReduction> reductionOf(OnnxNode &n) {
   return failure();
 }
 
+static LogicalResult nllLoss(OnnxNode &n, Value input, Value target,
+                             Value weight, ll::LossReduction reduction);
+
+/// With class weights: log_softmax over the classes, then the weighted
+/// NegativeLogLikelihoodLoss (llmc.cross_entropy has no weights).
+static LogicalResult weightedCrossEntropy(OnnxNode &n,
+                                          ll::LossReduction reduction) {
+  auto scores = n.value(0);
+  auto labels = failed(scores) ? scores : n.value(1);
+  auto weight = failed(labels) ? labels : n.value(2);
+  if (failed(weight))
+    return failure();
+  auto logProb = n.create<ll::LogSoftmaxOp>(
+      {*scores}, {n.b.getNamedAttr("axis", n.b.getI64IntegerAttr(1))});
+  if (failed(logProb) ||
+      failed(nllLoss(n, *logProb, *labels, *weight, reduction)))
+    return failure();
+  if (n.outputUsed(1))
+    n.setOutput(1, *logProb);
+  return success();
+}
+
 static LogicalResult softmaxCrossEntropyOp(OnnxNode &n) {
-  if (n.hasInput(2))
-    return n.emitError() << "has class weights, which llmc.cross_entropy "
-                            "does not take";
   auto reduction = reductionOf(n);
+  if (succeeded(reduction) && n.hasInput(2)) {
+    if (n.rank(0) < 2)
+      return n.emitError() << "needs scores of rank 2 or more ([N, C, ...])";
+    return weightedCrossEntropy(n, *reduction);
+  }
   auto scores = failed(reduction) ? FailureOr<Value>(failure()) : n.value(0);
   auto labels = failed(scores) ? scores : n.value(1);
   if (failed(labels))
@@ -305,24 +351,20 @@ static LogicalResult softmaxCrossEntropyOp(OnnxNode &n) {
 
 /// NegativeLogLikelihoodLoss, decomposed:
 ///   picked = gather_elements(input (classes last), target, last axis)
-///   loss   = where(target != ignore, -picked, 0)
-///   mean   = sum(loss) / count(target != ignore)
-static LogicalResult nllLossOp(OnnxNode &n) {
-  if (n.hasInput(2))
-    return n.emitError() << "has class weights, which llmc does not import";
-  auto reduction = reductionOf(n);
-  auto input = failed(reduction) ? FailureOr<Value>(failure()) : n.value(0);
-  auto target = failed(input) ? input : n.value(1);
-  if (failed(target))
-    return failure();
+///   w      = weight[target] (1 without class weights)
+///   loss   = where(target != ignore, -picked * w, 0)
+///   mean   = sum(loss) / sum(where(target != ignore, w, 0))
+/// `input` is [N, C, d1, ...] log-probabilities; `weight` may be null.
+static LogicalResult nllLoss(OnnxNode &n, Value input, Value target,
+                             Value weight, ll::LossReduction reduction) {
   FailureOr<Value> err = success(Value());
-  Value x = classesLast(n, *input, err);
+  Value x = classesLast(n, input, err);
   if (failed(err))
     return failure();
-  auto tt = cast<RankedTensorType>(target->getType());
+  auto tt = cast<RankedTensorType>(target.getType());
   SmallVector<int64_t> picked(tt.getShape());
   picked.push_back(1);
-  Value t = *target, mask;
+  Value t = target, mask;
   bool ignore = n.attr("ignore_index") != nullptr;
   Type elt = cast<RankedTensorType>(x.getType()).getElementType();
   auto fail = [](FailureOr<Value> v) { return failed(v); };
@@ -351,12 +393,29 @@ static LogicalResult nllLossOp(OnnxNode &n) {
   auto loss = n.create<ll::NegOp>({n.reshape(*g, tt.getShape())});
   if (fail(loss))
     return failure();
+  Value w; // weight[target], zero where ignored
+  if (weight) {
+    auto gw = n.create<ll::GatherOp>(
+        {weight, t}, {n.b.getNamedAttr("axis", n.b.getI64IntegerAttr(0))});
+    if (fail(gw))
+      return failure();
+    w = *gw;
+    if (ignore) {
+      auto kept = n.create<ll::WhereOp>({mask, w, n.scalar(elt, 0)});
+      if (fail(kept))
+        return failure();
+      w = *kept;
+    }
+    loss = n.create<ll::MulOp>({*loss, w});
+    if (fail(loss))
+      return failure();
+  }
   if (ignore) {
     loss = n.create<ll::WhereOp>({mask, *loss, n.scalar(elt, 0)});
     if (fail(loss))
       return failure();
   }
-  if (*reduction == ll::LossReduction::none) {
+  if (reduction == ll::LossReduction::none) {
     n.setOutput(0, *loss);
     return success();
   }
@@ -364,8 +423,8 @@ static LogicalResult nllLossOp(OnnxNode &n) {
   for (int64_t d = 0; d < tt.getRank(); ++d)
     all.push_back(d);
   auto axes = n.b.getNamedAttr("axes", n.b.getDenseI64ArrayAttr(all));
-  bool mean = *reduction == ll::LossReduction::mean;
-  if (mean && !ignore) {
+  bool mean = reduction == ll::LossReduction::mean;
+  if (mean && !ignore && !weight) {
     auto r = n.create<ll::ReduceMeanOp>({*loss}, {axes});
     if (fail(r))
       return failure();
@@ -379,7 +438,8 @@ static LogicalResult nllLossOp(OnnxNode &n) {
     n.setOutput(0, *sum);
     return success();
   }
-  auto count = n.create<ll::ReduceSumOp>({n.cast(mask, elt)}, {axes});
+  auto count =
+      n.create<ll::ReduceSumOp>({weight ? w : n.cast(mask, elt)}, {axes});
   if (fail(count))
     return failure();
   auto r = n.create<ll::DivOp>({*sum, *count});
@@ -387,6 +447,17 @@ static LogicalResult nllLossOp(OnnxNode &n) {
     return failure();
   n.setOutput(0, *r);
   return success();
+}
+
+static LogicalResult nllLossOp(OnnxNode &n) {
+  auto reduction = reductionOf(n);
+  auto input = failed(reduction) ? FailureOr<Value>(failure()) : n.value(0);
+  auto target = failed(input) ? input : n.value(1);
+  auto weight = failed(target) || !n.hasInput(2) ? target : n.value(2);
+  if (failed(weight))
+    return failure();
+  return nllLoss(n, *input, *target, n.hasInput(2) ? *weight : Value(),
+                 *reduction);
 }
 
 void registerNNOps(OpRegistry &r) {

@@ -152,10 +152,13 @@ float OnnxNode::getFloat(llvm::StringRef name, float dflt) const {
 }
 
 double OnnxNode::getFloatAsDouble(llvm::StringRef name, float dflt) const {
-  // ONNX float attributes are f32; the double nearest to 1e-5f is
-  // 9.9999997473787516e-06. Take the shortest decimal that reads back as the
-  // same float instead, which is what the exporter wrote (1e-05).
-  float f = getFloat(name, dflt);
+  return shortestDouble(getFloat(name, dflt));
+}
+
+double shortestDouble(float f) {
+  // The double nearest to 1e-5f is 9.9999997473787516e-06. Take the
+  // shortest decimal that reads back as the same float instead, which is
+  // what the exporter wrote (1e-05).
   char buf[32];
   for (int precision = 1; precision <= 9; ++precision) {
     std::snprintf(buf, sizeof(buf), "%.*g", precision, double(f));

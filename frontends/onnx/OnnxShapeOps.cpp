@@ -262,12 +262,17 @@ static LogicalResult flattenOp(OnnxNode &n) {
   if (failed(n.requireStaticShape(0, "Flatten")))
     return failure();
   SmallVector<int64_t> in = n.shape(0);
-  auto axis = n.normalizeAxis(n.getInt("axis", 1), in.size() + 1);
-  if (failed(axis))
-    return failure();
+  // axis is in [-r, r]: a negative one counts from the end of the input's
+  // r dims (-1 keeps the last dim apart), not of the r + 1 split points.
+  int64_t rank = in.size(), axis = n.getInt("axis", 1);
+  if (axis < -rank || axis > rank)
+    return n.emitError() << "axis " << axis << " is out of range [" << -rank
+                         << ", " << rank << "] for rank " << rank;
+  if (axis < 0)
+    axis += rank;
   std::vector<int64_t> shape = {
-      shapeElementCount(llvm::ArrayRef(in).take_front(*axis)),
-      shapeElementCount(llvm::ArrayRef(in).drop_front(*axis))};
+      shapeElementCount(llvm::ArrayRef(in).take_front(axis)),
+      shapeElementCount(llvm::ArrayRef(in).drop_front(axis))};
   return setReshaped(n, shape);
 }
 

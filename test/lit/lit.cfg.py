@@ -24,6 +24,12 @@ config.substitutions.append(
      "%s --encode=onnx.ModelProto -I%s %s" % (
          config.protoc, os.path.dirname(config.onnx_proto),
          os.path.basename(config.onnx_proto))))
+# Test data of ONNX's backend cases (input_0.pb) is a bare TensorProto.
+config.substitutions.append(
+    ("%onnx-tensor-encode",
+     "%s --encode=onnx.TensorProto -I%s %s" % (
+         config.protoc, os.path.dirname(config.onnx_proto),
+         os.path.basename(config.onnx_proto))))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -47,5 +53,5 @@ else:
     lit_config.note("no NVIDIA GPU found: tests that REQUIRE cuda are skipped")
 
 tool_dirs = [config.llmc_tools_dir, config.llvm_tools_dir]
-tools = ["llmc-opt", "llmc", "not", "count", "split-file"]
+tools = ["llmc-opt", "llmc", "llmc-onnx-conformance", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

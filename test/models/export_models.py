@@ -6,7 +6,7 @@ exporter_optimized, adamw_losses), plus `ort_loss` (onnxruntime on the same
 batch) as a check that the export computes what PyTorch does.
 
 Runs where PyTorch, transformers, onnx and onnxruntime are installed (the GPU
-machine); CPU is enough. Usage: export_models.py OUTDIR
+machine); CPU is enough. Usage: export_models.py OUTDIR [NAME ...]
 """
 import json
 import os
@@ -96,13 +96,16 @@ def references(w, inputs):
 def export(w, inputs, path, exporter, dynamic):
     args = tuple(inputs.values())
     names = list(inputs.keys())
-    if exporter == "dynamo":
+    if exporter in ("dynamo", "dynamo_opt"):
         ds = None
         if dynamic:
             bd = torch.export.Dim("batch", min=1, max=64)
             sd = torch.export.Dim("seq", min=2, max=64)
             ds = {n: {0: bd, 1: sd} for n in names}
-        torch.onnx.export(w, args, path, dynamo=True, optimize=False,
+        # dynamo_opt: the exporter's default optimizer on (issue 18: llmc
+        # must raise its attention and RMS norm patterns too).
+        torch.onnx.export(w, args, path, dynamo=True,
+                          optimize=exporter == "dynamo_opt",
                           input_names=names, output_names=["loss"],
                           dynamic_shapes=ds)
     else:
@@ -128,14 +131,17 @@ def describe(path, inputs):
             "initializers": inits, "ort_loss": ort_loss}
 
 
-def main(out):
+def main(out, only=()):
     os.makedirs(out, exist_ok=True)
     plan = [("llama", "dynamo", False), ("llama", "dynamo", True),
             ("llama", "torchscript", False), ("qwen2", "dynamo", False),
             ("qwen2", "torchscript", False), ("bert", "dynamo", False),
-            ("bert", "torchscript", False), ("bert", "torchscript", True)]
+            ("bert", "torchscript", False), ("bert", "torchscript", True),
+            ("llama", "dynamo_opt", False)]
     for kind, exporter, dynamic in plan:
         name = f"hf_{kind}_{exporter}_loss" + ("_dyn" if dynamic else "")
+        if only and name not in only:
+            continue
         path = os.path.join(out, name + ".onnx")
         try:
             model, with_mask = make(kind)
@@ -147,7 +153,8 @@ def main(out):
             ref = {"file": name + ".onnx", "B": B, "T": T,
                    "inputs": {k: v.tolist() for k, v in inputs.items()},
                    "exporter": exporter, "dynamic": dynamic,
-                   "exporter_optimized": False, "loss": loss,
+                   "exporter_optimized": exporter == "dynamo_opt",
+                   "loss": loss,
                    "grad_norms": grads, "adamw_losses": adamw}
             ref.update(describe(path, inputs))
             with open(os.path.join(out, name + ".ref.json"), "w") as f:
@@ -160,4 +167,6 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    # export_models.py OUTDIR [NAME ...]: every export, or only those named
+    # (e.g. hf_llama_dynamo_opt_loss).
+    main(sys.argv[1], set(sys.argv[2:]))

@@ -217,6 +217,7 @@ TEST(GradientRules, EveryFloatForwardOpHasOne) {
       "llmc.constant",      "llmc.iota",  // no operands
       "llmc.compare",       "llmc.isnan", // i1 results
       "llmc.attention_lse",               // emitted by autodiff itself
+      "llmc.dropout_mask",                // only an i64 step operand
       "llmc.kernel",        "llmc.yield", // kernel groups, after autodiff
   };
   mlir::MLIRContext context;

@@ -12,7 +12,7 @@ LLMC_PACKAGES=(
   cmake ninja-build g++ ccache python3 file
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libzstd-dev zlib1g-dev
-  libprotobuf-dev protobuf-compiler libonnx-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   nlohmann-json3-dev libfmt-dev libgtest-dev
   jargon-text python3-numpy
   clang-19 libclang-rt-19-dev

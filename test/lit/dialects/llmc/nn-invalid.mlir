@@ -320,3 +320,27 @@ func.func @cross_entropy_float_targets(%l: tensor<16x512xf32>, %t: tensor<16xf32
   %0 = llmc.cross_entropy mean %l, %t : (tensor<16x512xf32>, tensor<16xf32>) -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @dropout_mask_ratio() {
+  // expected-error @+1 {{'llmc.dropout_mask' op ratio 1.000000e+00 is not in [0, 1)}}
+  %0 = llmc.dropout_mask {ratio = 1.0 : f64, seed = 0 : i64, offset = 0 : i64} : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_mask_offset() {
+  // expected-error @+1 {{'llmc.dropout_mask' op offset -1 is not in [0, 2^32)}}
+  %0 = llmc.dropout_mask {ratio = 0.5 : f64, seed = 0 : i64, offset = -1 : i64} : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_mask_size() {
+  // expected-error @+1 {{'llmc.dropout_mask' op needs a static shape of fewer than 2^32 elements}}
+  %0 = llmc.dropout_mask {ratio = 0.5 : f64, seed = 0 : i64, offset = 0 : i64} : () -> tensor<65536x65536xf32>
+  return
+}

@@ -89,3 +89,13 @@ func.func @cross_entropy(%logits: tensor<2x16x512xf32>, %tgt: tensor<2x16xi64>,
   %2 = llmc.cross_entropy none %logits, %tgt : (tensor<2x16x512xf32>, tensor<2x16xi64>) -> tensor<2x16xf32>
   return %0 : tensor<f32>
 }
+
+// CHECK-LABEL: func.func @dropout_mask
+func.func @dropout_mask(%step: tensor<i64>) -> (tensor<8x16xf32>, tensor<4xbf16>) {
+  // CHECK: llmc.dropout_mask %{{.*}} {offset = 3 : i64, ratio = 1.000000e-01 : f64, seed = 42 : i64} : (tensor<i64>) -> tensor<8x16xf32>
+  %0 = llmc.dropout_mask %step {ratio = 0.1 : f64, seed = 42 : i64, offset = 3 : i64} : (tensor<i64>) -> tensor<8x16xf32>
+  // Without a step (a @forward before llmc-append-optimizer): step 0.
+  // CHECK: llmc.dropout_mask {offset = 0 : i64, ratio = 5.000000e-01 : f64, seed = 0 : i64} : () -> tensor<4xbf16>
+  %1 = llmc.dropout_mask {ratio = 0.5 : f64, seed = 0 : i64, offset = 0 : i64} : () -> tensor<4xbf16>
+  return %0, %1 : tensor<8x16xf32>, tensor<4xbf16>
+}
