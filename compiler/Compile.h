@@ -47,6 +47,8 @@ struct CompileReport {
   double modelFlops = 0;  // 6 (eval: 2) * params * tokens + attention
   double matmulFlops = 0; // 2 m n k batch over the plan's cuBLASLt calls
   double pipelineSeconds = 0, codegenSeconds = 0, nvrtcSeconds = 0;
+  // llmc-pad-shapes' decisions: "from -> to, +FLOPs: why (params)".
+  std::vector<std::string> padding;
 };
 
 struct CompiledModel {

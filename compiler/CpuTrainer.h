@@ -53,10 +53,11 @@ public:
   mlir::FailureOr<double>
   evalLoss(const std::map<std::string, RefTensor> &batch);
 
-  /// After a step without optimizer: the gradients by parameter name.
+  /// After a step without optimizer: the gradients by parameter name, in
+  /// the model's own shapes (a padded parameter's padding cut off).
   const std::map<std::string, RefTensor> &gradients() const { return grads_; }
 
-  /// Current parameter values by name.
+  /// Current parameter values by name, in the model's own shapes.
   std::map<std::string, RefTensor> parameters() const;
 
   int64_t parameterCount() const;
@@ -74,6 +75,13 @@ private:
   std::map<std::string, unsigned> inputArg_;
   int lrArg_ = -1;
   std::map<std::string, RefTensor> grads_;
+  // Real shapes of the parameters llmc-pad-shapes padded, by name.
+  std::map<std::string, std::vector<int64_t>> realShapes_;
+
+  /// `t` (parameter `name`'s shape in the step) in the model's shape.
+  RefTensor unpadded(const std::string &name, const RefTensor &t) const;
+  /// The step's parameters by name, as the step holds them.
+  std::map<std::string, RefTensor> stepParameters() const;
 };
 
 } // namespace llmc

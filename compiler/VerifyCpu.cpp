@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/VerifyBackend.h"
+#include "compiler/Pipeline.h"
 
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
@@ -68,10 +69,8 @@ public:
     if (lossOnly_) {
       // The loss of @forward, with the casts of the precision policy.
       mlir::PassManager pm(loaded_.context.get());
-      mlir::llmc::LowerPrecisionPassOptions lower;
-      lower.precision = precision_.precision;
-      lower.mutation = precision_.mutation;
-      pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
+      addPadShapes(pm, precision_);
+      addLowerPrecision(pm, precision_);
       if (mlir::failed(pm.run(*loaded_.module)))
         return false;
       forward_ = loaded_.module->lookupSymbol<mlir::func::FuncOp>("forward");

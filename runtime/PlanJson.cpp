@@ -113,6 +113,8 @@ json planToJson(const Plan &plan,
               {"alignment", b.alignment}};
     if (!b.init.empty())
       j["init"] = addBlob(b.init);
+    if (!b.realShape.empty())
+      j["real_shape"] = b.realShape;
     buffers.push_back(j);
   }
   json scalars = json::array();
@@ -255,6 +257,15 @@ Status readBuffer(const Reader &r, const BlobLoader &loadBlob, BufferInfo &b) {
     if (!dim.is_number_integer())
       return r.fail("'shape' must hold integers");
     b.shape.push_back(dim.get<int64_t>());
+  }
+  if (r.has("real_shape")) {
+    const json *real = nullptr;
+    LLMC_RETURN_IF_ERROR(r.array("real_shape", real));
+    for (const json &dim : *real) {
+      if (!dim.is_number_integer())
+        return r.fail("'real_shape' must hold integers");
+      b.realShape.push_back(dim.get<int64_t>());
+    }
   }
   LLMC_RETURN_IF_ERROR(r.integer("offset", b.offset));
   LLMC_RETURN_IF_ERROR(r.integer("bytes", b.bytes));
