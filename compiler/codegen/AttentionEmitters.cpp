@@ -46,6 +46,8 @@ LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
   int64_t S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);
+  if (attentionBf16Eligible(qt, kt, vt, D, Dv))
+    return emitAttentionForwardBf16(op, ctx, out, a);
   if (attentionMmaEligible(D, Dv))
     return emitAttentionForwardMma(op, ctx, out, a);
   if (B > 65535 || Hq > 65535)

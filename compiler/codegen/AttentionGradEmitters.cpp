@@ -263,11 +263,13 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
       KernelArg::operand(0), KernelArg::operand(1), KernelArg::operand(2),
       KernelArg::operand(4), KernelArg::operand(5), KernelArg::scratch(0)};
   commonArgs.insert(commonArgs.end(), maskArg.begin(), maskArg.end());
-  if (attentionMmaEligible(D, Dv)) {
-    AttentionParts a{op.getQuery(), op.getKey(), op.getValue(), op.getMask(),
-                     Value(),       Value(),     causal,        scale};
-    return appendAttentionGradMma(op, ctx, out, a, common, commonArgs);
-  }
+  AttentionParts parts{op.getQuery(), op.getKey(), op.getValue(),
+                       op.getMask(),  Value(),     Value(),
+                       causal,        scale};
+  if (attentionBf16Eligible(qt, kt, vt, D, Dv) && gt.isBF16())
+    return appendAttentionGradBf16(op, ctx, out, parts, common, commonArgs);
+  if (attentionMmaEligible(D, Dv))
+    return appendAttentionGradMma(op, ctx, out, parts, common, commonArgs);
 
   // Kernel 2: dK, dV per key tile.
   std::string kvName = ctx.name + "_kv";

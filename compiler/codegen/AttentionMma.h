@@ -77,6 +77,31 @@ appendAttentionGradMma(mlir::Operation *op, const EmitContext &ctx,
                        const std::string &common,
                        const std::vector<KernelArg> &commonArgs);
 
+/// True when q, k and v are bf16 and the head dims fit the bf16 kernels
+/// (multiples of 16, at most 128): mma.sync m16n8k16, one product per tile.
+bool attentionBf16Eligible(mlir::Type qt, mlir::Type kt, mlir::Type vt,
+                           int64_t d, int64_t dv);
+
+/// Device helpers of the bf16 kernels (AttentionBf16.cpp): the m16n8k16 mma,
+/// ldmatrix operand loads, cp.async staging. Need kThreadsPerBlock.
+extern const char *const kMmaBf16Helpers;
+
+/// kScale, kLog2e, kLn2, kScaleLog2, the static_asserts and the helpers of
+/// every bf16 attention kernel.
+void bf16AttentionConstants(KernelSource &src, double scale);
+
+/// The bf16 forward and attention_grad's `_kv`/`_q` kernels (as their f32
+/// counterparts above, on bf16 tensor cores).
+mlir::LogicalResult emitAttentionForwardBf16(mlir::Operation *op,
+                                             const EmitContext &ctx,
+                                             OpLowering &out,
+                                             const AttentionParts &a);
+mlir::LogicalResult
+appendAttentionGradBf16(mlir::Operation *op, const EmitContext &ctx,
+                        OpLowering &out, const AttentionParts &a,
+                        const std::string &common,
+                        const std::vector<KernelArg> &commonArgs);
+
 } // namespace llmc::codegen
 
 #endif // LLMC_COMPILER_CODEGEN_ATTENTIONMMA_H

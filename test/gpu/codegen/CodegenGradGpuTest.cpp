@@ -139,6 +139,28 @@ const std::vector<GradCase> &cases() {
       tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>,
       tensor<2x4x45x64xf32>, tensor<2x2x70x64xf32>, tensor<2x2x70x48xf32>, tensor<2x4x45xf32>
 })"},
+      {"AttentionGradBf16Shapes",
+       R"(func.func @forward(%q: tensor<2x4x45x64xbf16>, %k: tensor<2x4x45x64xbf16>, %v: tensor<2x4x45x64xbf16>,
+                   %do: tensor<2x4x45x64xbf16>, %kg: tensor<2x2x70x64xbf16>, %vg: tensor<2x2x70x48xbf16>,
+                   %dog: tensor<2x4x45x48xbf16>, %fm: tensor<45x70xbf16>, %bm: tensor<2x1x45x70xi1>)
+    -> (tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>,
+        tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>,
+        tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>,
+        tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>, tensor<2x4x45xf32>) {
+  %o0, %l0 = llmc.attention_lse %q, %k, %v : (tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>) -> (tensor<2x4x45x64xbf16>, tensor<2x4x45xf32>)
+  %a0, %b0, %c0 = llmc.attention_grad %q, %k, %v, %o0, %l0, %do : (tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45xf32>, tensor<2x4x45x64xbf16>) -> (tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>)
+  %o1, %l1 = llmc.attention_lse %q, %k, %v {causal} : (tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>) -> (tensor<2x4x45x64xbf16>, tensor<2x4x45xf32>)
+  %a1, %b1, %c1 = llmc.attention_grad %q, %k, %v, %o1, %l1, %do {causal} : (tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45xf32>, tensor<2x4x45x64xbf16>) -> (tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>)
+  %o2, %l2 = llmc.attention_lse %q, %kg, %vg mask %fm {causal, scale = 0.2 : f64} : (tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>, tensor<45x70xbf16>) -> (tensor<2x4x45x48xbf16>, tensor<2x4x45xf32>)
+  %a2, %b2, %c2 = llmc.attention_grad %q, %kg, %vg, %o2, %l2, %dog mask %fm {causal, scale = 0.2 : f64} : (tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>, tensor<2x4x45x48xbf16>, tensor<2x4x45xf32>, tensor<2x4x45x48xbf16>, tensor<45x70xbf16>) -> (tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>)
+  %o3, %l3 = llmc.attention_lse %q, %kg, %vg mask %bm : (tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>, tensor<2x1x45x70xi1>) -> (tensor<2x4x45x48xbf16>, tensor<2x4x45xf32>)
+  %a3, %b3, %c3 = llmc.attention_grad %q, %kg, %vg, %o3, %l3, %dog mask %bm : (tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>, tensor<2x4x45x48xbf16>, tensor<2x4x45xf32>, tensor<2x4x45x48xbf16>, tensor<2x1x45x70xi1>) -> (tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>)
+  return %a0, %b0, %c0, %a1, %b1, %c1, %a2, %b2, %c2, %a3, %b3, %c3, %l3
+    : tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>,
+      tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>, tensor<2x4x45x64xbf16>,
+      tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>,
+      tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>, tensor<2x4x45xf32>
+})"},
       {"AttentionGradBf16",
        R"(func.func @forward(%q: tensor<1x2x100x128xbf16>, %k: tensor<1x2x100x128xbf16>, %v: tensor<1x2x100x128xbf16>, %do: tensor<1x2x100x128xbf16>)
     -> (tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>) {
@@ -264,6 +286,46 @@ TEST(CodegenGradGpt2, AttentionGrad) {
               "attention_grad %.3f ms\n",
               forward, both, both - forward);
   printStepTimes("attention [2, 12, 1024, 64]", kAttentionGpt2);
+}
+
+/// The attention of GPT-2 124M's training step in bf16 (one layer): B 2 for
+/// the reference check, B 16 (the benchmark's batch) for the timing.
+std::string attentionGpt2Bf16(int batch, bool backward) {
+  std::string t = "tensor<" + std::to_string(batch) + "x12x1024x64xbf16>";
+  std::string l = "tensor<" + std::to_string(batch) + "x12x1024xf32>";
+  std::string fwd = "  %o, %l = llmc.attention_lse %q, %k, %v {causal} : (" +
+                    t + ", " + t + ", " + t + ") -> (" + t + ", " + l + ")\n";
+  if (!backward)
+    return "func.func @forward(%q: " + t + ", %k: " + t + ", %v: " + t +
+           ") -> (" + t + ", " + l + ") {\n" + fwd + "  return %o, %l : " + t +
+           ", " + l + "\n}";
+  return "func.func @forward(%q: " + t + ", %k: " + t + ", %v: " + t +
+         ", %do: " + t + ") -> (" + t + ", " + t + ", " + t + ") {\n" + fwd +
+         "  %a, %b, %c = llmc.attention_grad %q, %k, %v, %o, %l, %do {causal} "
+         ": (" + t + ", " + t + ", " + t + ", " + t + ", " + l + ", " + t +
+         ") -> (" + t + ", " + t + ", " + t + ")\n  return %a, %b, %c : " + t +
+         ", " + t + ", " + t + "\n}";
+}
+
+TEST(CodegenGradGpt2, AttentionGradBf16) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(attentionGpt2Bf16(2, true).c_str());
+}
+
+TEST(CodegenGradGpt2, AttentionGradBf16Timing) {
+  LLMC_REQUIRE_GPU();
+  const std::string both = attentionGpt2Bf16(16, true);
+  const std::string forward = attentionGpt2Bf16(16, false);
+  double fwdMs = bestReplayMs(forward.c_str());
+  double bothMs = bestReplayMs(both.c_str());
+  // Causal: half of 4 B H T^2 D multiply-adds forward, 2.5x that backward
+  // (FlashAttention's convention for reporting TFLOP/s).
+  const double fwdFlops = 4.0 * 16 * 12 * 1024.0 * 1024.0 * 64 / 2;
+  std::printf("[ timing   ] attention [16, 12, 1024, 64] causal bf16: forward "
+              "%.3f ms (%.0f TFLOP/s), attention_grad %.3f ms (%.0f TFLOP/s)\n",
+              fwdMs, fwdFlops / fwdMs * 1e-9, bothMs - fwdMs,
+              2.5 * fwdFlops / (bothMs - fwdMs) * 1e-9);
+  printStepTimes("attention bf16 [16, 12, 1024, 64]", both.c_str());
 }
 
 const char *kGatherGradGpt2 = R"(func.func @forward(%g: tensor<16x1024x768xf32>,

@@ -7,7 +7,7 @@
 
 // CHECK-LABEL: // ===== attention_0.cu =====
 // CHECK:       // attention_0: llmc.attention "/h.0/attn/sdpa"
-// CHECK-NEXT:  //   (bf16[8, 32, 1024, 64], bf16[8, 8, 1024, 64], bf16[8, 8, 1024, 64]) -> bf16[8, 32, 1024, 64]
+// CHECK-NEXT:  //   (f32[8, 32, 1024, 64], f32[8, 8, 1024, 64], f32[8, 8, 1024, 64]) -> f32[8, 32, 1024, 64]
 // CHECK:       //   flash forward on tensor cores (3xTF32 mma.sync m16n8k8)
 // CHECK:       //   writes the row log-sum-exp (f32 [B, Hq, T]) for the backward
 // CHECK:       constexpr index_t kHq = 32;  // query heads
@@ -18,7 +18,7 @@
 // CHECK:       hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 // CHECK:       mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // CHECK:       extern "C" __global__ void __launch_bounds__(256)
-// CHECK-NEXT:  attention_0(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+// CHECK-NEXT:  attention_0(const float *__restrict__ q, const float *__restrict__ k, const float *__restrict__ v, float *__restrict__ out, float *__restrict__ lse)
 // CHECK:       extern __shared__ float smem[];
 // CHECK:       // Causal: key s is visible to row t when s <= t + S - T.
 // CHECK:       mmaTile<kBc / 8, kD, true>(s, Qs + warp * 16 * kLdQ, kLdQ, Ks, kLdK);
@@ -28,10 +28,53 @@
 // NVRTC:       buffer attention_0.lse scratch f32[8, 32, 1024]
 // NVRTC:       step 0 launch attention_0 grid [8, 32, 8] block [256, 1, 1] smem 104448 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
 // NVRTC:       compiled 1 kernels for sm_90
+func.func @forward(%q: tensor<8x32x1024x64xf32>, %k: tensor<8x8x1024x64xf32>, %v: tensor<8x8x1024x64xf32>)
+    -> tensor<8x32x1024x64xf32> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<8x32x1024x64xf32>, tensor<8x8x1024x64xf32>, tensor<8x8x1024x64xf32>) -> tensor<8x32x1024x64xf32> loc("/h.0/attn/sdpa")
+  return %0 : tensor<8x32x1024x64xf32>
+}
+
+// -----
+// bf16 q, k, v with head dims that are multiples of 16 take the bf16
+// tensor-core kernel: ldmatrix operands, cp.async double-buffered key tiles,
+// 4 warps, softmax in the log2 domain; fully visible tiles skip the
+// per-element tests.
+// CHECK-LABEL: // ===== attention_0.cu =====
+// CHECK:       //   flash forward on tensor cores (bf16 mma.sync m16n8k16, f32 accumulate): 4 warps x 16 query rows per block
+// CHECK:       constexpr float kScaleLog2 = 0.180336878f;  // kScale * log2(e): scores in the log2 domain
+// CHECK:       mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK:       ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK:       cp.async.cg.shared.global
+// CHECK:       extern "C" __global__ void __launch_bounds__(128)
+// CHECK-NEXT:  attention_0(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ out, float *__restrict__ lse)
+// CHECK:       if (warpRow0 >= kT || s0 > warpRow0 + 15 + kS - kT) {
+// CHECK:       mmaXYt<kBc / 8, kD>(s, Qs, kLdQ, warp * 16, Ks, kLdK);
+// CHECK:       if (!false && warpRow0 + 16 <= kT && s0 + kBc <= kS && s0 + kBc - 1 <= warpRow0 + kS - kT) {
+// CHECK:       if (row < kT && col < kS && col <= row + kS - kT) {
+// CHECK:       mmaCZ<kDv / 8, kBc / 8>(o, s, Vs, kLdV);
+// CHECK:       lse[at] = l[r] > 0.0f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
+// NVRTC:       step 0 launch attention_0 grid [16, 32, 8] block [128, 1, 1] smem 46080 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
+// NVRTC:       compiled 1 kernels for sm_90
 func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, %v: tensor<8x8x1024x64xbf16>)
     -> tensor<8x32x1024x64xbf16> {
-  %0 = llmc.attention %q, %k, %v {causal} : (tensor<8x32x1024x64xbf16>, tensor<8x8x1024x64xbf16>, tensor<8x8x1024x64xbf16>) -> tensor<8x32x1024x64xbf16> loc("/h.0/attn/sdpa")
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<8x32x1024x64xbf16>, tensor<8x8x1024x64xbf16>, tensor<8x8x1024x64xbf16>) -> tensor<8x32x1024x64xbf16>
   return %0 : tensor<8x32x1024x64xbf16>
+}
+
+// -----
+
+// A bf16 mask goes into the bf16 kernel's per-element path (scaled into the
+// log2 domain after it is added); a mask disables the fully-visible path.
+// CHECK-LABEL: // ===== attention_0.cu =====
+// CHECK:       //   flash forward on tensor cores (bf16 mma.sync m16n8k16
+// CHECK:       if (!true && warpRow0 + 16 <= kT && s0 + kBc <= kS) {
+// CHECK:       x += __bfloat162float(mask[b * kMaskB + h * kMaskH + (row) * kMaskT + (col) * kMaskS]);
+// CHECK-NEXT:  x *= kLog2e;
+// NVRTC: compiled 1 kernels for sm_90
+func.func @forward(%q: tensor<2x4x45x64xbf16>, %k: tensor<2x2x70x64xbf16>, %v: tensor<2x2x70x48xbf16>,
+                   %fm: tensor<45x70xbf16>) -> tensor<2x4x45x48xbf16> {
+  %0 = llmc.attention %q, %k, %v mask %fm : (tensor<2x4x45x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x48xbf16>, tensor<45x70xbf16>) -> tensor<2x4x45x48xbf16>
+  return %0 : tensor<2x4x45x48xbf16>
 }
 
 // -----

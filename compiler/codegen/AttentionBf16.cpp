@@ -1,0 +1,418 @@
+//===- AttentionBf16.cpp - bf16 tensor-core attention forward -------------===//
+//
+// The forward for bf16 q, k, v, FlashAttention-2's loop on mma.sync
+// m16n8k16 bf16 tiles with f32 accumulation (one product per tile, where
+// the f32 kernels of AttentionMma.cpp need three TF32 ones):
+//
+//   grid (ceil(T / kBr), Hq, B), 4 or 8 warps, a warp owns 16 query rows.
+//   Q, K and V tiles live in shared memory as bf16 (rows padded by 8
+//   elements: ldmatrix's eight 16-byte rows then hit all 32 banks once);
+//   K/V tiles are double-buffered with cp.async, so the next tile's loads
+//   run under this tile's math. Operands reach registers by ldmatrix (K as
+//   it lies for S = Q K^T; V transposed on the fly for O += P V). S's
+//   accumulator fragments become P's A fragments by packing pairs to bf16:
+//   the m16n8k16 C layout of two adjacent n-tiles is the A layout of one
+//   k-step, no shuffles.
+//
+// Softmax runs in the log2 domain (exp2f of a pre-scaled score, one FFMA);
+// lse is written in natural log for the backward. As the f32 kernel and the
+// reference evaluator do, P is rounded to bf16 for P V but the row sum adds
+// the unrounded P (docs/precision.md). Tiles entirely visible to a warp
+// (below the causal diagonal, inside S, no mask) skip the per-element tests.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/AttentionMma.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+using namespace mlir;
+
+namespace llmc::codegen {
+
+bool attentionBf16Eligible(Type qt, Type kt, Type vt, int64_t d, int64_t dv) {
+  return qt.isBF16() && kt.isBF16() && vt.isBF16() && d % 16 == 0 &&
+         dv % 16 == 0 && d <= 128 && dv <= 128;
+}
+
+const char *const kMmaBf16Helpers = R"(#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+typedef __nv_bfloat16 bf16_t;
+// D += A B on one m16n8k16 tile. Fragments (PTX ISA, .bf16): lane 4g + t
+// holds A (g, 2t..2t+1), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..);
+// B (k 2t..2t+1, n g), (k 2t + 8.., n g); C (g, 2t..2t+1), (g + 8, 2t..).
+__device__ __forceinline__ void mmaBf16(float (&d)[4], const unsigned (&a)[4],
+                                        unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned smemAddr(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// Four 8 x 8 b16 matrices; lane l gives the address of row l % 8 of
+// matrix l / 8 and receives (row l / 4, columns 2 (l % 4)..+1) of each
+// (.trans: of each matrix's transpose).
+__device__ __forceinline__ void ldsm4(unsigned (&r)[4], const bf16_t *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smemAddr(p)));
+}
+__device__ __forceinline__ void ldsm4t(unsigned (&r)[4], const bf16_t *p) {
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+      : "r"(smemAddr(p)));
+}
+// The A fragment of rows r0..r0+15, columns k0..k0+15 of row-major X.
+__device__ __forceinline__ void loadA(unsigned (&a)[4], const bf16_t *X,
+                                     int ld, int r0, int k0) {
+  const int l = threadIdx.x % 32, m = l / 8;
+  ldsm4(a, X + (r0 + (m & 1) * 8 + l % 8) * ld + k0 + (m >> 1) * 8);
+}
+// B fragments of n-tiles n0 and n0 + 8 at k-step k0, {b0, b1, b0', b1'}:
+// loadBn when B(k, n) = Y[n][k] (K for Q K^T), loadBk when B(k, n) = Z[k][n]
+// (V for P V), transposed by ldmatrix.
+__device__ __forceinline__ void loadBn(unsigned (&b)[4], const bf16_t *Y,
+                                      int ld, int n0, int k0) {
+  const int l = threadIdx.x % 32, m = l / 8;
+  ldsm4(b, Y + (n0 + (m >> 1) * 8 + l % 8) * ld + k0 + (m & 1) * 8);
+}
+__device__ __forceinline__ void loadBk(unsigned (&b)[4], const bf16_t *Z,
+                                      int ld, int k0, int n0) {
+  const int l = threadIdx.x % 32, m = l / 8;
+  ldsm4t(b, Z + (k0 + (m & 1) * 8 + l % 8) * ld + n0 + (m >> 1) * 8);
+}
+// acc (16 x 8NT) += A (16 x K, rows r0.. of X) B (B(k, n) = Y[n][k]).
+template <int NT, int K>
+__device__ __forceinline__ void mmaXYt(float (&acc)[NT][4], const bf16_t *X,
+                                       int ldx, int r0, const bf16_t *Y,
+                                       int ldy) {
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    unsigned a[4];
+    loadA(a, X, ldx, r0, k0);
+#pragma unroll
+    for (int j = 0; j < NT; j += 2) {
+      unsigned b[4];
+      loadBn(b, Y, ldy, j * 8, k0);
+      mmaBf16(acc[j], a, b[0], b[1]);
+      mmaBf16(acc[j + 1], a, b[2], b[3]);
+    }
+  }
+}
+__device__ __forceinline__ unsigned packBf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const unsigned *>(&v);
+}
+// acc (16 x 8NT) += C Z, C a 16 x 8KT f32 tile in C fragments (rounded to
+// bf16 here), B(k, n) = Z[k][n].
+template <int NT, int KT>
+__device__ __forceinline__ void mmaCZ(float (&acc)[NT][4],
+                                      const float (&c)[KT][4], const bf16_t *Z,
+                                      int ldz) {
+#pragma unroll
+  for (int kk = 0; kk < KT / 2; ++kk) {
+    const unsigned a[4] = {packBf16(c[2 * kk][0], c[2 * kk][1]),
+                           packBf16(c[2 * kk][2], c[2 * kk][3]),
+                           packBf16(c[2 * kk + 1][0], c[2 * kk + 1][1]),
+                           packBf16(c[2 * kk + 1][2], c[2 * kk + 1][3])};
+#pragma unroll
+    for (int j = 0; j < NT; j += 2) {
+      unsigned b[4];
+      loadBk(b, Z, ldz, kk * 16, j * 8);
+      mmaBf16(acc[j], a, b[0], b[1]);
+      mmaBf16(acc[j + 1], a, b[2], b[3]);
+    }
+  }
+}
+// 16 bytes global -> shared without a register round trip; `valid` false
+// zero-fills (src-size 0 reads nothing).
+__device__ __forceinline__ void cpAsync16(void *dst, const void *src,
+                                          bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(
+                   smemAddr(dst)),
+               "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cpAsyncCommit() {
+  asm volatile("cp.async.commit_group;");
+}
+template <int N> __device__ __forceinline__ void cpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
+// Rows 0..ROWS-1 of a row-major [*, COLS] bf16 tensor at src into shared
+// dst (row stride ld); rows at or past `valid` are zero.
+template <int ROWS, int COLS>
+__device__ __forceinline__ void stageAsync(bf16_t *dst, int ld,
+                                           const bf16_t *src, index_t valid) {
+  constexpr int kChunks = ROWS * COLS / 8, kPerRow = COLS / 8;
+  // A trip count known at compile time: the loop unrolls without the
+  // remainder branches a thread-strided loop compiles to.
+  constexpr int kIters = (kChunks + kThreadsPerBlock - 1) / kThreadsPerBlock;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int i = threadIdx.x + it * kThreadsPerBlock;
+    if (kChunks % kThreadsPerBlock != 0 && i >= kChunks)
+      break;
+    const int r = i / kPerRow, c = (i % kPerRow) * 8;
+    const bool in = r < valid;
+    cpAsync16(dst + r * ld + c, src + (in ? (index_t)r * COLS + c : 0), in);
+  }
+}
+#else
+#error "the bf16 attention kernels need sm_80 or newer"
+#endif)";
+
+namespace {
+
+// 4 warps (64 query rows) and key tiles of 64: measured on an H100 at
+// GPT-2's [16, 12, 1024, 64] causal, 0.245 ms against 0.264 (8 warps),
+// 0.253 (8 warps, tiles of 32), 0.336-0.359 (tiles of 128).
+constexpr unsigned kWarps = 4;
+constexpr int64_t kKeyTile = 64;
+
+std::string replaceAll(std::string text, const std::string &from,
+                       const std::string &to) {
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos;
+       at += to.size())
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// @NAME@ @PARAMS@ @WARPS@ @KVEND@ @VISIBLE@ @MASK@ @FULL@ @STORE0@ @STORE1@
+const char *const kForward = R"(extern "C" __global__ void __launch_bounds__(@THREADS@)
+@NAME@(@PARAMS@) {
+  extern __shared__ __align__(16) unsigned char smemRaw[];
+  bf16_t *Qs = reinterpret_cast<bf16_t *>(smemRaw); // [kBr][kLdQ]
+  bf16_t *KVs = Qs + kBr * kLdQ; // 2 x ([kBc][kLdK] K, [kBc][kLdV] V)
+  constexpr int kStage = kBc * kLdK + kBc * kLdV;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const index_t b = blockIdx.z, h = blockIdx.y;
+  // The longest rows (last, under causal) start first.
+  const index_t q0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;
+  const index_t kvh = h / kGroup;
+  const bf16_t *qp = reinterpret_cast<const bf16_t *>(q) + (b * kHq + h) * kT * kD;
+  const bf16_t *kp = reinterpret_cast<const bf16_t *>(k) + (b * kHkv + kvh) * kS * kD;
+  const bf16_t *vp = reinterpret_cast<const bf16_t *>(v) + (b * kHkv + kvh) * kS * kDv;
+@KVEND@  stageAsync<kBr, kD>(Qs, kLdQ, qp + q0 * kD, kT - q0);
+  if (kvEnd > 0) {
+    stageAsync<kBc, kD>(KVs, kLdK, kp, kS);
+    stageAsync<kBc, kDv>(KVs + kBc * kLdK, kLdV, vp, kS);
+  }
+  cpAsyncCommit();
+  float o[kDv / 8][4] = {};
+  // Rows g and g + 8 of the warp's 16, log2 domain: running max, per-lane sum.
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  const index_t warpRow0 = q0 + warp * 16, rowBase = warpRow0 + g;
+  int buf = 0;
+  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc, buf ^= 1) {
+    if (s0 + kBc < kvEnd) {
+      bf16_t *next = KVs + (buf ^ 1) * kStage;
+      stageAsync<kBc, kD>(next, kLdK, kp + (s0 + kBc) * kD, kS - s0 - kBc);
+      stageAsync<kBc, kDv>(next + kBc * kLdK, kLdV, vp + (s0 + kBc) * kDv,
+                           kS - s0 - kBc);
+      cpAsyncCommit();
+      cpAsyncWait<1>();
+    } else {
+      cpAsyncWait<0>();
+    }
+    __syncthreads();
+    const bf16_t *Ks = KVs + buf * kStage, *Vs = Ks + kBc * kLdK;
+    // A warp whose rows see none of this tile skips it.
+    if (@SKIP@) {
+      __syncthreads();
+      continue;
+    }
+    float s[kBc / 8][4] = {};
+    mmaXYt<kBc / 8, kD>(s, Qs, kLdQ, warp * 16, Ks, kLdK);
+    float mx[2] = {-INFINITY, -INFINITY};
+    // Two loops, not a test per element: a per-element `full ? :` was
+    // if-converted into per-element predicates and branches.
+    if (@FULL@) {
+#pragma unroll
+      for (int j = 0; j < kBc / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[j][e] *= kScaleLog2;
+          mx[e / 2] = fmaxf(mx[e / 2], s[j][e]);
+        }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kBc / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const index_t row = rowBase + (e / 2) * 8;
+          const index_t col = s0 + j * 8 + 2 * t + (e % 2);
+          float x = -INFINITY;
+          if (@VISIBLE@) {
+            x = s[j][e] * kScale;
+@MASK@            x *= kLog2e;
+          }
+          s[j][e] = x;
+          mx[e / 2] = fmaxf(mx[e / 2], x);
+        }
+    }
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      const float mNew = fmaxf(m[r], mx[r]);
+      // Nothing visible yet: keep the (zero) state as it is.
+      alpha[r] = mNew == -INFINITY ? 1.0f : exp2f(m[r] - mNew);
+      m[r] = mNew;
+      l[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int j = 0; j < kBc / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = e / 2;
+        const float p = m[r] == -INFINITY ? 0.0f : exp2f(s[j][e] - m[r]);
+        l[r] += p;
+        s[j][e] = p;
+      }
+#pragma unroll
+    for (int j = 0; j < kDv / 8; ++j) {
+      o[j][0] *= alpha[0];
+      o[j][1] *= alpha[0];
+      o[j][2] *= alpha[1];
+      o[j][3] *= alpha[1];
+    }
+    mmaCZ<kDv / 8, kBc / 8>(o, s, Vs, kLdV);
+    __syncthreads(); // the buffer is consumed before it is refilled
+  }
+  // A row that saw no key: output 0 and lse -inf.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    const index_t row = rowBase + 8 * r;
+    if (row >= kT)
+      continue;
+    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+    const index_t at = (b * kHq + h) * kT + row;
+#pragma unroll
+    for (int j = 0; j < kDv / 8; ++j) {
+      out[at * kDv + j * 8 + 2 * t] = @STORE0@;
+      out[at * kDv + j * 8 + 2 * t + 1] = @STORE1@;
+    }
+    if (t == 0)
+      lse[at] = l[r] > 0.0f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
+  }
+}
+)";
+
+} // namespace
+
+void bf16AttentionConstants(KernelSource &src, double scale) {
+  src.floatConstant("kScale", scale, "applied to q.k");
+  src.floatConstant("kLog2e", 1.4426950408889634, "log2(e)");
+  src.floatConstant("kLn2", 0.6931471805599453, "ln(2)");
+  src.floatConstant("kScaleLog2", scale * 1.4426950408889634,
+                    "kScale * log2(e): scores in the log2 domain");
+  src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
+  src.staticAssert("kD % 16 == 0 && kDv % 16 == 0", "whole m16n8k16 tiles");
+  src.helper(kMmaBf16Helpers);
+}
+
+LogicalResult emitAttentionForwardBf16(Operation *op, const EmitContext &ctx,
+                                       OpLowering &out,
+                                       const AttentionParts &a) {
+  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
+  int64_t S = k[2], Dv = v[3];
+  Type rt = elementTypeOf(a.result);
+  if (B > 65535 || Hq > 65535)
+    return op->emitError("codegen: attention with batch ")
+           << B << " and " << Hq
+           << " heads exceeds the grid (at most 65535 each)";
+  // At most 2 * (64 * 136 + 2 * 64 * 272) = 87 KiB for head dims of 128.
+  auto sharedFor = [&](int64_t rows) {
+    return static_cast<unsigned>(
+        2 * (rows * (D + 8) + 2 * kKeyTile * (D + 8 + Dv + 8)));
+  };
+  const int64_t kRowTile = 16 * kWarps;
+  KernelSource src(op, ctx.name);
+  src.use(elementTypeOf(a.query));
+  src.scheme("flash forward on tensor cores (bf16 mma.sync m16n8k16, f32 "
+             "accumulate): " +
+             std::to_string(kWarps) +
+             " warps x 16 query rows per block, keys in tiles of 64 "
+             "double-buffered by cp.async, online softmax in the log2 "
+             "domain; never materializes [T, S]");
+  src.scheme("writes the row log-sum-exp (f32 [B, Hq, T], natural log) for "
+             "the backward; P rounded to bf16 for P V, the row sum from the "
+             "unrounded P (docs/precision.md)");
+  attentionShapeConstants(src, q, k, Dv);
+  src.constant("kBr", kRowTile, "query rows per block (16 per warp)");
+  src.constant("kBc", kKeyTile, "keys per tile");
+  src.constant("kThreadsPerBlock", kWarps * 32, "16 query rows per warp");
+  src.constant("kLdQ", D + 8, "shared row strides (bank-conflict padding)");
+  src.constant("kLdK", D + 8);
+  src.constant("kLdV", Dv + 8);
+  bf16AttentionConstants(src, a.scale);
+
+  Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
+       vt = elementTypeOf(a.value);
+  std::string params =
+      inParam(qt, "q") + ", " + inParam(kt, "k") + ", " + inParam(vt, "v");
+  std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1),
+                                 KernelArg::operand(2)};
+  std::string mask;
+  if (a.mask) {
+    maskConstants(src, a.mask, {B, Hq, T, S});
+    params += ", " + inParam(elementTypeOf(a.mask), "mask");
+    args.push_back(KernelArg::operand(3));
+    mask = maskStatements(elementTypeOf(a.mask), "row", "col", "x",
+                          "            ");
+  }
+  params += ", " + outParam(rt, "out") + ", float *__restrict__ lse";
+  args.push_back(KernelArg::result(0));
+  args.push_back(a.lse ? KernelArg::result(1) : KernelArg::scratch(0));
+  if (!a.lse)
+    out.scratch.push_back({"lse", DType::F32, {B, Hq, T}});
+
+  std::string kvEnd =
+      a.causal ? "  // Causal: key s is visible to row t when s <= t + S - T.\n"
+                 "  const index_t lastRow = min(q0 + kBr, kT) - 1;\n"
+                 "  const index_t kvEnd = max((index_t)0, min(kS, lastRow + "
+                 "kS - kT + 1));\n"
+               : "  const index_t kvEnd = kS;\n";
+  std::string visible = a.causal ? "row < kT && col < kS && col <= row + kS - kT"
+                                 : "row < kT && col < kS";
+  // Whole tile visible to all 16 rows of the warp.
+  std::string full = "!" + std::string(a.mask ? "true" : "false") +
+                     " && warpRow0 + 16 <= kT && s0 + kBc <= kS";
+  if (a.causal)
+    full += " && s0 + kBc - 1 <= warpRow0 + kS - kT";
+  std::string skip = a.causal ? "warpRow0 >= kT || s0 > warpRow0 + 15 + kS - kT"
+                              : "warpRow0 >= kT";
+  std::string text = kForward;
+  text = replaceAll(text, "@THREADS@", std::to_string(kWarps * 32));
+  text = replaceAll(text, "@NAME@", ctx.name);
+  text = replaceAll(text, "@PARAMS@", params);
+  text = replaceAll(text, "@KVEND@", kvEnd);
+  text = replaceAll(text, "@SKIP@", skip);
+  text = replaceAll(text, "@FULL@", full);
+  text = replaceAll(text, "@VISIBLE@", visible);
+  text = replaceAll(text, "@MASK@", mask);
+  text = replaceAll(text, "@STORE0@", storeAs(rt, "o[j][2 * r] * inv"));
+  text = replaceAll(text, "@STORE1@", storeAs(rt, "o[j][2 * r + 1] * inv"));
+  src.kernel(text);
+
+  EmittedKernel kern;
+  kern.name = ctx.name;
+  kern.source = src.str();
+  kern.grid = {static_cast<unsigned>((T + kRowTile - 1) / kRowTile),
+               static_cast<unsigned>(Hq), static_cast<unsigned>(B)};
+  kern.block = {kWarps * 32, 1, 1};
+  kern.sharedBytes = sharedFor(kRowTile);
+  kern.args = std::move(args);
+  out.kind = OpLowering::Kind::Kernels;
+  out.kernels.push_back(std::move(kern));
+  return success();
+}
+
+} // namespace llmc::codegen
