@@ -211,6 +211,16 @@ RefTensor CpuTrainer::unpadded(const std::string &name,
   return real;
 }
 
+std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+CpuTrainer::paddedShapes() const {
+  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+      out;
+  std::map<std::string, RefTensor> params = stepParameters();
+  for (auto &[name, real] : realShapes_)
+    out[name] = {real, params.at(name).shape};
+  return out;
+}
+
 int64_t CpuTrainer::parameterCount() const {
   int64_t n = 0;
   for (unsigned i = 0; i < func_.getNumArguments(); ++i)

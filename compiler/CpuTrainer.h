@@ -62,6 +62,10 @@ public:
 
   int64_t parameterCount() const;
 
+  /// The parameters llmc-pad-shapes padded: name -> (real, padded shape).
+  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+  paddedShapes() const;
+
   /// The vocabulary token ids and targets must stay below (0: no
   /// cross-entropy loss, nothing to check).
   int64_t vocabulary() const;

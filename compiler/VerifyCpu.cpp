@@ -34,6 +34,12 @@ OptimizerConfig referenceAdamW() {
   return opt;
 }
 
+std::string paddingLine(const std::string &name,
+                        const std::vector<int64_t> &real,
+                        const std::vector<int64_t> &padded) {
+  return name + " " + shapeString(real) + " -> " + shapeString(padded);
+}
+
 double l2Norm(const RefTensor &t) {
   double sum = 0;
   for (int64_t i = 0; i < t.numElements(); ++i)
@@ -93,6 +99,14 @@ public:
   }
 
   const std::vector<StepInput> &inputs() const override { return inputs_; }
+
+  std::vector<std::string> paddedParameters() const override {
+    std::vector<std::string> lines;
+    if (trainer_)
+      for (auto &[name, shapes] : trainer_->paddedShapes())
+        lines.push_back(paddingLine(name, shapes.first, shapes.second));
+    return lines;
+  }
 
   mlir::FailureOr<double>
   lossAndGradNorms(const VerifyBatch &batch,
