@@ -296,10 +296,6 @@ std::string formatReport(const CompileReport &r) {
        static_cast<unsigned long long>(r.arenaBytes),
        bytesText(r.persistentBytes).c_str(),
        bytesText(r.unplannedBytes).c_str());
-  if (r.padding.empty())
-    s += "padding         none (every dim aligned, or --no-pad)\n";
-  for (const std::string &p : r.padding)
-    s += "padding         " + p + "\n";
   line("parameters      %lld\n", static_cast<long long>(r.params));
   line("tokens/step     %lld\n", static_cast<long long>(r.tokens));
   line("FLOPs/step      %.4g (%d * params * tokens + attention; cuBLASLt "
@@ -314,6 +310,10 @@ std::string formatReport(const CompileReport &r) {
        "%.2f s)\n",
        r.pipelineSeconds + r.codegenSeconds + r.nvrtcSeconds, r.pipelineSeconds,
        r.codegenSeconds, r.nvrtcSeconds);
+  // llmc-pad-shapes' decisions, when it padded a dim or left an unaligned
+  // one (docs/padding.md).
+  for (const std::string &p : r.padding)
+    s += "padding         " + p + "\n";
   return s;
 }
 

@@ -320,3 +320,11 @@ func.func @cross_entropy_float_targets(%l: tensor<16x512xf32>, %t: tensor<16xf32
   %0 = llmc.cross_entropy mean %l, %t : (tensor<16x512xf32>, tensor<16xf32>) -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @cross_entropy_classes_past_logits(%l: tensor<4x8xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'llmc.cross_entropy' op classes 9 must be in [1, 8] (the logits' last dim)}}
+  %0 = llmc.cross_entropy mean %l, %t {classes = 9 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
