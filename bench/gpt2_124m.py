@@ -13,10 +13,13 @@ the binary named by $LLMC):
       [--modes eager-fp32,eager-bf16,compile-bf16,compile-bf16-v50304,llmc-fp32,llmc-bf16]
       [--out DIR]
 
-A mode is ENGINE-PRECISION[-vVOCAB]: engine eager, compile or llmc; precision
-fp32 or bf16 (PyTorch: autocast; llmc: `llmc compile --precision`); the
-vocabulary 50257 (the HF model) unless a -v suffix pads it, as a user who
-knows the trick does by hand (50304 = 393 x 128). PyTorch bf16 modes run with
+A mode is ENGINE-PRECISION[-vVOCAB][-nopad]: engine eager, compile or llmc;
+precision fp32 or bf16 (PyTorch: autocast; llmc: `llmc compile --precision`);
+the vocabulary 50257 (the HF model) unless a -v suffix pads it, as a user who
+knows the trick does by hand (50304 = 393 x 128). llmc pads 50257 to 50304 by
+itself (docs/padding.md); `-nopad` (llmc only) compiles with `--no-pad`, so
+llmc-bf16, llmc-bf16-nopad and llmc-bf16-v50304 compare the automatic
+padding with none and with the hand-padded export. PyTorch bf16 modes run with
 TF32 on (`set_float32_matmul_precision("high")`, what such a user sets); fp32
 modes with TF32 off, so that fp32 means fp32.
 
@@ -46,7 +49,12 @@ BASELINES = {"H200": 500e3, "H100": 465e3}
 
 
 def parse_mode(mode):
-    """'compile-bf16-v50304' -> ('compile', 'bf16', 50304)."""
+    """'compile-bf16-v50304' -> ('compile', 'bf16', 50304); a trailing
+    '-nopad' (llmc only) is not part of the triple (see no_pad)."""
+    if mode.endswith("-nopad"):
+        if not mode.startswith("llmc"):
+            raise ValueError(f"mode {mode!r}: -nopad is an llmc mode")
+        mode = mode[:-len("-nopad")]
     parts = mode.split("-")
     vocab = 50257
     if len(parts) == 3 and parts[2].startswith("v"):
@@ -56,6 +64,11 @@ def parse_mode(mode):
     if parts[0] not in ("eager", "compile", "llmc") or parts[1] not in ("fp32", "bf16"):
         raise ValueError(f"mode {mode!r}: engine eager|compile|llmc, precision fp32|bf16")
     return parts[0], parts[1], vocab
+
+
+def no_pad(mode):
+    """llmc-bf16-nopad: `llmc compile --no-pad` (no nice-number padding)."""
+    return mode.endswith("-nopad")
 
 
 def make_model(vocab):
@@ -157,11 +170,14 @@ def run_llmc(mode, args, out):
         with open(data, "wb") as f:
             f.write(header.tobytes())
             f.write(toks.tobytes())
-    bundle = os.path.join(out, f"gpt2_124m{suffix}_{precision}.llmc")
+    nopad = "_nopad" if no_pad(mode) else ""
+    bundle = os.path.join(out, f"gpt2_124m{suffix}_{precision}{nopad}.llmc")
     llmc = os.path.abspath(os.environ.get("LLMC", "build/bin/llmc"))
     compile_cmd = [llmc, "compile", onnx_path, "-o", bundle]
     if precision != "fp32":
         compile_cmd += ["--precision", precision]
+    if nopad:
+        compile_cmd.append("--no-pad")
     t0 = time.time()
     r = subprocess.run(compile_cmd,
                        capture_output=True, text=True, timeout=args.timeout)
@@ -251,6 +267,14 @@ def main():
             for other in base:
                 if not other.startswith("llmc"):
                     print(f"{r['mode']} / {other}: {r['tok_s'] / base[other]['tok_s']:.2f}x tok/s")
+    # Automatic padding against none and against the hand-padded export
+    # (issue 13: llmc-bf16 >= 0.98x llmc-bf16-v50304).
+    for r in rows:
+        if r["mode"].startswith("llmc") and "-v" not in r["mode"] and \
+                not no_pad(r["mode"]) and "tok_s" in r:
+            for other in (r["mode"] + "-nopad", r["mode"] + "-v50304"):
+                if other in base:
+                    print(f"{r['mode']} / {other}: {r['tok_s'] / base[other]['tok_s']:.3f}x tok/s")
     yard = base.get("compile-bf16-v50304")
     kind = next((k for k in BASELINES if k in torch.cuda.get_device_name()), None)
     if yard and kind and args.batch == 16:

@@ -47,6 +47,10 @@ int64_t elements(Type t) {
 void countModel(func::FuncOp train, CompileReport &report) {
   for (unsigned i = 0; i < train.getNumArguments(); ++i) {
     Type t = train.getArgument(i).getType();
+    // The model's parameters, not the padding (llmc.real_shape).
+    if (auto real =
+            train.getArgAttrOfType<DenseI64ArrayAttr>(i, "llmc.real_shape"))
+      t = cast<RankedTensorType>(t).clone(real.asArrayRef());
     if (train.getArgAttr(i, "llmc.param"))
       report.params += elements(t);
     auto type = dyn_cast<RankedTensorType>(t);
@@ -177,6 +181,35 @@ std::string bytesText(uint64_t bytes) {
   return buf;
 }
 
+/// One line per dim llmc-pad-shapes padded or left alone for a reason
+/// (the module's llmc.padding).
+std::vector<std::string> paddingLines(ModuleOp module) {
+  std::vector<std::string> lines;
+  auto decisions = module->getAttrOfType<ArrayAttr>("llmc.padding");
+  if (!decisions)
+    return lines;
+  for (Attribute a : decisions) {
+    auto d = cast<DictionaryAttr>(a);
+    auto from = d.getAs<IntegerAttr>("from"), to = d.getAs<IntegerAttr>("to");
+    auto flops = d.getAs<IntegerAttr>("extra_flops");
+    auto why = d.getAs<StringAttr>("why");
+    auto params = d.getAs<ArrayAttr>("params");
+    if (!from || !to || !flops || !why || !params)
+      continue;
+    std::string names;
+    for (Attribute p : params)
+      names += (names.empty() ? "" : ", ") +
+               cast<StringAttr>(p).getValue().str();
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%lld -> %lld, +%.3g FLOPs/step: ",
+                  static_cast<long long>(from.getInt()),
+                  static_cast<long long>(to.getInt()),
+                  static_cast<double>(flops.getInt()));
+    lines.push_back(buf + why.getValue().str() + " (" + names + ")");
+  }
+  return lines;
+}
+
 } // namespace
 
 int64_t crossEntropyClasses(func::FuncOp func) {
@@ -184,7 +217,7 @@ int64_t crossEntropyClasses(func::FuncOp func) {
   func.walk([&](mlir::llmc::CrossEntropyOp op) {
     auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
     if (!classes && logits.getRank() >= 1)
-      classes = logits.getShape().back();
+      classes = op.getClassCount(); // not the padded width
   });
   return classes;
 }
@@ -196,7 +229,10 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   CompileReport &report = out.report;
   report.eval = config.eval;
   report.precision = config.precision.precision;
-  auto func = runPipeline(module, config);
+  report.arch = config.arch.empty() ? detectArch() : config.arch;
+  CompileConfig forArch = config;
+  forArch.precision.padArch = padArchFor(report.arch);
+  auto func = runPipeline(module, forArch);
   if (failed(func) || failed(runKernelPipeline(module, config.fusion)))
     return failure();
   if (config.explain)
@@ -231,8 +267,8 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   report.copiedUpdates = out.planned.copiedUpdates;
   report.codegenSeconds = secondsSince(t1);
 
+  report.padding = paddingLines(module);
   auto t2 = std::chrono::steady_clock::now();
-  report.arch = config.arch.empty() ? detectArch() : config.arch;
   if (config.compileKernels &&
       failed(compileKernels(module.getContext(), plan, config, report)))
     return failure();
@@ -281,6 +317,10 @@ std::string formatReport(const CompileReport &r) {
            r.nvrtcSeconds + r.writeSeconds,
        r.importSeconds, r.pipelineSeconds, r.codegenSeconds, r.nvrtcSeconds,
        r.writeSeconds);
+  // llmc-pad-shapes' decisions, when it padded a dim or left an unaligned
+  // one (docs/padding.md).
+  for (const std::string &p : r.padding)
+    s += "padding         " + p + "\n";
   return s;
 }
 

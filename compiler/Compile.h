@@ -59,6 +59,8 @@ struct CompileReport {
   double pipelineSeconds = 0, codegenSeconds = 0, nvrtcSeconds = 0;
   /// Set by the caller: reading the model, and writing the bundle.
   double importSeconds = 0, writeSeconds = 0;
+  // llmc-pad-shapes' decisions: "from -> to, +FLOPs: why (params)".
+  std::vector<std::string> padding;
 };
 
 struct CompiledModel {

@@ -53,10 +53,10 @@ constexpr const char *kEntryFormat = "llmc-compile-cache-1";
 static_assert(sizeof(OptimizerConfig) == 96,
               "OptimizerConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(PrecisionConfig) == 64,
+static_assert(sizeof(PrecisionConfig) == 104,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 288,
+static_assert(sizeof(CompileConfig) == 360,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
@@ -125,6 +125,9 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("multiTensor", std::to_string(o.multiTensor));
   add("precision", c.precision.precision);
   add("mutation", c.precision.mutation);
+  add("pad", std::to_string(c.precision.pad));
+  add("padAlways", std::to_string(c.precision.padAlways));
+  // c.precision.padArch is derived from arch (compileModule sets it).
   const FusionConfig &f = c.fusion;
   add("fuseEpilogues", std::to_string(f.epilogues));
   add("fuseElementwise", std::to_string(f.elementwise));

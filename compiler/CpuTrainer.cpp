@@ -1,10 +1,12 @@
 //===- CpuTrainer.cpp - Training steps on the reference evaluator ---------===//
 #include "compiler/CpuTrainer.h"
 #include "compiler/Compile.h"
+#include "compiler/Pipeline.h"
 #include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
 #include "passes/Passes.h"
+#include "runtime/Padding.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -45,6 +47,9 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
     inject.op = injectNanOp;
     pm.addPass(mlir::llmc::createInjectNanPass(inject));
   }
+  // The same forward rewrites as the GPU's (compiler/Pipeline.cpp), so
+  // that `llmc verify` checks what the GPU runs.
+  addPadShapes(pm, precision);
   mlir::llmc::LowerPrecisionPassOptions lower;
   lower.precision = precision.precision;
   lower.mutation = precision.mutation;
@@ -106,6 +111,9 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
     auto init = initialParameter(f, i, seed, error);
     if (!init)
       return emitError(f.getArgument(i).getLoc()) << error;
+    if (auto name = f.getArgAttrOfType<StringAttr>(i, "llmc.param"))
+      if (auto real = realShapeOf(f, i))
+        trainer->realShapes_[name.getValue().str()] = *real;
     trainer->args_.push_back(std::move(*init));
   }
   return trainer;
@@ -145,7 +153,7 @@ CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
       hasGradNorm_ = true;
     }
     if (auto of = func_.getResultAttrOfType<StringAttr>(i, "llmc.grad_of"))
-      grads_[of.getValue().str()] = r;
+      grads_[of.getValue().str()] = unpadded(of.getValue().str(), r);
   }
   if (!sawLoss)
     return emitError(func_.getLoc()) << "@train_step has no loss result";
@@ -164,7 +172,7 @@ FailureOr<double>
 CpuTrainer::evalLoss(const std::map<std::string, RefTensor> &batch) {
   if (!forward_)
     return emitError(func_.getLoc()) << "the module lost its @forward";
-  std::map<std::string, RefTensor> params = parameters();
+  std::map<std::string, RefTensor> params = stepParameters();
   std::vector<RefTensor> args;
   for (unsigned i = 0; i < forward_.getNumArguments(); ++i) {
     if (auto p = forward_.getArgAttrOfType<StringAttr>(i, "llmc.param")) {
@@ -194,7 +202,7 @@ CpuTrainer::evalLoss(const std::map<std::string, RefTensor> &batch) {
   return emitError(forward_.getLoc()) << "@forward has no loss result";
 }
 
-std::map<std::string, RefTensor> CpuTrainer::parameters() const {
+std::map<std::string, RefTensor> CpuTrainer::stepParameters() const {
   std::map<std::string, RefTensor> params;
   for (unsigned i = 0; i < func_.getNumArguments(); ++i)
     if (auto name = func_.getArgAttrOfType<StringAttr>(i, "llmc.param"))
@@ -249,11 +257,49 @@ double CpuTrainer::stepFlops() const {
   return flops;
 }
 
+std::map<std::string, RefTensor> CpuTrainer::parameters() const {
+  std::map<std::string, RefTensor> params = stepParameters();
+  for (auto &[name, t] : params)
+    t = unpadded(name, t);
+  return params;
+}
+
+RefTensor CpuTrainer::unpadded(const std::string &name,
+                               const RefTensor &t) const {
+  auto it = realShapes_.find(name);
+  if (it == realShapes_.end())
+    return t;
+  RefTensor real(t.kind, it->second);
+  // The shapes come from the pass that padded them: they fit.
+  Status s = t.isFloat()
+                 ? unpadValues(t.floats, t.shape, it->second, real.floats)
+                 : unpadValues(t.ints, t.shape, it->second, real.ints);
+  (void)s;
+  return real;
+}
+
+std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+CpuTrainer::paddedShapes() const {
+  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+      out;
+  std::map<std::string, RefTensor> params = stepParameters();
+  for (auto &[name, real] : realShapes_)
+    out[name] = {real, params.at(name).shape};
+  return out;
+}
+
 int64_t CpuTrainer::parameterCount() const {
   int64_t n = 0;
   for (unsigned i = 0; i < func_.getNumArguments(); ++i)
-    if (func_.getArgAttr(i, "llmc.param") && !func_.getArgAttr(i, "llmc.frozen"))
-      n += args_[i].numElements();
+    if (func_.getArgAttr(i, "llmc.param") && !func_.getArgAttr(i, "llmc.frozen")) {
+      int64_t count = args_[i].numElements();
+      if (auto real = realShapeOf(func_, i)) {
+        count = 1;
+        for (int64_t d : *real)
+          count *= d;
+      }
+      n += count;
+    }
   return n;
 }
 

@@ -78,13 +78,18 @@ public:
   mlir::FailureOr<double>
   evalLoss(const std::map<std::string, RefTensor> &batch);
 
-  /// After a step without optimizer: the gradients by parameter name.
+  /// After a step without optimizer: the gradients by parameter name, in
+  /// the model's own shapes (a padded parameter's padding cut off).
   const std::map<std::string, RefTensor> &gradients() const { return grads_; }
 
-  /// Current parameter values by name.
+  /// Current parameter values by name, in the model's own shapes.
   std::map<std::string, RefTensor> parameters() const;
 
   int64_t parameterCount() const;
+
+  /// The parameters llmc-pad-shapes padded: name -> (real, padded shape).
+  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+  paddedShapes() const;
 
   /// The vocabulary token ids and targets must stay below (0: no
   /// cross-entropy loss, nothing to check).
@@ -101,6 +106,13 @@ private:
   std::map<std::string, RefTensor> grads_;
   double gradNorm_ = 0;
   bool hasGradNorm_ = false, applied_ = true;
+  // Real shapes of the parameters llmc-pad-shapes padded, by name.
+  std::map<std::string, std::vector<int64_t>> realShapes_;
+
+  /// `t` (parameter `name`'s shape in the step) in the model's shape.
+  RefTensor unpadded(const std::string &name, const RefTensor &t) const;
+  /// The step's parameters by name, as the step holds them.
+  std::map<std::string, RefTensor> stepParameters() const;
 };
 
 } // namespace llmc

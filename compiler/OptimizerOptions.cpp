@@ -77,11 +77,19 @@ const char *const kPrecisionOptionsHelp =
     "(matmuls\n"
     "                         and attention in bf16, the rest and the "
     "optimizer in\n"
-    "                         fp32; docs/precision.md); default fp32\n";
+    "                         fp32; docs/precision.md); default fp32\n"
+    "  --no-pad               keep every dim as the model has it (no\n"
+    "                         nice-number padding, docs/padding.md)\n";
 
 bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
                           std::string &error) {
   const std::string &a = args[i];
+  if (a == "--no-pad" || a == "--pad-always") {
+    // --pad-always is for tests: pad every dim the ops allow, even where
+    // the cost model says it does not pay (docs/padding.md); not in --help.
+    (a == "--no-pad" ? p.pad : p.padAlways) = a != "--no-pad";
+    return true;
+  }
   // --precision-mutation is for the mutation test only (docs/precision.md):
   // it plants a known mistake in the policy and is not in --help.
   if (a != "--precision" && a != "--precision-mutation")

@@ -9,6 +9,8 @@
 //                            registered pipelines start with it (a no-op on
 //                            raised IR)
 //   1. llmc-append-loss      only when @forward returns no loss (logits)
+//   1a. llmc-pad-shapes      nice-number padding (docs/padding.md; off with
+//                            --no-pad), masks keep the results
 //   1b. llmc-lower-precision casts for mixed precision (--precision), on
 //                            @forward so that autodiff gives the backward
 //                            the same casts (docs/precision.md)
@@ -19,8 +21,7 @@
 //                            multi-tensor update (after cse, so that the
 //                            clip coefficient's casts are one value per type)
 //
-// Padding goes before 1b (ARCHITECTURE.md); checkpointing and fusion after
-// 4, as they are written.
+// Checkpointing and fusion go after 4, as they are written.
 //
 // Kernel formation (buildKernelPipeline, docs/kernel-ir.md) follows, for the
 // CUDA backend only (the CPU evaluator runs the step as it is):
@@ -35,7 +36,7 @@
 // `--llmc-pipeline` and `--llmc-eval-pipeline` end with it: they show what
 // `llmc compile` lowers.
 //
-// The eval pipeline (`--llmc-eval-pipeline`) is steps 1 and 4 only: @forward
+// The eval pipeline (`--llmc-eval-pipeline`) is steps 1 (with 1a, 1b) and 4: @forward
 // with its loss, no backward pass and no optimizer. It is what a loss needs
 // when nothing is trained (validation, `llmc verify` of a graph that cannot
 // be differentiated), and it is a prefix of the training pipeline, so both
@@ -77,6 +78,20 @@ mlir::LogicalResult runRaisePipeline(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
+std::string padArchFor(const std::string &arch) {
+  return llvm::StringRef(arch).starts_with("sm_8") ? "sm_80" : "sm_90";
+}
+
+void addPadShapes(mlir::OpPassManager &pm, const PrecisionConfig &precision) {
+  if (!precision.pad)
+    return;
+  mlir::llmc::PadShapesPassOptions pad;
+  pad.arch = precision.padArch;
+  pad.precision = precision.precision == "bf16" ? "bf16" : "fp32";
+  pad.always = precision.padAlways;
+  pm.addPass(mlir::llmc::createPadShapesPass(pad));
+}
+
 void addLowerPrecision(mlir::OpPassManager &pm,
                        const PrecisionConfig &precision) {
   mlir::llmc::LowerPrecisionPassOptions lower;
@@ -97,6 +112,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
     inject.op = injectNanOp;
     pm.addPass(mlir::llmc::createInjectNanPass(inject));
   }
+  addPadShapes(pm, precision);
   addLowerPrecision(pm, precision);
 
   mlir::llmc::AutodiffPassOptions autodiff;
@@ -131,6 +147,7 @@ mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
 void buildEvalPipeline(mlir::OpPassManager &pm,
                        const PrecisionConfig &precision) {
   addAppendLoss(pm);
+  addPadShapes(pm, precision);
   addLowerPrecision(pm, precision);
   addCleanup(pm);
 }
@@ -218,6 +235,16 @@ struct PipelineCliOptions
       *this, "precision",
       llvm::cl::desc("fp32 or bf16 (llmc-lower-precision)"),
       llvm::cl::init("fp32")};
+  Option<bool> noPad{*this, "no-pad",
+                     llvm::cl::desc("skip llmc-pad-shapes"),
+                     llvm::cl::init(false)};
+  Option<bool> padAlways{
+      *this, "pad-always",
+      llvm::cl::desc("llmc-pad-shapes pads every dim the ops allow (tests)"),
+      llvm::cl::init(false)};
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("the GPU of the padding cost table"),
+                           llvm::cl::init("sm_90")};
 };
 
 } // namespace
@@ -226,9 +253,9 @@ void registerTrainingPipeline() {
   mlir::PassPipelineRegistration<PipelineCliOptions>(
       "llmc-pipeline",
       "The whole pipeline: raise; append-loss (when @forward returns "
-      "logits), lower-precision, autodiff, append-optimizer, canonicalize, "
-      "cse, batch-adamw; form-kernels, fuse-epilogues, fuse-elementwise, "
-      "mark-in-place, "
+      "logits), pad-shapes, lower-precision, autodiff, append-optimizer, "
+      "canonicalize, cse, batch-adamw; form-kernels, fuse-epilogues, "
+      "fuse-elementwise, mark-in-place, "
       "mark-scalar-slots",
       [](mlir::OpPassManager &pm, const PipelineCliOptions &cli) {
         OptimizerConfig o;
@@ -243,6 +270,9 @@ void registerTrainingPipeline() {
         o.multiTensor = cli.multiTensor;
         PrecisionConfig p;
         p.precision = cli.precision;
+        p.pad = !cli.noPad;
+        p.padAlways = cli.padAlways;
+        p.padArch = padArchFor(cli.arch);
         buildRaisePipeline(pm);
         buildTrainingPipeline(pm, o, p);
         buildKernelPipeline(pm);
@@ -250,8 +280,8 @@ void registerTrainingPipeline() {
   mlir::PassPipelineRegistration<>(
       "llmc-eval-pipeline",
       "The eval pipeline: raise; append-loss (when @forward returns "
-      "logits), canonicalize, cse; @forward stays, with its loss; "
-      "form-kernels, fuse-epilogues, fuse-elementwise, mark-in-place, "
+      "logits), pad-shapes, canonicalize, cse; @forward stays, with its "
+      "loss; form-kernels, fuse-epilogues, fuse-elementwise, mark-in-place, "
       "mark-scalar-slots",
       [](mlir::OpPassManager &pm) {
         buildRaisePipeline(pm);

@@ -43,6 +43,15 @@ mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
 void addLowerPrecision(mlir::OpPassManager &pm,
                        const PrecisionConfig &precision);
 
+/// llmc-pad-shapes with `precision`'s padding options (docs/padding.md),
+/// or nothing under --no-pad: on the forward graph, after the loss is
+/// appended and before precision lowering.
+void addPadShapes(mlir::OpPassManager &pm, const PrecisionConfig &precision);
+
+/// The cost table llmc-pad-shapes has for `arch` (sm_8x: sm_80, else
+/// sm_90, the yardstick's GPU).
+std::string padArchFor(const std::string &arch);
+
 /// The forward-only pipeline of an eval plan: @forward keeps its name and
 /// gains a `loss` result (and a `targets` input) when it returns logits.
 void buildEvalPipeline(mlir::OpPassManager &pm,

@@ -28,10 +28,15 @@ struct OptimizerConfig {
   bool multiTensor = true;
 };
 
-/// Mixed precision (docs/precision.md): the llmc-lower-precision options.
+/// The forward-graph rewrites before autodiff: nice-number padding
+/// (docs/padding.md, llmc-pad-shapes) and mixed precision
+/// (docs/precision.md, llmc-lower-precision).
 struct PrecisionConfig {
   std::string precision = "fp32"; // fp32 | bf16
   std::string mutation;           // test only: a planted policy mistake
+  bool pad = true;                // --no-pad turns it off
+  bool padAlways = false;         // --pad-always (tests): pad what ops allow
+  std::string padArch = "sm_90";  // the cost table: the target GPU's
 };
 
 struct TrainConfig {

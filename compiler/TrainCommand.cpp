@@ -54,6 +54,8 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --precision fp32|bf16  bf16: autocast's mixed precision, fp32 master\n"
         "                         weights and optimizer (docs/precision.md;\n"
         "                         default fp32)\n"
+        "  --no-pad               keep every dim as the model has it (no\n"
+        "                         nice-number padding, docs/padding.md)\n"
         "  --profile              (cuda) time every kernel of the last step and\n"
         "                         print the breakdown by kernel family\n"
         "  --trace FILE.json      (cuda) the last step, kernel by kernel, as a\n"
@@ -118,6 +120,11 @@ int runTrain(const Args &args) {
     }
     if (a == "--progress" || a == "--no-progress") {
       cfg.progress = a == "--progress";
+      continue;
+    }
+    if (a == "--no-pad" || a == "--pad-always") { // docs/padding.md
+      (a == "--no-pad" ? cfg.precision.pad : cfg.precision.padAlways) =
+          a != "--no-pad";
       continue;
     }
     if (a.size() > 1 && a[0] == '-') {

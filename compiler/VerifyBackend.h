@@ -46,7 +46,16 @@ public:
   /// taken before its update.
   virtual mlir::FailureOr<std::vector<double>>
   adamwLosses(const VerifyBatch &batch, size_t steps) = 0;
+
+  /// "NAME [real] -> [padded]" for each parameter llmc-pad-shapes padded
+  /// (docs/padding.md); the checks see the real shapes either way.
+  virtual std::vector<std::string> paddedParameters() const { return {}; }
 };
+
+/// "NAME [real] -> [padded]".
+std::string paddingLine(const std::string &name,
+                        const std::vector<int64_t> &real,
+                        const std::vector<int64_t> &padded);
 
 /// `lossOnly`: an exporter-optimized graph, only its @forward loss is
 /// checked. Null: the error has been printed.

@@ -327,6 +327,9 @@ int runVerify(const Args &args) {
           : openCpuVerifyBackend(model, options, optimized, precision);
   if (!backend)
     return 1;
+  if (!json)
+    for (const std::string &p : backend->paddedParameters())
+      std::printf("padding %s (docs/padding.md)\n", p.c_str());
   VerifyBatch batch;
   if (!readBatch(ref, backend->inputs(), batch, error))
     return fail(error);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/VerifyBackend.h"
+#include "compiler/Pipeline.h"
 
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
@@ -31,6 +32,12 @@ OptimizerConfig referenceAdamW() {
   opt.decayMinRank = 0;
   opt.clipNorm = 0;
   return opt;
+}
+
+std::string paddingLine(const std::string &name,
+                        const std::vector<int64_t> &real,
+                        const std::vector<int64_t> &padded) {
+  return name + " " + shapeString(real) + " -> " + shapeString(padded);
 }
 
 double l2Norm(const RefTensor &t) {
@@ -68,10 +75,8 @@ public:
     if (lossOnly_) {
       // The loss of @forward, with the casts of the precision policy.
       mlir::PassManager pm(loaded_.context.get());
-      mlir::llmc::LowerPrecisionPassOptions lower;
-      lower.precision = precision_.precision;
-      lower.mutation = precision_.mutation;
-      pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
+      addPadShapes(pm, precision_);
+      addLowerPrecision(pm, precision_);
       if (mlir::failed(pm.run(*loaded_.module)))
         return false;
       forward_ = loaded_.module->lookupSymbol<mlir::func::FuncOp>("forward");
@@ -94,6 +99,14 @@ public:
   }
 
   const std::vector<StepInput> &inputs() const override { return inputs_; }
+
+  std::vector<std::string> paddedParameters() const override {
+    std::vector<std::string> lines;
+    if (trainer_)
+      for (auto &[name, shapes] : trainer_->paddedShapes())
+        lines.push_back(paddingLine(name, shapes.first, shapes.second));
+    return lines;
+  }
 
   mlir::FailureOr<double>
   lossAndGradNorms(const VerifyBatch &batch,

@@ -90,6 +90,14 @@ public:
 
   const std::vector<StepInput> &inputs() const override { return inputs_; }
 
+  std::vector<std::string> paddedParameters() const override {
+    std::vector<std::string> lines;
+    for (const BufferInfo &b : trainer_->executor().plan().buffers)
+      if (b.role == BufferRole::Param && !b.realShape.empty())
+        lines.push_back(paddingLine(b.name, b.realShape, b.shape));
+    return lines;
+  }
+
   mlir::FailureOr<double>
   lossAndGradNorms(const VerifyBatch &batch,
                    std::map<std::string, double> &gradNorms) override {

@@ -103,7 +103,7 @@ struct AppendLossPass : mlir::llmc::impl::AppendLossPassBase<AppendLossPass> {
                        NameLoc::get(b.getStringAttr("targets"), func.getLoc()));
     Value loss = b.create<CrossEntropyOp>(
         loc, LossReductionAttr::get(ctx, LossReduction::mean), logitsValue,
-        targets, b.getI64IntegerAttr(ignoreIndex));
+        targets, b.getI64IntegerAttr(ignoreIndex), IntegerAttr());
 
     SmallVector<Value> results(ret->getOperands());
     SmallVector<DictionaryAttr> attrs;

@@ -161,9 +161,15 @@ struct AppendOptimizerPass
     };
     auto stateArg = [&](StringRef kind, BlockArgument param) {
       SmallVector<NamedAttribute> a = {named("llmc.state", kind), zerosRule};
-      if (param)
+      if (param) {
         a.push_back(
             named("llmc.state_of", paramName(func, param.getArgNumber())));
+        // Padded like its parameter (llmc-pad-shapes): users see the real
+        // shape of the state too.
+        if (Attribute real =
+                func.getArgAttr(param.getArgNumber(), "llmc.real_shape"))
+          a.push_back(ob.getNamedAttr("llmc.real_shape", real));
+      }
       Type type =
           param ? param.getType() : RankedTensorType::get({}, ob.getI64Type());
       // The mutation test's planted mistake (docs/precision.md): AdamW

@@ -383,6 +383,49 @@ def LowerPrecisionPass : Pass<"llmc-lower-precision", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def PadShapesPass : Pass<"llmc-pad-shapes", "::mlir::ModuleOp"> {
+  let summary = "Pad parameter dims to nice numbers without changing results";
+  let description = [{
+    On `@forward` (after the loss is appended, before precision lowering and
+    autodiff; docs/padding.md): every dim of every parameter is followed
+    through the graph by each op's PaddableOpInterface rule, which ties it
+    to the same dim of other values or says why it cannot be padded. A cost
+    model (GEMM tile quantization, 16-byte alignment for the tensor cores,
+    a per-architecture table) picks the size; a dim is left alone when
+    padding costs more than it saves, when an op cannot pad it, or when an
+    input fixes it (token positions, sequence length). The padded
+    parameter starts with zero rows, the loss masks the padding columns,
+    and a returned value is sliced back to its real shape:
+
+    ```mlir
+    func.func @forward(%w: tensor<50257x768xf32> {llmc.param = "wte"}, %x: ..., %t: ...)
+      %e = llmc.gather %w, %ids axis 0 : ...
+      %wt = llmc.transpose %w [1, 0] : (tensor<50257x768xf32>) -> tensor<768x50257xf32>
+      %l = llmc.matmul %h, %wt : (...) -> tensor<32x50257xf32>
+      %loss = llmc.cross_entropy mean %l, %t : ...
+      // =>
+    func.func @forward(%w: tensor<50304x768xf32> {llmc.param = "wte", llmc.real_shape = array<i64: 50257, 768>}, ...)
+      %e = llmc.gather %w, %ids axis 0 {bound = 50257 : i64} : ...
+      %wt = llmc.transpose %w [1, 0] : (tensor<50304x768xf32>) -> tensor<768x50304xf32>
+      %l = llmc.matmul %h, %wt : (...) -> tensor<32x50304xf32>
+      %loss = llmc.cross_entropy mean %l, %t {classes = 50257 : i64} : ...
+    ```
+    Every decision (padded or not, and why) is listed in the module's
+    `llmc.padding` attribute, which `llmc compile` prints.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", "\"sm_90\"",
+           "the GPU whose cost table decides (sm_90, sm_80)">,
+    Option<"precision", "precision", "std::string", "\"fp32\"",
+           "the element type GEMMs will run in (fp32 or bf16): 16-byte "
+           "alignment is 4 or 8 elements">,
+    Option<"always", "always", "bool", "false",
+           "pad every dim the ops allow to the model's best size, even where "
+           "the cost model says it does not pay (tests)">,
+  ];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel formation: llmc.kernel groups for the CUDA backend (docs/kernel-ir.md)
 //===----------------------------------------------------------------------===//

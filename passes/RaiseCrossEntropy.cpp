@@ -145,7 +145,8 @@ static LogicalResult replaceWithLoss(Operation *root, const PositionLoss &loss,
       RankedTensorType::get({}, elementTypeOf(loss.logits)))
     return rewriter.notifyMatchFailure(root, "loss type differs from logits");
   rewriter.replaceOpWithNewOp<CrossEntropyOp>(root, reduction, loss.logits,
-                                              loss.targets, loss.ignoreIndex);
+                                              loss.targets, loss.ignoreIndex,
+                                              IntegerAttr());
   return success();
 }
 

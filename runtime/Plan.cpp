@@ -205,6 +205,13 @@ Status checkBuffers(const Plan &plan, std::set<std::string> &names) {
                            std::to_string(needed.value()) +
                            " bytes but the buffer has " +
                            std::to_string(b.bytes));
+    bool fits = b.realShape.empty() || b.realShape.size() == b.shape.size();
+    for (size_t d = 0; fits && d < b.realShape.size(); ++d)
+      fits = b.realShape[d] >= 0 && b.realShape[d] <= b.shape[d];
+    if (!fits)
+      return Status::error(what + ": real shape " + shapeText(b.realShape) +
+                           " does not fit in its padded shape " +
+                           shapeText(b.shape));
     if (b.initView && !b.init.empty())
       return Status::error(what + ": initial data is given twice (init and "
                                   "initView)");

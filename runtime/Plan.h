@@ -75,6 +75,10 @@ struct BufferInfo {
   BufferRole role = BufferRole::Scratch;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  // The model's own shape of a padded parameter or its optimizer state
+  // (llmc-pad-shapes, docs/padding.md): `shape` is what lives on the GPU,
+  // this is what users see (runtime/Padding.h converts). Empty: not padded.
+  std::vector<int64_t> realShape;
   uint64_t offset = 0; // bytes from the arena base
   uint64_t bytes = 0;  // may exceed elements * dtype size (padding)
   uint64_t alignment = 256;

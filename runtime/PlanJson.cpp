@@ -112,6 +112,8 @@ json planToJson(const Plan &plan, std::vector<BlobRef> &blobs) {
               {"alignment", b.alignment}};
     if (b.hasInit())
       j["init"] = addBlob(b.initData(), b.initBytes());
+    if (!b.realShape.empty())
+      j["real_shape"] = b.realShape;
     buffers.push_back(j);
   }
   json scalars = json::array();
@@ -254,6 +256,15 @@ Status readBuffer(const Reader &r, const BlobLoader &loadBlob, BufferInfo &b) {
     if (!dim.is_number_integer())
       return r.fail("'shape' must hold integers");
     b.shape.push_back(dim.get<int64_t>());
+  }
+  if (r.has("real_shape")) {
+    const json *real = nullptr;
+    LLMC_RETURN_IF_ERROR(r.array("real_shape", real));
+    for (const json &dim : *real) {
+      if (!dim.is_number_integer())
+        return r.fail("'real_shape' must hold integers");
+      b.realShape.push_back(dim.get<int64_t>());
+    }
   }
   LLMC_RETURN_IF_ERROR(r.integer("offset", b.offset));
   LLMC_RETURN_IF_ERROR(r.integer("bytes", b.bytes));

@@ -7,6 +7,7 @@
 #include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/FloatFormats.h"
 #include "compiler/eval/ModelArguments.h"
+#include "runtime/Padding.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -113,17 +114,20 @@ std::optional<std::vector<uint8_t>> attrDeviceBytes(ElementsAttr attr,
   return out;
 }
 
-std::optional<std::vector<uint8_t>> initialParameterBytes(func::FuncOp func,
-                                                          unsigned index,
-                                                          uint64_t seed,
-                                                          std::string &error) {
+namespace {
+
+/// The bytes at `type` (the real type of a padded parameter) without the
+/// evaluator's doubles; nullopt with `error` empty when only the slow path
+/// (initialParameter) can make them.
+std::optional<std::vector<uint8_t>> fastBytes(func::FuncOp func,
+                                              unsigned index,
+                                              RankedTensorType type,
+                                              uint64_t seed,
+                                              std::string &error) {
   auto slow = [&]() -> std::optional<std::vector<uint8_t>> {
-    std::optional<RefTensor> t = initialParameter(func, index, seed, error);
-    if (!t)
-      return std::nullopt;
-    return toDeviceBytes(*t);
+    error.clear();
+    return std::nullopt;
   };
-  auto type = dyn_cast<RankedTensorType>(func.getArgument(index).getType());
   std::optional<DType> dtype = type && type.hasStaticShape()
                                    ? dtypeOf(type.getElementType())
                                    : std::nullopt;
@@ -172,6 +176,41 @@ std::optional<std::vector<uint8_t>> initialParameterBytes(func::FuncOp func,
     return out;
   }
   return slow();
+}
+
+} // namespace
+
+std::optional<std::vector<uint8_t>> initialParameterBytes(func::FuncOp func,
+                                                          unsigned index,
+                                                          uint64_t seed,
+                                                          std::string &error) {
+  auto type = dyn_cast<RankedTensorType>(func.getArgument(index).getType());
+  std::optional<std::vector<int64_t>> real = realShapeOf(func, index);
+  RankedTensorType realType =
+      type && real && type.hasStaticShape() ? type.clone(*real) : type;
+  error.clear();
+  std::optional<std::vector<uint8_t>> bytes =
+      fastBytes(func, index, realType, seed, error);
+  if (!bytes && error.empty()) {
+    // The evaluator's path pads by itself.
+    std::optional<RefTensor> t = initialParameter(func, index, seed, error);
+    if (!t)
+      return std::nullopt;
+    return toDeviceBytes(*t);
+  }
+  if (!bytes || !real || realType == type)
+    return bytes;
+  // A padded parameter (llmc-pad-shapes): zero rows after the real ones.
+  std::vector<uint8_t> out;
+  if (Status s = padData(bytes->data(), bytes->size(), *real,
+                         std::vector<int64_t>(type.getShape().begin(),
+                                              type.getShape().end()),
+                         dtypeSize(*dtypeOf(type.getElementType())), out);
+      !s) {
+    error = "parameter '" + argName(func, index) + "': " + s.message();
+    return std::nullopt;
+  }
+  return out;
 }
 
 } // namespace llmc::codegen

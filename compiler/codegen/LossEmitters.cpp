@@ -12,6 +12,10 @@
 //                  positions that are not ignored, in a fixed order; `mean`
 //                  divides (0/0 = NaN with none counted, as torch).
 //
+// Padded logits (`classes`, llmc-pad-shapes) keep their row stride kCols;
+// the softmax runs over the first kClasses columns and the gradient of the
+// others is zero.
+//
 // cross_entropy_grad(logits, targets, dloss) -> dlogits, the same way:
 //
 //   <name>_count   (`mean` only) one block counts the positions that are
@@ -35,6 +39,17 @@ using namespace mlir::llmc;
 namespace llmc::codegen {
 
 namespace {
+
+/// The bound of the softmax's columns: kCols, or kClasses when the logits
+/// are padded (llmc-pad-shapes: the columns past it are not classes).
+template <typename OpTy>
+std::string classConstant(OpTy op, KernelSource &src) {
+  if (!op.getClasses())
+    return "kCols";
+  src.constant("kClasses", *op.getClasses(),
+               "real classes; the columns after them are padding");
+  return "kClasses";
+}
 
 LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
                                OpLowering &out) {
@@ -60,6 +75,7 @@ LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
                 ctx.name + "_reduce sums them");
   rows.constant("kRows", positions, "positions");
   rows.constant("kCols", classes, "classes");
+  std::string cls = classConstant(op, rows);
   rows.constant("kBlock", block, "threads per block, one block per position");
   rows.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
                     "whole warps, one block");
@@ -80,7 +96,7 @@ LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
       storageType(lt) +
       " *x = logits + row * kCols;\n"
       "    float m = -INFINITY, s = 0.0f;\n"
-      "    for (index_t j = threadIdx.x; j < kCols; j += kBlock)\n"
+      "    for (index_t j = threadIdx.x; j < " + cls + "; j += kBlock)\n"
       "      onlineAdd(m, s, " +
       loadAs(lt, "x[j]") +
       ");\n"
@@ -89,7 +105,7 @@ LogicalResult emitCrossEntropy(CrossEntropyOp op, const EmitContext &ctx,
       "      const long long target = targets[row];\n"
       "      float loss = 0.0f;\n"
       "      if (target != kIgnore)\n"
-      "        loss = (target >= 0 && target < kCols)\n"
+      "        loss = (target >= 0 && target < " + cls + ")\n"
       "                   ? m + logf(s) - " +
       loadAs(lt, "x[target]") +
       "\n"
@@ -201,6 +217,7 @@ LogicalResult emitCrossEntropyGrad(CrossEntropyGradOp op,
              "classes, then w * (exp(x - max) / sum - onehot(target))");
   src.constant("kRows", positions, "positions");
   src.constant("kCols", classes, "classes");
+  std::string cls = classConstant(op, src);
   src.constant("kBlock", block, "threads per block, one block per position");
   src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
                    "whole warps, one block");
@@ -239,17 +256,18 @@ LogicalResult emitCrossEntropyGrad(CrossEntropyGradOp op,
       "      continue; // a zero row, uniformly for the block\n"
       "    }\n"
       "    float m = -INFINITY, s = 0.0f;\n"
-      "    for (index_t j = threadIdx.x; j < kCols; j += kBlock)\n"
+      "    for (index_t j = threadIdx.x; j < " + cls + "; j += kBlock)\n"
       "      onlineAdd(m, s, " +
       loadAs(lt, "x[j]") +
       ");\n"
       "    blockOnline(m, s);\n"
-      "    const float w = (target >= 0 && target < kCols) ? " +
+      "    const float w = (target >= 0 && target < " + cls + ") ? " +
       weight +
       " : NAN;\n"
       "    const float inv = 1.0f / s;\n"
       "    for (index_t j = threadIdx.x; j < kCols; j += kBlock) {\n"
-      "      const float p = expf(" +
+      "      const float p = " +
+      (op.getClasses() ? "j >= kClasses ? 0.0f : " : "") + "expf(" +
       loadAs(lt, "x[j]") +
       " - m) * inv;\n"
       "      d[j] = " +

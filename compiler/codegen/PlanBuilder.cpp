@@ -17,6 +17,7 @@
 #include "runtime/CheckedSize.h"
 
 #include "compiler/codegen/DeviceBytes.h"
+#include "compiler/eval/ModelArguments.h"
 #include "dialects/llmc/LlmcOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -36,6 +37,7 @@ struct Meta {
   BufferRole role = BufferRole::Activation;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  std::vector<int64_t> realShape; // a padded parameter's (llmc.real_shape)
   std::vector<uint8_t> init;
   std::string scalar; // non-empty: a scalar slot of this name
 };
@@ -205,6 +207,8 @@ LogicalResult Builder::addArguments() {
       m.role = BufferRole::Input;
       m.name = input.empty() ? "arg" + std::to_string(i) : input;
     }
+    if (auto real = realShapeOf(func_, i))
+      m.realShape = *real;
     m.name = uniqueName(m.name);
     addValue(arg, std::move(m), /*persistent=*/true, -1);
   }
@@ -524,6 +528,7 @@ FailureOr<PlannedFunction> Builder::build() {
     b.role = m.role;
     b.dtype = m.dtype;
     b.shape = m.shape;
+    b.realShape = m.realShape;
     b.offset = layout.offsets[i];
     b.bytes = std::max<uint64_t>(1, requests_[i].bytes);
     b.init = std::move(m.init);

@@ -60,12 +60,13 @@ std::string kernelHead(const std::string &name, unsigned block,
          std::to_string(block) + ")\n" + name + "(" + params + ") {\n";
 }
 
-/// The index read at `at`, normalized: `k` in [0, kDim) or out of range.
-std::string readIndex(const std::string &at) {
+/// The index read at `at`, normalized: `k` in [0, bound) or out of range.
+std::string readIndex(const std::string &at,
+                      const std::string &bound = "kDim") {
   return "    long long k = indices[" + at +
          "];\n"
          "    if (k < 0)\n"
-         "      k += kDim;\n";
+         "      k += " + bound + ";\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -104,6 +105,9 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
     src.constant("kDim", dim,
                  "rows of the result along axis " + std::to_string(axis));
     src.constant("kIndices", count, "indices");
+    if (op.getBound())
+      src.constant("kBound", *op.getBound(),
+                   "indices in range: the real rows of a padded table");
     return src;
   };
   auto launch = [&](const KernelSource &src, int64_t n, unsigned threads,
@@ -120,8 +124,9 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
     out.kernels.push_back(std::move(k));
   };
   std::string idxParam = inParam(it, "indices");
-  std::string validIndex = readIndex("i") + "    if (k < 0 || k >= kDim)\n"
-                                            "      continue;\n";
+  std::string bound = op.getBound() ? "kBound" : "kDim";
+  std::string validIndex = readIndex("i", bound) + "    if (k < 0 || k >= " +
+                           bound + ")\n      continue;\n";
 
   KernelSource zero = start("zero", "1/6: counts = 0");
   zero.kernel(kernelHead(zero.name(), block, "int *__restrict__ counts") +

@@ -217,15 +217,22 @@ LogicalResult emitGather(GatherOp op, const EmitContext &ctx, OpLowering &out) {
   src.constant("kInner", inner, "elements after the axis");
   src.constant("kIndices", count, "elements of the indices");
   src.constant("kDim", dim, "data size along axis " + std::to_string(axis));
+  // A padded table (llmc-pad-shapes) reads only its real rows.
+  std::string bound = "kDim";
+  if (op.getBound()) {
+    bound = "kBound";
+    src.constant("kBound", *op.getBound(),
+                 "indices in range: the real rows of a padded table");
+  }
   Type t = elementTypeOf(op.getData()), it = elementTypeOf(op.getIndices());
   std::string body =
       "    const index_t c = i % kInner;\n"
       "    const index_t j = (i / kInner) % kIndices;\n"
       "    const index_t o = i / (kInner * kIndices);\n"
       "    long long k = indices[j];\n"
-      "    if (k < 0)\n      k += kDim;\n"
-      "    out[i] = (k >= 0 && k < kDim) ? data[(o * kDim + k) * kInner + c]\n"
-      "                                  : " +
+      "    if (k < 0)\n      k += " + bound + ";\n"
+      "    out[i] = (k >= 0 && k < " + bound + ") ? data[(o * kDim + k) * kInner + c]\n"
+      "                                  " + std::string(bound.size() - 4, ' ') + ": " +
       outOfRangeValue(t) + ";\n";
   src.kernel(kernelHead(ctx, inParam(t, "data") + ", " +
                                  inParam(it, "indices") + ", " +

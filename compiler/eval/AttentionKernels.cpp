@@ -124,7 +124,9 @@ LogicalResult crossEntropyKernel(CrossEntropyOp op, Operands in,
                                  std::vector<RefTensor> &out) {
   const RefTensor &logits = *in[0], &targets = *in[1];
   RefTensor r = makeResult(op.getResult());
-  int64_t C = logits.shape.back(), positions = targets.numElements();
+  // Row stride W; the classes are the first C columns (the rest padding).
+  int64_t W = logits.shape.back(), C = op.getClassCount(),
+          positions = targets.numElements();
   int64_t ignore = op.getIgnoreIndex();
   double total = 0;
   int64_t counted = 0;
@@ -136,7 +138,7 @@ LogicalResult crossEntropyKernel(CrossEntropyOp op, Operands in,
         return op.emitError("reference evaluator: target ")
                << target << " at position " << p << " is out of range for " << C
                << " classes (ignore_index is " << ignore << ")";
-      const double *row = &logits.floats[p * C];
+      const double *row = &logits.floats[p * W];
       double max = -INFINITY;
       for (int64_t c = 0; c < C; ++c)
         max = std::max(max, row[c]);

@@ -213,7 +213,10 @@ LogicalResult crossEntropyGradKernel(CrossEntropyGradOp op, Operands in,
                                      std::vector<RefTensor> &out) {
   const RefTensor &logits = *in[0], &targets = *in[1], &dloss = *in[2];
   RefTensor r = makeResult(op.getResult());
-  int64_t C = logits.shape.back(), positions = targets.numElements();
+  // Row stride W; the classes are the first C columns (the rest padding,
+  // whose gradient stays zero).
+  int64_t W = logits.shape.back(), C = op.getClassCount(),
+          positions = targets.numElements();
   int64_t ignore = op.getIgnoreIndex();
   int64_t counted = 0;
   for (int64_t p = 0; p < positions; ++p)
@@ -230,7 +233,7 @@ LogicalResult crossEntropyGradKernel(CrossEntropyGradOp op, Operands in,
                                                         : dloss.floats[0];
     if (op.getReduction() == LossReduction::mean)
       w /= static_cast<double>(counted);
-    const double *row = &logits.floats[p * C];
+    const double *row = &logits.floats[p * W];
     double max = -INFINITY;
     for (int64_t c = 0; c < C; ++c)
       max = std::max(max, row[c]);
@@ -238,7 +241,7 @@ LogicalResult crossEntropyGradKernel(CrossEntropyGradOp op, Operands in,
     for (int64_t c = 0; c < C; ++c)
       sum += std::exp(row[c] - max);
     for (int64_t c = 0; c < C; ++c)
-      r.floats[p * C + c] =
+      r.floats[p * W + c] =
           w * (std::exp(row[c] - max) / sum - (c == target ? 1.0 : 0.0));
   }
   finish(r, out);
@@ -259,7 +262,7 @@ LogicalResult gatherGradKernel(GatherGradOp op, Operands in,
   int64_t outer = product(r.shape, 0, axis);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t n = 0; n < count; ++n) {
-      auto k = checkedIndex(op, indices, n, size);
+      auto k = checkedIndex(op, indices, n, op.getBound().value_or(size));
       if (failed(k))
         return failure();
       for (int64_t j = 0; j < inner; ++j)

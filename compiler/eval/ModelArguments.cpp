@@ -10,6 +10,7 @@
 #include "compiler/eval/AttrTensors.h"
 #include "compiler/eval/EvalMemory.h"
 #include "compiler/eval/Evaluator.h"
+#include "runtime/Padding.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -93,12 +94,22 @@ std::vector<double> normalSamples(uint64_t seed, const std::string &name,
   return out;
 }
 
-std::optional<RefTensor> initialParameter(func::FuncOp func, unsigned index,
-                                          uint64_t seed, std::string &error) {
-  std::string name = argName(func, index);
-  auto type = argumentType(func, index, error);
-  if (!type)
+std::optional<std::vector<int64_t>> realShapeOf(func::FuncOp func,
+                                                unsigned index) {
+  auto real = func.getArgAttrOfType<DenseI64ArrayAttr>(index, "llmc.real_shape");
+  if (!real)
     return std::nullopt;
+  return std::vector<int64_t>(real.asArrayRef().begin(),
+                              real.asArrayRef().end());
+}
+
+namespace {
+
+/// The initial value at `type`'s shape (the real one of a padded parameter).
+std::optional<RefTensor> initialValue(func::FuncOp func, unsigned index,
+                                      std::optional<RefTensor> type,
+                                      uint64_t seed, std::string &error) {
+  std::string name = argName(func, index);
   if (auto init = func.getArgAttrOfType<ElementsAttr>(index, "llmc.init")) {
     auto t = tensorFromAttr(init, error);
     if (!t) {
@@ -142,6 +153,34 @@ std::optional<RefTensor> initialParameter(func::FuncOp func, unsigned index,
     return std::nullopt;
   }
   return RefTensor::fromFloats(t.kind, t.shape, std::move(values));
+}
+
+} // namespace
+
+std::optional<RefTensor> initialParameter(func::FuncOp func, unsigned index,
+                                          uint64_t seed, std::string &error) {
+  auto type = argumentType(func, index, error);
+  if (!type)
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> real = realShapeOf(func, index);
+  if (!real)
+    return initialValue(func, index, type, seed, error);
+  // A padded parameter (llmc-pad-shapes): its real value, zero-padded, so
+  // that the real part is the same with and without padding.
+  RefTensor padded = *type;
+  type->shape = *real;
+  auto value = initialValue(func, index, type, seed, error);
+  if (!value)
+    return std::nullopt;
+  padded = RefTensor(padded.kind, padded.shape);
+  Status s = value->isFloat()
+                 ? padValues(value->floats, *real, padded.shape, padded.floats)
+                 : padValues(value->ints, *real, padded.shape, padded.ints);
+  if (!s) {
+    error = "parameter '" + argName(func, index) + "': " + s.message();
+    return std::nullopt;
+  }
+  return padded;
 }
 
 std::optional<std::map<std::string, RefTensor>>

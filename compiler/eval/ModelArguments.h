@@ -44,6 +44,11 @@ std::optional<RefTensor> initialParameter(mlir::func::FuncOp func,
                                           unsigned index, uint64_t seed,
                                           std::string &error);
 
+/// The `llmc.real_shape` of argument `index`: the model's own shape of a
+/// parameter that llmc-pad-shapes padded (docs/padding.md).
+std::optional<std::vector<int64_t>> realShapeOf(mlir::func::FuncOp func,
+                                                unsigned index);
+
 /// Every argument of `func`: parameters from their init, inputs from
 /// `inputs` (each checked against the argument's type; an input the
 /// function does not have is an error too).

@@ -176,7 +176,7 @@ LogicalResult gatherKernel(GatherOp op, Operands in,
   int64_t outer = product(data.shape, 0, axis);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t n = 0; n < count; ++n) {
-      auto k = checkedIndex(op, indices, n, size);
+      auto k = checkedIndex(op, indices, n, op.getIndexBound());
       if (failed(k))
         return failure();
       for (int64_t j = 0; j < inner; ++j)

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/APFloat.h"
@@ -102,6 +103,38 @@ FailureOr<RankedTensorType> crossEntropyLossType(std::optional<Location> loc,
         shapeToString(lead));
   return perPosition ? logits.clone(lead)
                      : RankedTensorType::get({}, logits.getElementType());
+}
+
+/// A cross_entropy's (or its gradient's) `classes` leaves at least one
+/// class and names no more than there are columns; the columns past it are
+/// padding (llmc-pad-shapes).
+template <typename OpTy>
+LogicalResult verifyClasses(OpTy op) {
+  std::optional<int64_t> classes = op.getClasses();
+  auto logits = cast<RankedTensorType>(op.getLogits().getType());
+  if (!classes || logits.getRank() < 1 ||
+      logits.isDynamicDim(logits.getRank() - 1))
+    return success();
+  int64_t columns = logits.getShape().back();
+  if (*classes < 1 || *classes > columns)
+    return op.emitOpError("classes ")
+           << *classes << " must be in [1, " << columns
+           << "] (the logits' last dim)";
+  return success();
+}
+
+/// The same for a gather's (or gather_grad's) `bound` against the table's
+/// size along the axis.
+inline LogicalResult verifyIndexBound(Operation *op, std::optional<int64_t> bound,
+                                      RankedTensorType data, int64_t axis) {
+  if (!bound || axis < 0 || axis >= data.getRank() ||
+      data.isDynamicDim(axis))
+    return success();
+  if (*bound < 1 || *bound > data.getDimSize(axis))
+    return op->emitOpError("bound ")
+           << *bound << " must be in [1, " << data.getDimSize(axis)
+           << "] (the table's size along axis " << axis << ")";
+  return success();
 }
 
 } // namespace mlir::llmc

@@ -19,7 +19,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 class Llmc_UnaryOp<string mnemonic, TypeConstraint operandType,
                    string formula, Trait precision = Llmc_PrecisionFollows> :
     Llmc_Op<mnemonic, [Pure, SameOperandsAndResultType, Llmc_Differentiable,
-                       Llmc_ReadsElementwise, precision]> {
+                       Llmc_ReadsElementwise, Llmc_Paddable, precision]> {
   let summary = "elementwise " # formula;
   let description = "Computes `" # formula # "` for every element; the "
     # "result has the operand's type.\n\n```mlir\n%y = llmc." # mnemonic
@@ -66,7 +66,7 @@ def Llmc_IsNanOp : Llmc_Op<"isnan", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Differentiable,
-                                    Llmc_PrecisionPolicy]> {
+                                    Llmc_PrecisionPolicy, Llmc_Paddable]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     Converts every element to the result's element type; shapes are equal.
@@ -93,7 +93,8 @@ class Llmc_BinaryOp<string mnemonic, TypeConstraint operandType,
                     Trait precision = Llmc_PrecisionFollows> :
     Llmc_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
                                           Llmc_Differentiable,
-                                          Llmc_ReadsElementwise, precision])> {
+                                          Llmc_ReadsElementwise,
+                                          Llmc_Paddable, precision])> {
   let summary = "elementwise " # formula # " with numpy broadcasting";
   let description = "Computes `" # formula # "` elementwise after "
     # "broadcasting both operands to a common shape (numpy rules: shapes "

@@ -177,6 +177,14 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+int64_t CrossEntropyGradOp::getClassCount() {
+  if (std::optional<int64_t> c = getClasses())
+    return *c;
+  return getLogits().getType().getShape().back();
+}
+
+LogicalResult CrossEntropyGradOp::verify() { return verifyClasses(*this); }
+
 //===----------------------------------------------------------------------===//
 // GatherGradOp, GatherElementsGradOp, SliceGradOp
 //===----------------------------------------------------------------------===//
@@ -185,6 +193,8 @@ LogicalResult GatherGradOp::verify() {
   auto data = getResult().getType(), grad = getGrad().getType();
   auto idx = getIndices().getType();
   int64_t axis = getAxis();
+  if (failed(verifyIndexBound(*this, getBound(), data, axis)))
+    return failure();
   if (grad.getElementType() != data.getElementType())
     return emitOpError("grad element type ")
            << grad.getElementType() << " differs from the result's "

@@ -234,7 +234,9 @@ def Llmc_CrossEntropyGradOp : Llmc_Op<"cross_entropy_grad",
     `w` is `grad` (`sum`), `grad[pos]` (`none`) or `grad / n` (`mean`, `n` =
     number of positions whose target is not `ignore_index`). Ignored
     positions get a zero row; with `mean` and no position left, every row is
-    zero (the forward loss is then NaN, as in PyTorch).
+    zero (the forward loss is then NaN, as in PyTorch). With `classes` (a
+    padded vocabulary) the softmax is over the first `classes` columns and
+    the padding columns of `dlogits` are zero.
 
     ```mlir
     %dl = llmc.cross_entropy_grad mean %logits, %targets, %dloss : (tensor<8x1024x50257xf32>, tensor<8x1024xi64>, tensor<f32>) -> tensor<8x1024x50257xf32>
@@ -243,10 +245,16 @@ def Llmc_CrossEntropyGradOp : Llmc_Op<"cross_entropy_grad",
   let arguments = (ins Llmc_LossReductionAttr:$reduction,
                        Llmc_FloatTensor:$logits, Llmc_IndexTensor:$targets,
                        Llmc_FloatTensor:$grad,
-                       DefaultValuedAttr<Llmc_I64Attr, "-100">:$ignore_index);
+                       DefaultValuedAttr<Llmc_I64Attr, "-100">:$ignore_index,
+                       OptionalAttr<Llmc_I64Attr>:$classes);
   let results = (outs Llmc_FloatTensor:$result);
   let assemblyFormat = "$reduction $logits `,` $targets `,` $grad attr-dict "
                        "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The real classes: `classes`, or the logits' last dim.
+    int64_t getClassCount();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -266,9 +274,11 @@ def Llmc_GatherGradOp : Llmc_Op<"gather_grad", [Pure]> {
     ```mlir
     %dwte = llmc.gather_grad %dy, %idx axis 0 : (tensor<8x1024x768xf32>, tensor<8x1024xi64>) -> tensor<50257x768xf32>
     ```
+    `bound`: the forward gather's (a padded table's real size); negative
+    indices count back from it and indices at or past it add nothing.
   }];
   let arguments = (ins Llmc_FloatTensor:$grad, Llmc_IndexTensor:$indices,
-                       Llmc_I64Attr:$axis);
+                       Llmc_I64Attr:$axis, OptionalAttr<Llmc_I64Attr>:$bound);
   let results = (outs Llmc_FloatTensor:$result);
   let assemblyFormat = "$grad `,` $indices `axis` $axis attr-dict `:` "
                        "functional-type(operands, results)";

@@ -25,6 +25,12 @@ inline bool isFp32Policy(PrecisionPolicy p) {
          p != PrecisionPolicy::Explicit;
 }
 
+/// One dim of one value: what llmc-pad-shapes pads (PaddableOpInterface).
+struct PadTie {
+  Value value;
+  int64_t dim;
+};
+
 } // namespace mlir::llmc
 
 #include "dialects/llmc/LlmcInterfaces.h.inc"

@@ -93,4 +93,49 @@ defvar Llmc_PrecisionMovesData =
     DeclareOpInterfaceMethods<Llmc_PrecisionPolicyOpInterface,
                               ["commutesWithCast"]>;
 
+def Llmc_PaddableOpInterface : OpInterface<"PaddableOpInterface"> {
+  let cppNamespace = "::mlir::llmc";
+  let description = [{
+    How an op takes part in nice-number padding (`llmc-pad-shapes`,
+    docs/padding.md). The pass pads one dim of a parameter (vocab 50257 ->
+    50304) and follows it through the graph: every op that holds a value
+    with a padded dim says which other dims of its operands and results are
+    the same dim (they are padded together), or why it cannot be padded.
+
+    The contract an op promises when it ties dims: if every tied operand
+    dim is padded with zeros, every tied result dim is padded with zeros
+    and everything else it computes is unchanged. An op that reduces or
+    normalizes over the padded dim either does so exactly on zeros (a sum,
+    a contraction) or masks the padding itself (`cross_entropy`'s
+    `classes`, `gather`'s `bound`), recorded by `notePadding`.
+    The per-op answers live in dialects/llmc/LlmcPadRules.cpp.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        `value` (one of this op's operands or results) has its dim `dim`
+        padded. Appends the other (value, dim) pairs of this op that must
+        be padded with it to `ties`, or returns failure with `reason` set
+        (a phrase: "normalizes over it", ...).
+      }],
+      "::mlir::LogicalResult", "getPadTies",
+      (ins "::mlir::Value":$value, "int64_t":$dim,
+           "::llvm::SmallVectorImpl<::mlir::llmc::PadTie> &":$ties,
+           "std::string &":$reason)>,
+    InterfaceMethod<[{
+        Called once the op's types are padded, for each operand dim that
+        was padded from `realSize`: ops that must not read the padding
+        (gather, cross_entropy) record the real size in an attribute.
+      }],
+      "void", "notePadding",
+      (ins "::mlir::Value":$operand, "int64_t":$dim, "int64_t":$realSize),
+      "", [{ return; }]>
+  ];
+}
+
+/// Ops that declare their padding rules in LlmcPadRules.cpp.
+defvar Llmc_Paddable = DeclareOpInterfaceMethods<Llmc_PaddableOpInterface>;
+/// The same, with their own notePadding.
+defvar Llmc_PaddableMasked =
+    DeclareOpInterfaceMethods<Llmc_PaddableOpInterface, ["notePadding"]>;
+
 #endif // LLMC_INTERFACES_TD

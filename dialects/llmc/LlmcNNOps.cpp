@@ -260,3 +260,11 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   out.push_back(*loss);
   return success();
 }
+
+int64_t CrossEntropyOp::getClassCount() {
+  if (std::optional<int64_t> c = getClasses())
+    return *c;
+  return getLogits().getType().getShape().back();
+}
+
+LogicalResult CrossEntropyOp::verify() { return verifyClasses(*this); }

@@ -14,7 +14,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Llmc_MatmulOp : Llmc_Op<"matmul", [Pure, InferTypeOpAdaptor,
                                         Llmc_Differentiable,
-                                        Llmc_PrecisionPolicy]> {
+                                        Llmc_PrecisionPolicy, Llmc_Paddable]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
     Multiplies the last two dims of `lhs` (`[..., M, K]`, or `[..., K, M]`
@@ -37,7 +37,7 @@ def Llmc_MatmulOp : Llmc_Op<"matmul", [Pure, InferTypeOpAdaptor,
 def Llmc_GeluOp : Llmc_Op<"gelu", [Pure, SameOperandsAndResultType,
                                     Llmc_Differentiable,
                                     Llmc_ReadsElementwise,
-                                    Llmc_PrecisionFollows]> {
+                                    Llmc_PrecisionFollows, Llmc_Paddable]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `erf`: `0.5 * x * (1 + erf(x / sqrt(2)))` (torch's default);
@@ -58,7 +58,7 @@ def Llmc_GeluOp : Llmc_Op<"gelu", [Pure, SameOperandsAndResultType,
 def Llmc_SiluOp : Llmc_Op<"silu", [Pure, SameOperandsAndResultType,
                                     Llmc_Differentiable,
                                     Llmc_ReadsElementwise,
-                                    Llmc_PrecisionFollows]> {
+                                    Llmc_PrecisionFollows, Llmc_Paddable]> {
   let summary = "x * sigmoid(x)";
   let description = [{
     The SiLU (swish) activation. A SwiGLU MLP is `silu(x W1) * (x W3)`,
@@ -74,7 +74,7 @@ def Llmc_SiluOp : Llmc_Op<"silu", [Pure, SameOperandsAndResultType,
 }
 
 def Llmc_LayerNormOp : Llmc_Op<"layer_norm", [Pure, InferTypeOpAdaptor,
-    AttrSizedOperandSegments, Llmc_Differentiable, Llmc_PrecisionPolicy]> {
+    AttrSizedOperandSegments, Llmc_Differentiable, Llmc_PrecisionPolicy, Llmc_Paddable]> {
   let summary = "layer normalization over the trailing dims";
   let description = [{
     Normalizes over dims `axis ..< rank` (ONNX LayerNormalization):
@@ -98,7 +98,7 @@ def Llmc_LayerNormOp : Llmc_Op<"layer_norm", [Pure, InferTypeOpAdaptor,
 
 def Llmc_RmsNormOp : Llmc_Op<"rms_norm", [Pure, InferTypeOpAdaptor,
                                            Llmc_Differentiable,
-                                           Llmc_PrecisionPolicy]> {
+                                           Llmc_PrecisionPolicy, Llmc_Paddable]> {
   let summary = "root-mean-square normalization over the trailing dims";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * weight` over dims `axis ..< rank`
@@ -120,7 +120,7 @@ def Llmc_RmsNormOp : Llmc_Op<"rms_norm", [Pure, InferTypeOpAdaptor,
 
 class Llmc_SoftmaxLikeOp<string mnemonic, string formula> :
     Llmc_Op<mnemonic, [Pure, SameOperandsAndResultType, Llmc_Differentiable,
-                       Llmc_PrecisionPolicy]> {
+                       Llmc_PrecisionPolicy, Llmc_Paddable]> {
   let summary = formula # " along one axis";
   let description = "Computes `" # formula # "` along `axis` (negative "
     # "counts from the end; default -1), with the maximum subtracted first "
@@ -196,7 +196,7 @@ def Llmc_RotaryOp : Llmc_Op<"rotary", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_CrossEntropyOp : Llmc_Op<"cross_entropy",
-    [Pure, InferTypeOpAdaptor, Llmc_Differentiable, Llmc_PrecisionPolicy]> {
+    [Pure, InferTypeOpAdaptor, Llmc_Differentiable, Llmc_PrecisionPolicy, Llmc_PaddableMasked]> {
   let summary = "softmax cross-entropy with integer targets";
   let description = [{
     `-log_softmax(logits)[target]` for each position, with classes in the
@@ -206,16 +206,28 @@ def Llmc_CrossEntropyOp : Llmc_Op<"cross_entropy",
     positions that are not ignored (torch.nn.functional.cross_entropy).
     `mean` and `sum` yield a rank-0 tensor, `none` one loss per position.
 
+    `classes` (set by `llmc-pad-shapes` on padded logits): only the first
+    `classes` columns are classes; the padding columns after them do not
+    enter the softmax (its max and sum of exp), and a target at or past
+    `classes` is out of range.
+
     ```mlir
     %loss = llmc.cross_entropy mean %logits, %targets : (tensor<8x1024x50257xf32>, tensor<8x1024xi64>) -> tensor<f32>
+    %padded = llmc.cross_entropy mean %logits_p, %targets {classes = 50257 : i64} : (tensor<8x1024x50304xf32>, tensor<8x1024xi64>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Llmc_LossReductionAttr:$reduction,
                        Llmc_FloatTensor:$logits, Llmc_IndexTensor:$targets,
-                       DefaultValuedAttr<Llmc_I64Attr, "-100">:$ignore_index);
+                       DefaultValuedAttr<Llmc_I64Attr, "-100">:$ignore_index,
+                       OptionalAttr<Llmc_I64Attr>:$classes);
   let results = (outs Llmc_FloatTensor:$result);
   let assemblyFormat = "$reduction $logits `,` $targets attr-dict `:` "
                        "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The real classes: `classes`, or the logits' last dim.
+    int64_t getClassCount();
+  }];
 }
 
 def Llmc_DropoutMaskOp : Llmc_Op<"dropout_mask", [Pure,

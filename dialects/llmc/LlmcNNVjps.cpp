@@ -234,6 +234,6 @@ LogicalResult CrossEntropyOp::buildVjp(OpBuilder &builder,
                                        SmallVectorImpl<Value> &out) {
   out[0] = builder.create<CrossEntropyGradOp>(
       getLoc(), getReductionAttr(), getLogits(), getTargets(), resultGrads[0],
-      getIgnoreIndexAttr());
+      getIgnoreIndexAttr(), getClassesAttr());
   return success();
 }

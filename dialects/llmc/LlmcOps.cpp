@@ -320,6 +320,16 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult GatherOp::verify() {
+  return verifyIndexBound(*this, getBound(), getData().getType(), getAxis());
+}
+
+int64_t GatherOp::getIndexBound() {
+  if (std::optional<int64_t> b = getBound())
+    return *b;
+  return getData().getType().getDimSize(getAxis());
+}
+
 LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
                                                  std::optional<Location> loc,
                                                  Adaptor a,

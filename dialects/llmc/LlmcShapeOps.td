@@ -53,7 +53,8 @@ def Llmc_IotaOp : Llmc_Op<"iota", [Pure, Llmc_PrecisionFollows]> {
 }
 
 def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure, Llmc_Differentiable,
-                                          Llmc_PrecisionMovesData]> {
+                                          Llmc_PrecisionMovesData,
+                                          Llmc_Paddable]> {
   let summary = "same elements, new shape (row-major)";
   let description = [{
     Reinterprets the row-major element sequence with the result's shape. The
@@ -74,7 +75,7 @@ def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure, Llmc_Differentiable,
 
 def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure, InferTypeOpAdaptor,
                                               Llmc_Differentiable,
-                                              Llmc_PrecisionMovesData]> {
+                                              Llmc_PrecisionMovesData, Llmc_Paddable]> {
   let summary = "permutation of the dimensions";
   let description = [{
     Result dim `i` is operand dim `permutation[i]` (numpy.transpose). The
@@ -94,7 +95,7 @@ def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure, InferTypeOpAdaptor,
 
 def Llmc_BroadcastToOp : Llmc_Op<"broadcast_to", [Pure,
                                                    Llmc_Differentiable,
-                                                   Llmc_PrecisionMovesData]> {
+                                                   Llmc_PrecisionMovesData, Llmc_Paddable]> {
   let summary = "numpy broadcast to the result shape";
   let description = [{
     Repeats the operand along dims of size 1 and along new leading dims so
@@ -172,7 +173,8 @@ def Llmc_SplitOp : Llmc_Op<"split", [Pure, InferTypeOpAdaptor,
 }
 
 def Llmc_GatherOp : Llmc_Op<"gather", [Pure, InferTypeOpAdaptor,
-                                        Llmc_Differentiable, Llmc_PrecisionFollows]> {
+                                        Llmc_Differentiable, Llmc_PrecisionFollows,
+                                        Llmc_PaddableMasked]> {
   let summary = "take slices of data at integer indices (embedding lookup)";
   let description = [{
     ONNX Gather: the result shape is `data.shape[:axis] + indices.shape +
@@ -180,15 +182,27 @@ def Llmc_GatherOp : Llmc_Op<"gather", [Pure, InferTypeOpAdaptor,
     found in `indices` for `axis`. With `axis = 0` on a `[vocab, d]` table
     this is an embedding lookup. Indices are `i32` or `i64`, in range.
 
+    `bound` (set by `llmc-pad-shapes` on a padded table): the real size
+    along `axis`. Indices are checked against it and negative ones count
+    back from it, so the padding rows past it are never read and a token
+    id of the real vocabulary or above stays an error.
+
     ```mlir
     %e = llmc.gather %wte, %idx axis 0 : (tensor<50257x768xf32>, tensor<8x1024xi64>) -> tensor<8x1024x768xf32>
+    %p = llmc.gather %wte_padded, %idx axis 0 {bound = 50257 : i64} : (tensor<50304x768xf32>, tensor<8x1024xi64>) -> tensor<8x1024x768xf32>
     ```
   }];
   let arguments = (ins Llmc_Tensor:$data, Llmc_IndexTensor:$indices,
-                       Llmc_I64Attr:$axis);
+                       Llmc_I64Attr:$axis, OptionalAttr<Llmc_I64Attr>:$bound);
   let results = (outs Llmc_Tensor:$result);
   let assemblyFormat = "$data `,` $indices `axis` $axis attr-dict `:` "
                        "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The size that indices are checked against: `bound` or the data's
+    /// size along the axis.
+    int64_t getIndexBound();
+  }];
 }
 
 def Llmc_GatherElementsOp : Llmc_Op<"gather_elements",
@@ -218,7 +232,7 @@ def Llmc_GatherElementsOp : Llmc_Op<"gather_elements",
 class Llmc_ReduceOp<string mnemonic, string what,
                     Trait precision = Llmc_PrecisionPolicy> :
     Llmc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Llmc_Differentiable,
-                       precision]> {
+                       Llmc_Paddable, precision]> {
   let summary = what # " over the given axes";
   let description = "Reduces the operand over `axes` (distinct, in range) to "
     # "its " # what # ". Reduced dims are dropped, or kept with size 1 under "

@@ -90,9 +90,9 @@ LogicalResult GatherOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                  ArrayRef<bool> wanted,
                                  SmallVectorImpl<Value> &out) {
   // Only the data is differentiable; indices are integers.
-  out[0] =
-      builder.create<GatherGradOp>(getLoc(), getData().getType(),
-                                   resultGrads[0], getIndices(), getAxisAttr());
+  out[0] = builder.create<GatherGradOp>(getLoc(), getData().getType(),
+                                        resultGrads[0], getIndices(),
+                                        getAxisAttr(), getBoundAttr());
   return success();
 }
 

@@ -43,7 +43,7 @@ static const Row kRows[] = {
     {"slice", "input", "starts limits strides"},
     {"concat", "inputs*", "axis"},
     {"split", "input", "axis sizes", /*variadicResults=*/true},
-    {"gather", "data indices", "axis"},
+    {"gather", "data indices", "axis bound?"},
     {"gather_elements", "data indices", "axis"},
     {"reduce_sum", "input", "axes keepdims?"},
     {"reduce_mean", "input", "axes keepdims?"},
@@ -58,7 +58,7 @@ static const Row kRows[] = {
     {"log_softmax", "input", "axis?"},
     {"attention", "query key value mask?", "causal? scale?"},
     {"rotary", "input cos sin", "interleaved?"},
-    {"cross_entropy", "logits targets", "reduction ignore_index?"},
+    {"cross_entropy", "logits targets", "reduction ignore_index? classes?"},
     {"dropout_mask", "step?", "ratio seed offset"},
     // Backward ops and the optimizer update (LlmcGradOps.td), so that a
     // training step can be written (or dumped and re-read) as JSON too.
@@ -73,8 +73,8 @@ static const Row kRows[] = {
     {"attention_lse", "query key value mask?", "causal? scale?"},
     {"attention_grad", "query key value output lse grad mask?",
      "causal? scale?"},
-    {"cross_entropy_grad", "logits targets grad", "reduction ignore_index?"},
-    {"gather_grad", "grad indices", "axis"},
+    {"cross_entropy_grad", "logits targets grad", "reduction ignore_index? classes?"},
+    {"gather_grad", "grad indices", "axis bound?"},
     {"gather_elements_grad", "grad indices", "axis"},
     {"slice_grad", "grad", "starts limits strides"},
     {"adamw_update", "param grad m v lr step",
@@ -90,6 +90,7 @@ std::optional<AttrKind> attrKindOf(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<AttrKind>>(name)
       .Cases("axis", "dimension", "ignore_index", "seed", "offset",
              AttrKind::Int)
+      .Cases("bound", "classes", AttrKind::Int)
       .Cases("start", "step", "epsilon", "scale", AttrKind::Float)
       .Cases("beta1", "beta2", "weight_decay", "ratio", AttrKind::Float)
       .Cases("keepdims", "transpose_lhs", "transpose_rhs", "causal",

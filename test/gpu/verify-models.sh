@@ -7,9 +7,12 @@
 # report and a summary line; exits 1 when any model fails.
 #
 # usage: test/gpu/verify-models.sh [LLMC [MODELS_DIR]]
+# VERIFY_FLAGS adds options to every verify: `--pad-always` pads every dim
+# the ops allow (docs/padding.md), `--no-pad` none.
 set -u
 llmc=${1:-build/bin/llmc}
 models=${2:-test/models}
+read -r -a flags <<< "${VERIFY_FLAGS:-}"
 
 failed=()
 passed=0
@@ -21,7 +24,7 @@ for onnx in "$models"/*_loss*.onnx; do
     continue
   fi
   echo "== $name"
-  if "$llmc" verify "$onnx" --ref "$ref" --device cuda; then
+  if "$llmc" verify "$onnx" --ref "$ref" --device cuda "${flags[@]}"; then
     passed=$((passed + 1))
   else
     failed+=("$name")
@@ -29,7 +32,8 @@ for onnx in "$models"/*_loss*.onnx; do
   bf16=${onnx%.onnx}.bf16.ref.json
   if [[ -f $bf16 ]]; then
     echo "== $name --precision bf16"
-    if "$llmc" verify "$onnx" --ref "$bf16" --device cuda --precision bf16; then
+    if "$llmc" verify "$onnx" --ref "$bf16" --device cuda --precision bf16 \
+        "${flags[@]}"; then
       passed=$((passed + 1))
     else
       failed+=("$name(bf16)")

@@ -45,6 +45,7 @@ Plan fullPlan() {
   w.bytes = 256;
   for (int i = 0; i < 256; ++i)
     w.init.push_back(static_cast<uint8_t>(i * 7));
+  w.realShape = {7, 16}; // a padded parameter (llmc-pad-shapes)
   BufferInfo m = w;
   m.name = "m";
   m.role = BufferRole::OptimizerState;
@@ -129,6 +130,7 @@ TEST(Bundle, RoundTripsEveryField) {
     EXPECT_EQ(a.role, b.role);
     EXPECT_EQ(a.dtype, b.dtype);
     EXPECT_EQ(a.shape, b.shape);
+    EXPECT_EQ(a.realShape, b.realShape);
     EXPECT_EQ(a.offset, b.offset);
     EXPECT_EQ(a.bytes, b.bytes);
     EXPECT_EQ(a.alignment, b.alignment);

@@ -376,3 +376,19 @@ func.func @global_norm_rank(%a: tensor<4xf32>) {
   %0 = llmc.global_norm %a : (tensor<4xf32>) -> tensor<1xf32>
   return
 }
+
+// -----
+
+func.func @gather_grad_bound_zero(%g: tensor<3x4xf32>, %i: tensor<3xi64>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'llmc.gather_grad' op bound 0 must be in [1, 8] (the table's size along axis 0)}}
+  %0 = llmc.gather_grad %g, %i axis 0 {bound = 0 : i64} : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @cross_entropy_grad_classes_zero(%l: tensor<4x8xf32>, %t: tensor<4xi64>, %g: tensor<f32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'llmc.cross_entropy_grad' op classes 0 must be in [1, 8] (the logits' last dim)}}
+  %0 = llmc.cross_entropy_grad mean %l, %t, %g {classes = 0 : i64} : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

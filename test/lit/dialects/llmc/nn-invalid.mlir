@@ -344,3 +344,11 @@ func.func @dropout_mask_size() {
   %0 = llmc.dropout_mask {ratio = 0.5 : f64, seed = 0 : i64, offset = 0 : i64} : () -> tensor<65536x65536xf32>
   return
 }
+
+// -----
+
+func.func @cross_entropy_classes_past_logits(%l: tensor<4x8xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'llmc.cross_entropy' op classes 9 must be in [1, 8] (the logits' last dim)}}
+  %0 = llmc.cross_entropy mean %l, %t {classes = 9 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

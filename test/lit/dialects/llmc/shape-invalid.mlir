@@ -261,3 +261,11 @@ func.func @reduce_keepdims_type(%x: tensor<2x8xf32>) {
   %0 = llmc.reduce_sum %x axes [1] keepdims : (tensor<2x8xf32>) -> tensor<2xf32>
   return
 }
+
+// -----
+
+func.func @gather_bound_past_table(%w: tensor<8x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'llmc.gather' op bound 9 must be in [1, 8] (the table's size along axis 0)}}
+  %0 = llmc.gather %w, %i axis 0 {bound = 9 : i64} : (tensor<8x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
