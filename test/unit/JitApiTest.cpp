@@ -22,7 +22,7 @@
 #include <cstring>
 
 using namespace llmc;
-using jit::DType;
+
 using jit::TensorView;
 
 namespace {
@@ -67,7 +67,7 @@ protected:
 TEST_F(JitApiTest, DescribesInputsParametersAndReport) {
   ASSERT_EQ(step.inputs().size(), 2u);
   EXPECT_EQ(step.inputs()[0].name, "idx");
-  EXPECT_EQ(step.inputs()[0].dtype, DType::I64);
+  EXPECT_EQ(step.inputs()[0].dtype, jit::DType::I64);
   EXPECT_EQ(step.inputs()[0].shape, (std::vector<int64_t>{B, T}));
   EXPECT_EQ(step.inputs()[1].name, "tgt");
   ASSERT_FALSE(step.parameterInfo().empty());
@@ -155,7 +155,7 @@ TEST_F(JitApiTest, ParametersRoundTrip) {
   ASSERT_EQ(initial.size(), step.parameterInfo().size());
   for (size_t i = 0; i < initial.size(); ++i) {
     EXPECT_EQ(initial[i].name, step.parameterInfo()[i].name);
-    EXPECT_EQ(initial[i].dtype, DType::F32);
+    EXPECT_EQ(initial[i].dtype, jit::DType::F32);
     int64_t n = 1;
     for (int64_t d : initial[i].shape)
       n *= d;
@@ -262,7 +262,7 @@ TEST_F(JitApiTest, WrongInputsAreRefused) {
               "input 'idx' (#0) is i64[2, 8] but the model expects i64[2, 16]");
   expectError(step.run({b.views()[0]}, 1e-3, loss),
               "the step takes 2 inputs (idx i64[2, 16], tgt i64[2, 16]), got 1");
-  expectError(step.run({TensorView::cuda(b.idx.data(), DType::I64, {B, T}),
+  expectError(step.run({TensorView::cuda(b.idx.data(), jit::DType::I64, {B, T}),
                         b.views()[1]},
                        1e-3, loss),
               "input 'idx' (#0) is in GPU memory, but this step runs on the "

@@ -19,7 +19,7 @@
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
 // GPT2-NEXT: precision       fp32
-// GPT2-NEXT: kernels         52 (0 from the cache)
+// GPT2-NEXT: kernels         36 (0 from the cache)
 // GPT2-NEXT: launches        67 per step (kernel launches and cuBLASLt calls)
 // GPT2-NEXT: cuBLASLt calls  15
 // GPT2-NEXT: memsets         0
@@ -54,7 +54,7 @@
 // COPY:      wrote {{.*}}.copy.llmc: train-step-copy
 // COPY-NEXT: arch            sm_90
 // COPY-NEXT: precision       fp32
-// COPY-NEXT: kernels         6 (
+// COPY-NEXT: kernels         5 (
 // COPY-NEXT: launches        6 per step
 // COPY:      updates         0 in place, 2 copied
 
