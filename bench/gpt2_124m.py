@@ -195,8 +195,8 @@ def run_llmc(mode, args, out):
     print(r.stdout[-4000:] + r.stderr[-4000:], file=sys.stderr)
     if r.returncode:
         return {"mode": mode, "error": "llmc train failed"}
-    steps = re.findall(r"^step \d+ \| loss ([0-9.]+) \| lr \S+ \| ms ([0-9.]+)",
-                       r.stdout, re.M)
+    steps = re.findall(r"^step \d+ \| loss ([0-9.]+) \|(?: grad norm \S+ \|)? "
+                       r"lr \S+ \| ms ([0-9.]+)", r.stdout, re.M)
     if args.profile:
         # The breakdown of the last step, which ran kernel by kernel (its
         # ms line is left out of the timing).
