@@ -128,8 +128,7 @@ TEST(CompileTime, Gpt2FromTheEnvironment) {
 // A hit is the compile that stored it: the same first loss, bit for bit.
 TEST(CompileTime, HitStepsLikeTheCompileThatStoredIt) {
   LLMC_REQUIRE_GPU();
-  std::string model =
-      std::string(LLMC_TEST_MODELS_DIR) + "/tiny_gpt_dynamo_loss.onnx";
+  std::string model = test::modelPath("tiny_gpt_dynamo_loss.onnx");
   CompileConfig config;
   config.cacheDir = freshCacheDir("tiny");
   ModelOptions options;
