@@ -1,6 +1,8 @@
 //===- FusionExplain.cpp - What was fused, and why not the rest -----------===//
 #include "compiler/FusionExplain.h"
 
+#include "compiler/codegen/Emitters.h"
+
 #include "passes/FusionUtils.h"
 
 #include "mlir/IR/Location.h"
@@ -16,28 +18,6 @@ using namespace mlir::llmc::fusion;
 namespace llmc {
 
 namespace {
-
-void describeLoc(Location loc, std::vector<std::string> &names,
-                 std::string &position) {
-  llvm::TypeSwitch<Location>(loc)
-      .Case<NameLoc>([&](NameLoc l) {
-        names.push_back(l.getName().str());
-        describeLoc(l.getChildLoc(), names, position);
-      })
-      .Case<FusedLoc>([&](FusedLoc l) {
-        for (Location inner : l.getLocations())
-          describeLoc(inner, names, position);
-      })
-      .Case<CallSiteLoc>(
-          [&](CallSiteLoc l) { describeLoc(l.getCallee(), names, position); })
-      .Case<FileLineColLoc>([&](FileLineColLoc l) {
-        if (position.empty())
-          position = l.getFilename().str() + ":" +
-                     std::to_string(l.getLine()) + ":" +
-                     std::to_string(l.getColumn());
-      })
-      .Default([](Location) {});
-}
 
 bool isElementwiseGroup(KernelOp g) {
   GroupKind kind = classify(g);
@@ -136,7 +116,7 @@ FusionExplanation explainFusion(func::FuncOp func, const FusionConfig &config) {
     for (Operation &m : group.getGroupOps()) {
       std::vector<std::string> names;
       std::string position;
-      describeLoc(m.getLoc(), names, position);
+      codegen::describeLoc(m.getLoc(), names, position);
       nlohmann::json mj;
       mj["op"] = m.getName().getStringRef().str();
       mj["names"] = names;

@@ -109,6 +109,11 @@ std::string floatLiteral(double v);
 // Kernel sources
 //===----------------------------------------------------------------------===//
 
+/// Collects the names (NameLoc: ONNX node names) and the first file
+/// position ("file.onnx:3:14", directory stripped) of a location.
+void describeLoc(mlir::Location loc, std::vector<std::string> &names,
+                 std::string &position);
+
 class KernelSource {
 public:
   /// Starts a kernel named `name` for `op`: the header comment names the op,

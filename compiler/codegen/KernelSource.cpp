@@ -105,10 +105,8 @@ std::string outParam(Type t, const std::string &name) {
 // Header comment
 //===----------------------------------------------------------------------===//
 
-/// Collects the names (NameLoc: ONNX node names) and the first file position
-/// of a location.
-static void describeLoc(Location loc, std::vector<std::string> &names,
-                        std::string &position) {
+void describeLoc(Location loc, std::vector<std::string> &names,
+                 std::string &position) {
   llvm::TypeSwitch<Location>(loc)
       .Case<NameLoc>([&](NameLoc l) {
         names.push_back(l.getName().str());
