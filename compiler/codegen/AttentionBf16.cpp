@@ -335,7 +335,7 @@ LogicalResult emitAttentionForwardBf16(Operation *op, const EmitContext &ctx,
   src.scheme("writes the row log-sum-exp (f32 [B, Hq, T], natural log) for "
              "the backward; P rounded to bf16 for P V, the row sum from the "
              "unrounded P (docs/precision.md)");
-  forwardTileConstants(src, a, kRowTile, kKeyTile, kWarps, 8);
+  tileConstants(src, a, kRowTile, kKeyTile, kWarps, 8, /*grad=*/false);
   bf16AttentionConstants(src, a.scale);
   ForwardInterface f = forwardInterface(src, out, a, "            ");
   // Whole tile visible to all 16 rows of the warp.

@@ -248,7 +248,7 @@ void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
   Shape q = shapeOf(a.query), k = shapeOf(a.key);
   src.use(elementTypeOf(a.query));
-  gradTileConstants(src, a, rowTile, keyTile, warps, 8);
+  tileConstants(src, a, rowTile, keyTile, warps, 8, /*grad=*/true);
   if (a.mask)
     maskConstants(src, a.mask, {q[0], q[1], q[2], k[2]});
   bf16AttentionConstants(src, a.scale);

@@ -36,7 +36,7 @@ constexpr unsigned kSharedLimit = 227 * 1024;
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
   Shape q = shapeOf(a.query), k = shapeOf(a.key);
-  gradTileConstants(src, a, rowTile, keyTile, warps, 4);
+  tileConstants(src, a, rowTile, keyTile, warps, 4, /*grad=*/true);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
   src.staticAssert("kD % 8 == 0 && kDv % 8 == 0", "whole m16n8k8 tiles");

@@ -198,31 +198,21 @@ ForwardInterface forwardInterface(KernelSource &src, OpLowering &out,
   return f;
 }
 
-void forwardTileConstants(KernelSource &src, const AttentionParts &a,
-                          int64_t rowTile, int64_t keyTile, unsigned warps,
-                          int64_t pad) {
+void tileConstants(KernelSource &src, const AttentionParts &a,
+                   int64_t rowTile, int64_t keyTile, unsigned warps,
+                   int64_t pad, bool grad) {
   Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
   attentionShapeConstants(src, q, k, v[3]);
-  src.constant("kBr", rowTile, "query rows per block (16 per warp)");
+  src.constant("kBr", rowTile,
+               grad ? "query rows per tile" : "query rows per block (16 per warp)");
   src.constant("kBc", keyTile, "keys per tile");
-  src.constant("kThreadsPerBlock", warps * 32, "16 query rows per warp");
+  src.constant("kThreadsPerBlock", warps * 32,
+               grad ? "16 owned rows per warp" : "16 query rows per warp");
   src.constant("kLdQ", q[3] + pad, "shared row strides (bank-conflict padding)");
   src.constant("kLdK", q[3] + pad);
   src.constant("kLdV", v[3] + pad);
-}
-
-void gradTileConstants(KernelSource &src, const AttentionParts &a,
-                       int64_t rowTile, int64_t keyTile, unsigned warps,
-                       int64_t pad) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
-  attentionShapeConstants(src, q, k, v[3]);
-  src.constant("kBr", rowTile, "query rows per tile");
-  src.constant("kBc", keyTile, "keys per tile");
-  src.constant("kThreadsPerBlock", warps * 32, "16 owned rows per warp");
-  src.constant("kLdQ", q[3] + pad, "shared row strides (bank-conflict padding)");
-  src.constant("kLdK", q[3] + pad);
-  src.constant("kLdV", v[3] + pad);
-  src.constant("kLdO", v[3] + pad);
+  if (grad)
+    src.constant("kLdO", v[3] + pad);
 }
 
 std::string substitute(
@@ -394,7 +384,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
     src.scheme("bf16: P rounded to bf16 before P V, the row sum from the "
                "unrounded P, as flash kernels and the reference evaluator do "
                "(docs/precision.md)");
-  forwardTileConstants(src, a, kRowTile, kKeyTile, kWarps, 4);
+  tileConstants(src, a, kRowTile, kKeyTile, kWarps, 4, /*grad=*/false);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
   src.staticAssert("kD % 8 == 0 && kDv % 8 == 0", "whole m16n8k8 tiles");

@@ -60,14 +60,11 @@ ForwardInterface forwardInterface(KernelSource &src, OpLowering &out,
 
 /// The constants of a tensor-core kernel: the shapes, kBr and kBc (query
 /// rows and keys per tile), kThreadsPerBlock, and the shared row strides
-/// kLdQ/kLdK/kLdV (kLdO too for the gradient kernels), each head dim +
-/// `pad` elements (bank-conflict padding).
-void forwardTileConstants(KernelSource &src, const AttentionParts &a,
-                          int64_t rowTile, int64_t keyTile, unsigned warps,
-                          int64_t pad);
-void gradTileConstants(KernelSource &src, const AttentionParts &a,
-                       int64_t rowTile, int64_t keyTile, unsigned warps,
-                       int64_t pad);
+/// kLdQ/kLdK/kLdV (kLdO too for the gradient kernels, `grad`), each head
+/// dim + `pad` elements (bank-conflict padding).
+void tileConstants(KernelSource &src, const AttentionParts &a,
+                   int64_t rowTile, int64_t keyTile, unsigned warps,
+                   int64_t pad, bool grad);
 
 /// `text` with every "@KEY@" of `values` replaced (the bf16 kernels are
 /// written as templates with such holes).
