@@ -91,6 +91,11 @@ Executor::~Executor() {
   for (CUmodule module : modules_)
     if (module)
       cu_->cuModuleUnload(module);
+  for (CUevent event : scalarCopied_)
+    if (event)
+      cu_->cuEventDestroy(event);
+  if (pinned_)
+    cu_->cuMemFreeHost(pinned_);
   if (start_)
     cu_->cuEventDestroy(start_);
   if (stop_)
@@ -136,6 +141,11 @@ Status Executor::init() {
   LLMC_CU(cu_->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), ctx);
   LLMC_CU(cu_->cuEventCreate(&start_, CU_EVENT_DEFAULT), ctx);
   LLMC_CU(cu_->cuEventCreate(&stop_, CU_EVENT_DEFAULT), ctx);
+  void *pinned = nullptr;
+  LLMC_CU(cu_->cuMemHostAlloc(&pinned, (kScalarRing + 2) * 8, 0), ctx);
+  pinned_ = static_cast<unsigned char *>(pinned);
+  for (CUevent &event : scalarCopied_)
+    LLMC_CU(cu_->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), ctx);
   return Status::ok();
 }
 
@@ -338,6 +348,7 @@ Status Executor::enqueueAll() {
 }
 
 Status Executor::runPlain() {
+  mirrorCurrent_ = false;
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
   LLMC_CU(cu_->cuEventRecord(start_, stream_), context());
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
@@ -352,6 +363,7 @@ Status Executor::runPlain() {
 }
 
 Status Executor::runProfiled(std::vector<float> &stepMs) {
+  mirrorCurrent_ = false;
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
   std::vector<CUevent> events(plan_.steps.size() + 1, nullptr);
   auto destroy = [&] {
@@ -391,6 +403,17 @@ Status Executor::capture() {
       cu_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
       ctx);
   Status enqueued = enqueueAll();
+  const ScalarSlot *loss = plan_.findScalar("loss");
+  if (enqueued && loss) {
+    CUresult copied = cu_->cuMemcpyDtoHAsync(pinned_ + 8 * (kScalarRing + 1),
+                                             arena_ + loss->offset,
+                                             dtypeSize(loss->dtype), stream_);
+    if (copied == CUDA_SUCCESS)
+      mirrored_ = loss;
+    else
+      enqueued = cuda::driverError(copied, "cuMemcpyDtoHAsync", __FILE__,
+                                   __LINE__, "capturing the loss read-back");
+  }
   // End the capture on every path, or the stream stays unusable.
   CUgraph graph = nullptr;
   CUresult ended = cu_->cuStreamEndCapture(stream_, &graph);
@@ -416,6 +439,7 @@ Status Executor::replay() {
           "replaying the CUDA graph of " + context());
   LLMC_CU(cu_->cuEventRecord(stop_, stream_), context());
   ran_ = true;
+  mirrorCurrent_ = mirrored_ != nullptr;
   return Status::ok();
 }
 
@@ -442,9 +466,16 @@ Status Executor::setScalar(const std::string &name, double value) {
   if (!slot)
     return Status::error("setScalar: " + context() + " has no scalar slot '" +
                          name + "'");
-  // Pageable source: the driver stages the bytes before returning, so the
-  // local may go out of scope while the copy is still queued.
-  unsigned char bytes[8] = {};
+  if (slot == mirrored_)
+    mirrorCurrent_ = false;
+  // A pinned ring entry: the copy is queued without staging, and the entry
+  // is not rewritten before the copy that reads it has run.
+  size_t entry = scalarNext_;
+  scalarNext_ = (scalarNext_ + 1) % kScalarRing;
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_CU(cu_->cuEventSynchronize(scalarCopied_[entry]), context());
+  unsigned char *bytes = pinned_ + 8 * entry;
+  std::memset(bytes, 0, 8);
   if (slot->dtype == DType::F32) {
     float f = static_cast<float>(value);
     std::memcpy(bytes, &f, 4);
@@ -455,10 +486,10 @@ Status Executor::setScalar(const std::string &name, double value) {
     int64_t i = static_cast<int64_t>(value);
     std::memcpy(bytes, &i, 8);
   }
-  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
   LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + slot->offset, bytes,
                                  dtypeSize(slot->dtype), stream_),
           "scalar slot '" + name + "' in " + context());
+  LLMC_CU(cu_->cuEventRecord(scalarCopied_[entry], stream_), context());
   return Status::ok();
 }
 
@@ -497,11 +528,23 @@ Status Executor::readScalar(const std::string &name, double &value) {
   if (!slot)
     return Status::error("readScalar: " + context() + " has no scalar slot '" +
                          name + "'");
-  LLMC_RETURN_IF_ERROR(synchronize());
   unsigned char bytes[8] = {};
-  LLMC_CU(
-      cu_->cuMemcpyDtoH(bytes, arena_ + slot->offset, dtypeSize(slot->dtype)),
-      "scalar slot '" + name + "' in " + context());
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  if (slot == mirrored_ && mirrorCurrent_) {
+    // The replay copied it; wait for the stream (copies queued after the
+    // replay, e.g. the next inputs, included) and read the pinned mirror.
+    LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
+    std::memcpy(bytes, pinned_ + 8 * (kScalarRing + 1), dtypeSize(slot->dtype));
+  } else {
+    // Queued behind the stream's work into pinned memory, then one wait: a
+    // pageable cuMemcpyDtoH after a synchronize is a second round trip.
+    unsigned char *staged = pinned_ + 8 * kScalarRing;
+    LLMC_CU(cu_->cuMemcpyDtoHAsync(staged, arena_ + slot->offset,
+                                   dtypeSize(slot->dtype), stream_),
+            "scalar slot '" + name + "' in " + context());
+    LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
+    std::memcpy(bytes, staged, dtypeSize(slot->dtype));
+  }
   if (slot->dtype == DType::F32) {
     float f;
     std::memcpy(&f, bytes, 4);

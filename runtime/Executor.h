@@ -129,6 +129,18 @@ private:
   CUdeviceptr workspace_ = 0;
   CUstream stream_ = nullptr;
   CUevent start_ = nullptr, stop_ = nullptr;
+  // Pinned host memory for scalar slots: uploads from a ring of entries (an
+  // entry is reused once the copy that read it has run, which its event
+  // says) and the read-back of a scalar, so that neither goes through the
+  // driver's pageable staging (a synchronous ~10 us round trip per call).
+  static constexpr size_t kScalarRing = 64;
+  unsigned char *pinned_ = nullptr; // kScalarRing uploads, read-back, mirror
+  // The graph's last node copies the `loss` slot into pinned memory, so a
+  // replay's loss is read after one event wait, without a copy of its own.
+  const ScalarSlot *mirrored_ = nullptr;
+  bool mirrorCurrent_ = false; // the last thing run was a graph replay
+  CUevent scalarCopied_[kScalarRing] = {};
+  size_t scalarNext_ = 0;
   bool ran_ = false;
   cublasLtHandle_t ltHandle_ = nullptr;
   std::vector<CUmodule> modules_;

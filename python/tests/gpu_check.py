@@ -129,6 +129,27 @@ def main():
               wall, n, gpu_us, wall - gpu_us, statistics.mean(walls)))
     check(wall - gpu_us <= 30, "per-call overhead %.1f us <= 30 us"
           % (wall - gpu_us))
+    # Where the overhead goes: Python's argument handling alone, queueing a
+    # step on an idle GPU, and reading the loss of a step already finished.
+    fills, queues, reads = [], [], []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        step._fill((xg, yg))
+        fills.append((time.perf_counter() - t0) * 1e6)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        step(xg, yg, lr=1e-4, wait=False)
+        queues.append((time.perf_counter() - t0) * 1e6)
+        time.sleep(0.002)  # the step has finished
+        t0 = time.perf_counter()
+        step.last_loss
+        reads.append((time.perf_counter() - t0) * 1e6)
+    print("     breakdown (medians): Python argument handling %.1f us, "
+          "queueing a step %.1f us (including the former), reading a "
+          "finished step's loss %.1f us; the rest of the overhead is the "
+          "GPU's launch and completion latency" % (
+              statistics.median(fills), statistics.median(queues),
+              statistics.median(reads)))
     # Queued: step(..., wait=False) returns once the step is queued, so
     # back-to-back steps cost max(host time, GPU time) each.
     t0 = time.perf_counter()

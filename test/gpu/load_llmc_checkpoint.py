@@ -27,6 +27,8 @@ p.add_argument("checkpoint")
 p.add_argument("data")
 p.add_argument("--log")
 p.add_argument("--tolerance", type=float, default=1e-4)
+p.add_argument("--probe", action="store_true",
+               help="also print the loss at the neighbouring batch positions")
 a = p.parse_args()
 
 manifest = json.load(open(os.path.join(a.checkpoint, "manifest.json")))
@@ -74,10 +76,30 @@ with open(a.data, "rb") as f:
     f.seek(1024 + 2 * pos)
     tokens = torch.tensor(struct.unpack("<%dH" % (B * T + 1), f.read(2 * (B * T + 1))),
                           dtype=torch.int64)
-x = tokens[:-1].reshape(B, T)
-y = tokens[1:].reshape(B, T)
-with torch.no_grad():
-    loss = model(input_ids=x, labels=y).loss.item()  # as the export's Wrap
+
+def loss_at(tok):
+    x = tok[:-1].reshape(B, T)
+    y = tok[1:].reshape(B, T)
+    # The export's loss (bench/gpt2_124m.py's Wrap) is cross-entropy of
+    # logits[t] against y[t]: the token file already holds the next tokens,
+    # so HF's own `labels=` loss, which shifts once more, is not it.
+    with torch.no_grad():
+        logits = model(input_ids=x).logits
+        return torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), y.reshape(-1)).item()
+
+
+loss = loss_at(tokens)
+if a.probe:  # which batch (if any) gives llmc's logged losses
+    with open(a.data, "rb") as f:
+        for k in range(-3, 4):
+            at = pos + k * B * T
+            if at < 0 or at + B * T + 1 > count:
+                continue
+            f.seek(1024 + 2 * at)
+            tok = torch.tensor(struct.unpack("<%dH" % (B * T + 1), f.read(2 * (B * T + 1))),
+                               dtype=torch.int64)
+            print("probe: position %d (%+d batches): loss %.6f" % (at, k, loss_at(tok)))
 step = manifest["step"]
 print("checkpoint step %d: PyTorch loss of step %d: %.6f" % (step, step + 1, loss))
 if a.log:

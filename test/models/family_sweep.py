@@ -163,6 +163,10 @@ def check(llmc, path, ref, bf16_ref, gpu):
             row[name] = "no reference"
             continue
         code, out = run([llmc, "verify", path, "--ref", r] + flags)
+        # The whole verify report, for the failures the table only names.
+        with open(path[:-len(".onnx")] + "." + name.replace(" ", "_") +
+                  ".log", "w") as f:
+            f.write(out)
         row[name] = "pass" if code == 0 else "FAIL: " + last_error(out)
     return row
 
