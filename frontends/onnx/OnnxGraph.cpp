@@ -362,8 +362,12 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     NamedAttrList attrs;
     attrs.append("llmc.param", builder.getStringAttr(init.name()));
     attrs.append("llmc.init", *attr);
-    // Buffers (rotary inv_freq, ...) keep their value but are not trained.
-    if (kinds.lookup(init.name()) == "BUFFER")
+    // Buffers (rotary inv_freq, ...) and the tensor constants torch.export
+    // lifts out of the code (CodeGen's and GPT-J's causal-mask fill value,
+    // DeBERTa's scale: `lifted_tensor_N`) keep their value but are not
+    // trained: they are not parameters of the PyTorch model.
+    llvm::StringRef kind = kinds.lookup(init.name());
+    if (kind == "BUFFER" || kind == "CONSTANT_TENSOR")
       attrs.append("llmc.frozen", builder.getUnitAttr());
     argTypes.push_back(cast<TypedAttr>(*attr).getType());
     argLocs.push_back(loc);
