@@ -25,6 +25,42 @@ using namespace mlir::llmc;
 
 namespace {
 
+/// A matmul whose batch dims broadcast partially ([2, 4] against [2, 1]:
+/// Falcon's multi-query attention, unraised) has no single batch stride, so
+/// cuBLASLt's strided batch cannot run it. The operand that broadcasts is
+/// materialized at the result's batch dims first; one that broadcasts
+/// wholly (all batch dims 1, or none) keeps stride 0 and is left alone.
+void materializeBatchBroadcast(MatmulOp op, OpBuilder &builder) {
+  auto result = cast<RankedTensorType>(op.getResult().getType());
+  int64_t rank = result.getRank();
+  auto batchOf = [&](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> b(rank - 2, 1);
+    int64_t n = static_cast<int64_t>(shape.size()) - 2;
+    for (int64_t i = 0; i < n; ++i)
+      b[rank - 2 - n + i] = shape[i];
+    return b;
+  };
+  ArrayRef<int64_t> batchD = result.getShape().drop_back(2);
+  auto widen = [&](OpOperand &operand) {
+    auto type = cast<RankedTensorType>(operand.get().getType());
+    SmallVector<int64_t> batch = batchOf(type.getShape());
+    if (llvm::equal(batch, batchD) || llvm::all_of(batch, [](int64_t d) {
+          return d == 1;
+        }))
+      return;
+    SmallVector<int64_t> shape(batchD.begin(), batchD.end());
+    shape.append(type.getShape().take_back(2).begin(),
+                 type.getShape().take_back(2).end());
+    builder.setInsertionPoint(op);
+    Value wide = builder.create<BroadcastToOp>(
+        op.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+        operand.get());
+    operand.set(wide);
+  };
+  widen(op->getOpOperand(0));
+  widen(op->getOpOperand(1));
+}
+
 bool launchesNothing(Operation &op) {
   return op.hasTrait<mlir::OpTrait::IsTerminator>() ||
          isa<KernelOp, ReshapeOp, ConstantOp>(op);
@@ -37,6 +73,10 @@ struct FormKernelsPass
     if (func.isExternal())
       return;
     OpBuilder builder(func.getContext());
+    func.walk([&](MatmulOp op) {
+      if (!op->getParentOfType<KernelOp>())
+        materializeBatchBroadcast(op, builder);
+    });
     for (Block &block : func.getBody())
       for (Operation &op : llvm::make_early_inc_range(block)) {
         if (launchesNothing(op))

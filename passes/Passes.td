@@ -449,7 +449,10 @@ def FormKernelsPass : Pass<"llmc-form-kernels", "::mlir::func::FuncOp"> {
     (a buffer with initial data) launch nothing and stay outside groups, as
     do terminators and ops already in a group: the pass is idempotent. Ops
     of other dialects are grouped too; the backend rejects those it cannot
-    lower, naming the op.
+    lower, naming the op. A matmul whose batch dims broadcast partially
+    (`[2, 4]` against `[2, 1]`) has no single batch stride for cuBLASLt:
+    the broadcasting operand gets an `llmc.broadcast_to` (a group of its
+    own) first.
   }];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }

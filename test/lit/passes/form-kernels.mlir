@@ -81,3 +81,30 @@ func.func @call(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = func.call @callee(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Batch dims that broadcast partially ([2, 4] against [2, 1], Falcon's
+// multi-query attention) have no single cuBLASLt batch stride: the
+// broadcasting operand is materialized first, in a group of its own.
+// CHECK-LABEL: func.func @partial_batch_broadcast
+// CHECK:       %[[B:.+]] = llmc.kernel -> (tensor<2x4x16x8xf32>) {
+// CHECK-NEXT:    llmc.broadcast_to %arg1 : tensor<2x1x16x8xf32> -> tensor<2x4x16x8xf32>
+// CHECK:       llmc.kernel -> (tensor<2x4x16x8xf32>) {
+// CHECK-NEXT:    llmc.matmul %arg0, %[[B]] : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>)
+func.func @partial_batch_broadcast(%p: tensor<2x4x16x16xf32>, %v: tensor<2x1x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %0 = llmc.matmul %p, %v : (tensor<2x4x16x16xf32>, tensor<2x1x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// A weight shared by every batch (no batch dims, or all of them 1) keeps
+// stride 0: nothing is materialized.
+// CHECK-LABEL: func.func @whole_broadcast
+// CHECK-NOT:   llmc.broadcast_to
+// CHECK:       llmc.matmul %arg0, %arg1 : (tensor<2x4x16x16xf32>, tensor<1x1x16x8xf32>)
+func.func @whole_broadcast(%p: tensor<2x4x16x16xf32>, %w: tensor<1x1x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %0 = llmc.matmul %p, %w : (tensor<2x4x16x16xf32>, tensor<1x1x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
