@@ -57,8 +57,15 @@ FAMILIES = [
     ("gemma2", "gemma2", "Gemma2ForCausalLM", False,
      {"num_key_value_heads": 2, "head_dim": 16}),
     ("phi", "phi", "PhiForCausalLM", False, {}),
-    ("phi3", "phi3", "Phi3ForCausalLM", False, {"num_key_value_heads": 2}),
-    ("stablelm", "stablelm", "StableLmForCausalLM", False, {}),
+    # Phi-3's default pad/bos/eos ids (32000, 1, 32000) lie outside the
+    # sweep's vocabulary of 512: nn.Embedding refuses the padding_idx.
+    ("phi3", "phi3", "Phi3ForCausalLM", False,
+     {"num_key_value_heads": 2, "pad_token_id": 0, "bos_token_id": 1,
+      "eos_token_id": 2}),
+    # The default partial_rotary_factor 0.25 gives a rotary dim of 4 of 16,
+    # which StableLM's own forward cannot broadcast at this size.
+    ("stablelm", "stablelm", "StableLmForCausalLM", False,
+     {"partial_rotary_factor": 1.0}),
     ("olmo", "olmo", "OlmoForCausalLM", False, {}),
     ("granite", "granite", "GraniteForCausalLM", False, {}),
     ("bert", "bert", "BertForMaskedLM", True, {}),
@@ -81,7 +88,10 @@ COMMON = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128,
               hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
               attention_dropout=0.0, hidden_dropout=0.0, resid_pdrop=0.0,
               embd_pdrop=0.0, attn_pdrop=0.0, dropout=0.0,
-              attention_dropout_prob=0.0, classifier_dropout=None)
+              attention_dropout_prob=0.0,
+              # 0.0, not None: GPT-Neo, GPT-NeoX and ModernBERT validate it
+              # as a float (StrictDataclassFieldValidationError otherwise)
+              classifier_dropout=0.0)
 
 
 def make(model_type, cls_name, overrides):
