@@ -450,6 +450,13 @@ def FormKernelsPass : Pass<"llmc-form-kernels", "::mlir::func::FuncOp"> {
     do terminators and ops already in a group: the pass is idempotent. Ops
     of other dialects are grouped too; the backend rejects those it cannot
     lower, naming the op.
+
+    A bf16/f16 linear layer is one group, placed at its add, since the IR
+    means one rounding after the bias (docs/precision.md), which a bf16
+    product between two launches cannot give:
+    `add(matmul(x, w), b) => kernel { matmul; add }` when the product's only
+    reader is the add, b is a row vector of its type and one cuBLASLt GEMM
+    computes it (the conditions of llmc-fuse-epilogues).
   }];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
