@@ -57,8 +57,9 @@ std::vector<RefTensor> stepArguments(func::FuncOp func, uint64_t seed) {
     RefTensor t(kind, {type.getShape().begin(), type.getShape().end()});
     auto input = func.getArgAttrOfType<StringAttr>(i, "llmc.input");
     auto state = func.getArgAttrOfType<StringAttr>(i, "llmc.state");
-    std::string name = input ? input.getValue().str()
-                             : state ? state.getValue().str() : "";
+    std::string name = input   ? input.getValue().str()
+                       : state ? state.getValue().str()
+                               : "";
     for (int64_t e = 0; e < t.numElements(); ++e) {
       if (!t.isFloat())
         t.ints[e] = name == "step" ? 1 : static_cast<int64_t>(rng() % 512);
@@ -123,8 +124,7 @@ TEST_P(FusionEval, Gpt2TinyBf16StepUnchangedByGrouping) {
   ASSERT_TRUE(succeeded(runKernelPipeline(*grouped, GetParam().config)))
       << diagnostics;
 
-  auto args =
-      stepArguments(plain->lookupSymbol<func::FuncOp>("train_step"), 7);
+  auto args = stepArguments(plain->lookupSymbol<func::FuncOp>("train_step"), 7);
   std::vector<RefTensor> want = evaluateStep(*plain, args);
   std::vector<RefTensor> got = evaluateStep(*grouped, args);
   ASSERT_FALSE(want.empty()) << diagnostics;
@@ -135,7 +135,9 @@ TEST_P(FusionEval, Gpt2TinyBf16StepUnchangedByGrouping) {
     auto n = func.getResultAttrOfType<StringAttr>(i, "llmc.output");
     auto s = func.getResultAttrOfType<StringAttr>(i, "llmc.next");
     names += " #" + std::to_string(i) + " " +
-             (n ? n.getValue().str() : s ? s.getValue().str() : "");
+             (n   ? n.getValue().str()
+              : s ? s.getValue().str()
+                  : "");
   }
   EXPECT_TRUE(names.empty()) << "results changed by grouping:" << names;
 }
@@ -143,12 +145,13 @@ TEST_P(FusionEval, Gpt2TinyBf16StepUnchangedByGrouping) {
 // FusionConfig is {epilogues, elementwise, reductions, horizontal}.
 INSTANTIATE_TEST_SUITE_P(
     Fusion, FusionEval,
-    ::testing::Values(FusionCase{"Fused", {}},
-                      FusionCase{"NoFusion", {false, false, false, false}},
-                      FusionCase{"NoEpilogues", {false, true, true, true}},
-                      FusionCase{"OnlyElementwise", {false, true, false, false}},
-                      FusionCase{"OnlyReductions", {false, false, true, false}},
-                      FusionCase{"OnlyHorizontal", {false, false, false, true}}),
+    ::testing::Values(
+        FusionCase{"Fused", {}},
+        FusionCase{"NoFusion", {false, false, false, false}},
+        FusionCase{"NoEpilogues", {false, true, true, true}},
+        FusionCase{"OnlyElementwise", {false, true, false, false}},
+        FusionCase{"OnlyReductions", {false, false, true, false}},
+        FusionCase{"OnlyHorizontal", {false, false, false, true}}),
     [](const auto &info) { return std::string(info.param.name); });
 
 } // namespace

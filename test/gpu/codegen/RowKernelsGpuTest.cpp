@@ -21,8 +21,7 @@ namespace {
 
 constexpr double kDeviceBytesPerSecond = 2.97e12;
 
-void reportRowKernel(const char *what, const std::string &mlir,
-                     double bytes) {
+void reportRowKernel(const char *what, const std::string &mlir, double bytes) {
   double ms = bestReplayMs(mlir, 20);
   ASSERT_GT(ms, 0.0) << "the timing run failed";
   double floorMs = bytes / kDeviceBytesPerSecond * 1e3;
