@@ -453,6 +453,13 @@ def FormKernelsPass : Pass<"llmc-form-kernels", "::mlir::func::FuncOp"> {
     (`[2, 4]` against `[2, 1]`) has no single batch stride for cuBLASLt:
     the broadcasting operand gets an `llmc.broadcast_to` (a group of its
     own) first.
+
+    A bf16/f16 linear layer is one group, placed at its add, since the IR
+    means one rounding after the bias (docs/precision.md), which a bf16
+    product between two launches cannot give:
+    `add(matmul(x, w), b) => kernel { matmul; add }` when the product's only
+    reader is the add, b is a row vector of its type and one cuBLASLt GEMM
+    computes it (the conditions of llmc-fuse-epilogues).
   }];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }

@@ -12,6 +12,14 @@
 // softmax over an axis that is not the last views the tensor as
 // [outer, C, inner]: row r reads elements C apart by `inner`.
 //
+// layer_norm rows of 4k <= kMaxWarpRow elements (GPT-2's 768 .. 2048) take
+// a faster scheme, near memory speed: one warp per row, eight rows per
+// block, the row loaded once in 4-element vectors (16 bytes of f32) and
+// kept in registers; the mean, then the sum of squared deviations (two
+// exact passes over registers, no division per element as in Welford),
+// each a butterfly of shuffles so that every lane holds the same bits;
+// then the outputs stored in vectors.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/Emitters.h"
 
@@ -102,10 +110,143 @@ LogicalResult emitSoftmax(OpTy op, const EmitContext &ctx, OpLowering &out,
                                 {KernelArg::operand(0), KernelArg::result(0)}));
 }
 
+/// The longest row the one-warp layer_norm holds in registers: 64 floats
+/// per lane (GPT-2 124M's 768 is 24, the largest GPT-2's 1600 is 52).
+constexpr int64_t kMaxWarpRow = 2048;
+constexpr unsigned kWarpRowBlock = 256; // eight rows per block
+
+std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
+
+/// layer_norm, one warp per row (file comment). Same formula as the block
+/// kernel: ((x - mean) * rstd) * w + b, rstd = 1 / sqrt(var + eps).
+LogicalResult emitLayerNormWarp(LayerNormOp op, const EmitContext &ctx,
+                                OpLowering &out, Rows r) {
+  Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
+  KernelSource src(op, ctx.name);
+  src.scheme("layer_norm: one warp per row, the row in registers (4-element "
+             "vectors); mean, then the sum of squared deviations (warp "
+             "butterflies), then ((x - mean) * rstd) * w + b");
+  src.constant("kRows", r.rows, "rows");
+  src.constant("kCols", r.cols, "elements per row");
+  src.constant("kBlock", kWarpRowBlock, "threads per block, one warp per row");
+  src.indexRange(r.rows * r.cols);
+  src.floatConstant("kEps", op.getEpsilon().convertToDouble(), "epsilon");
+  src.staticAssert("kCols % 4 == 0 && kBlock % 32 == 0",
+                   "whole vectors, whole warps");
+  src.helper("template <typename T, int N> struct alignas(sizeof(T) * N) Vec "
+             "{\n  T v[N];\n};\n"
+             "// Butterfly sum: every lane adds the same pairs (a + b == b + "
+             "a), so every lane gets the same bits.\n"
+             "__device__ __forceinline__ float warpAllSum(float v) {\n"
+             "  for (int o = 16; o > 0; o >>= 1)\n"
+             "    v += __shfl_xor_sync(0xffffffffu, v, o);\n"
+             "  return v;\n"
+             "}\n");
+  std::string params = inParam(t, "in");
+  std::vector<KernelArg> args = {KernelArg::operand(0)};
+  std::string y = "(x[i][e] - mean) * rstd", loads;
+  unsigned next = 1;
+  if (Value w = op.getWeight()) {
+    Type wt = elementTypeOf(w);
+    src.use(wt);
+    params += ", " + inParam(wt, "weight");
+    args.push_back(KernelArg::operand(next++));
+    loads += "        const " + vec4(wt) + " w = reinterpret_cast<const " +
+             vec4(wt) + " *>(weight)[c];\n";
+    y = "(" + y + ") * " + loadAs(wt, "w.v[e]");
+  }
+  if (Value b = op.getBias()) {
+    Type bt = elementTypeOf(b);
+    src.use(bt);
+    params += ", " + inParam(bt, "bias");
+    args.push_back(KernelArg::operand(next++));
+    loads += "        const " + vec4(bt) + " b = reinterpret_cast<const " +
+             vec4(bt) + " *>(bias)[c];\n";
+    y += " + " + loadAs(bt, "b.v[e]");
+  }
+  params += ", " + outParam(rt, "out");
+  args.push_back(KernelArg::result(0));
+  src.kernel(
+      "constexpr int kChunks = kCols / 4, kPerLane = (kChunks + 31) / 32;\n"
+      "constexpr int kWarps = kBlock / 32;\n"
+      "extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
+      ctx.name + "(" + params +
+      ") {\n"
+      "  const int lane = threadIdx.x % 32;\n"
+      "  for (index_t row = (index_t)blockIdx.x * kWarps + threadIdx.x / 32;\n"
+      "       row < kRows; row += (index_t)gridDim.x * kWarps) {\n"
+      "    const " +
+      vec4(t) + " *x_row = reinterpret_cast<const " + vec4(t) +
+      " *>(in + row * kCols);\n"
+      "    float x[kPerLane][4];\n"
+      "    float sum = 0.0f;\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < kPerLane; ++i) {\n"
+      "      const int c = lane + 32 * i;\n"
+      "      if (c < kChunks) {\n"
+      "        const " +
+      vec4(t) +
+      " v = x_row[c];\n"
+      "#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e)\n"
+      "          x[i][e] = " +
+      loadAs(t, "v.v[e]") +
+      ";\n"
+      "      } else {\n"
+      "#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e)\n"
+      "          x[i][e] = 0.0f;\n"
+      "      }\n"
+      "#pragma unroll\n"
+      "      for (int e = 0; e < 4; ++e)\n"
+      "        sum += x[i][e];\n"
+      "    }\n"
+      "    const float mean = warpAllSum(sum) / (float)kCols;\n"
+      "    float sq = 0.0f;\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < kPerLane; ++i)\n"
+      "      if (lane + 32 * i < kChunks)\n"
+      "#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e)\n"
+      "          sq += (x[i][e] - mean) * (x[i][e] - mean);\n"
+      "    const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + "
+      "kEps);\n"
+      "    " +
+      vec4(rt) + " *y_row = reinterpret_cast<" + vec4(rt) +
+      " *>(out + row * kCols);\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < kPerLane; ++i) {\n"
+      "      const int c = lane + 32 * i;\n"
+      "      if (c < kChunks) {\n" +
+      loads + "        " + vec4(rt) +
+      " o;\n"
+      "#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e)\n"
+      "          o.v[e] = " +
+      storeAs(rt, y) +
+      ";\n"
+      "        y_row[c] = o;\n"
+      "      }\n"
+      "    }\n"
+      "  }\n}\n");
+  EmittedKernel k;
+  k.name = src.name();
+  k.source = src.str();
+  int64_t warps = kWarpRowBlock / 32;
+  k.grid = {static_cast<unsigned>(
+                std::min<int64_t>((r.rows + warps - 1) / warps, 1 << 30)),
+            1, 1};
+  k.block = {kWarpRowBlock, 1, 1};
+  k.args = std::move(args);
+  return singleKernel(out, std::move(k));
+}
+
 LogicalResult emitLayerNorm(LayerNormOp op, const EmitContext &ctx,
                             OpLowering &out) {
   Shape shape = shapeOf(op.getInput());
   Rows r = rowsOf(shape, op.getAxis());
+  if (r.cols % 4 == 0 && r.cols <= kMaxWarpRow)
+    return emitLayerNormWarp(op, ctx, out, r);
   Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
   unsigned block = rowBlockSize(r.cols);
   KernelSource src(op, ctx.name);

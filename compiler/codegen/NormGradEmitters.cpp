@@ -53,6 +53,225 @@ struct NormGradParts {
   bool center; // layer_norm subtracts the mean; rms_norm does not
 };
 
+/// The longest row the one-warp norm gradient holds in registers: x, dy and
+/// two parameter-gradient accumulators, 4 x 32 floats per lane at 1024.
+constexpr int64_t kMaxWarpGradRow = 1024;
+constexpr unsigned kWarpGradBlock = 256; // eight warps, one row each
+
+struct ParamGrad {
+  std::string name, add;
+  Value value;
+  unsigned result;
+};
+
+/// The parameter gradients: name, what a row adds per column, result index.
+std::vector<ParamGrad> paramGrads(const NormGradParts &p) {
+  unsigned params = (p.dweight ? 1 : 0) + (p.dbias ? 1 : 0);
+  std::vector<ParamGrad> grads;
+  if (p.dweight)
+    grads.push_back({"dweight", "dy[u] * xhat", p.dweight, 1});
+  if (p.dbias)
+    grads.push_back({"dbias", "dy[u]", p.dbias, params});
+  return grads;
+}
+
+std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
+
+/// Kernel 1 of a norm gradient over rows of 4k <= kMaxWarpGradRow elements:
+/// kPartials warps stride over the rows, one row per warp at a time, in
+/// 4-element vectors kept in registers (x, dy, and per column the sums of
+/// dy * xhat and dy over the warp's rows); statistics as the forward's
+/// warp kernel (mean, then squared deviations, warp butterflies), then
+/// mean(g) and mean(g * xhat) the same way. Each warp writes its partial
+/// sums into its row of `partials`, as each block of the block kernel does.
+EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
+                               const NormGradParts &p, Rows r,
+                               const std::string &rowsName, int64_t partials) {
+  Type t = elementTypeOf(p.input), gt = elementTypeOf(p.grad),
+       xt = elementTypeOf(p.dx);
+  std::vector<ParamGrad> grads = paramGrads(p);
+  const char *what = p.center ? "layer_norm_grad" : "rms_norm_grad";
+  KernelSource src(op, rowsName);
+  src.scheme(std::string(what) + ": " + std::to_string(partials) +
+             " warps stride over the rows, one row per warp in registers "
+             "(4-element vectors); statistics recomputed (" +
+             (p.center ? "mean, then squared deviations" : "sum of squares") +
+             ", warp butterflies), then dx = rstd * (g - " +
+             (p.center ? "mean(g) - " : "") +
+             "xhat * mean(g * xhat)), g = dy * w");
+  if (!grads.empty())
+    src.scheme("each warp adds up its rows' parameter gradients per column "
+               "in registers and writes them to its row of the f32 scratch "
+               "`partials`; " +
+               ctx.name + "_params sums the warps in a fixed order");
+  src.constant("kRows", r.rows, "rows");
+  src.constant("kCols", r.cols, "elements per row");
+  src.constant("kBlock", kWarpGradBlock, "threads per block, one warp per row");
+  src.constant("kPartials", partials, "warps, one partial sum each");
+  src.indexRange(r.rows * r.cols);
+  src.floatConstant("kEps", p.epsilon, "epsilon");
+  src.staticAssert("kCols % 4 == 0 && kBlock % 32 == 0",
+                   "whole vectors, whole warps");
+  src.helper("template <typename T, int N> struct alignas(sizeof(T) * N) Vec "
+             "{\n  T v[N];\n};\n"
+             "// Butterfly sum: every lane adds the same pairs (a + b == b + "
+             "a), so every lane gets the same bits.\n"
+             "__device__ __forceinline__ float warpAllSum(float v) {\n"
+             "  for (int o = 16; o > 0; o >>= 1)\n"
+             "    v += __shfl_xor_sync(0xffffffffu, v, o);\n"
+             "  return v;\n"
+             "}\n");
+
+  std::string sig = inParam(t, "in") + ", " + inParam(gt, "grad");
+  std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1)};
+  std::string g = "dy[u]", wload;
+  if (p.weight) {
+    Type wt = elementTypeOf(p.weight);
+    src.use(wt);
+    sig += ", " + inParam(wt, "weight");
+    args.push_back(KernelArg::operand(2));
+    wload = "        const " + vec4(wt) + " wv = reinterpret_cast<const " +
+            vec4(wt) + " *>(weight)[c];\n";
+    g = "dy[u] * " + loadAs(wt, "wv.v[e]");
+  }
+  sig += ", " + outParam(xt, "dx");
+  args.push_back(KernelArg::result(0));
+  if (!grads.empty()) {
+    sig += ", float *__restrict__ partials";
+    args.push_back(KernelArg::scratch(0));
+  }
+  // u = 4 * i + e indexes a lane's values: chunk i, element e.
+  std::string forEach = "#pragma unroll\n"
+                        "    for (int i = 0; i < kPerLane; ++i) {\n"
+                        "      const int c = lane + 32 * i;\n"
+                        "      if (c < kChunks) {\n";
+  std::string accDecl, accAdd, accStore;
+  for (unsigned slot = 0; slot < grads.size(); ++slot) {
+    std::string acc = grads[slot].name + "Acc";
+    accDecl += "  float " + acc + "[kPerLane * 4];\n" +
+               "#pragma unroll\n"
+               "  for (int u = 0; u < kPerLane * 4; ++u)\n    " +
+               acc + "[u] = 0.0f;\n";
+    accAdd += "          " + acc + "[u] += " + grads[slot].add + ";\n";
+    accStore +=
+        "      reinterpret_cast<float4 *>(partials + (" + std::to_string(slot) +
+        " * kPartials + warp) * kCols)[c] = make_float4(" + acc + "[4 * i], " +
+        acc + "[4 * i + 1], " + acc + "[4 * i + 2], " + acc + "[4 * i + 3]);\n";
+  }
+  std::string stats =
+      p.center ? "    const float mean = warpAllSum(sum) / (float)kCols;\n"
+                 "    float sq = 0.0f;\n"
+                 "#pragma unroll\n"
+                 "    for (int u = 0; u < kPerLane * 4; ++u)\n"
+                 "      if (lane + 32 * (u / 4) < kChunks)\n"
+                 "        sq += (x[u] - mean) * (x[u] - mean);\n"
+                 "    const float rstd = 1.0f / sqrtf(warpAllSum(sq) / "
+                 "(float)kCols + kEps);\n"
+               : "    (void)sum;\n"
+                 "    float sq = 0.0f;\n"
+                 "#pragma unroll\n"
+                 "    for (int u = 0; u < kPerLane * 4; ++u)\n"
+                 "      sq += x[u] * x[u];\n"
+                 "    const float mean = 0.0f;\n"
+                 "    const float rstd = 1.0f / sqrtf(warpAllSum(sq) / "
+                 "(float)kCols + kEps);\n";
+  src.kernel(
+      "constexpr int kChunks = kCols / 4, kPerLane = (kChunks + 31) / 32;\n"
+      "constexpr int kWarps = kBlock / 32;\n"
+      "extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
+      rowsName + "(" + sig +
+      ") {\n"
+      "  const int lane = threadIdx.x % 32;\n"
+      "  const index_t warp = (index_t)blockIdx.x * kWarps + threadIdx.x / "
+      "32;\n"
+      "  if (warp >= kPartials)\n"
+      "    return;\n" +
+      accDecl +
+      "  for (index_t row = warp; row < kRows; row += kPartials) {\n"
+      "    float x[kPerLane * 4], dy[kPerLane * 4];\n"
+      "    float sum = 0.0f;\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < kPerLane; ++i) {\n"
+      "      const int c = lane + 32 * i;\n"
+      "      if (c < kChunks) {\n"
+      "        const " +
+      vec4(t) + " xv = reinterpret_cast<const " + vec4(t) +
+      " *>(in + row * kCols)[c];\n"
+      "        const " +
+      vec4(gt) + " gv = reinterpret_cast<const " + vec4(gt) +
+      " *>(grad + row * kCols)[c];\n"
+      "#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e) {\n"
+      "          x[4 * i + e] = " +
+      loadAs(t, "xv.v[e]") +
+      ";\n"
+      "          dy[4 * i + e] = " +
+      loadAs(gt, "gv.v[e]") +
+      ";\n"
+      "        }\n"
+      "      } else {\n"
+      "#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e)\n"
+      "          x[4 * i + e] = dy[4 * i + e] = 0.0f;\n"
+      "      }\n"
+      "#pragma unroll\n"
+      "      for (int e = 0; e < 4; ++e)\n"
+      "        sum += x[4 * i + e];\n"
+      "    }\n" +
+      stats + "    float sumG = 0.0f, sumGX = 0.0f;\n    " + forEach + wload +
+      "#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e) {\n"
+      "          const int u = 4 * i + e;\n"
+      "          const float g = " +
+      g +
+      ";\n"
+      "          sumG += g;\n"
+      "          sumGX += g * (x[u] - mean) * rstd;\n"
+      "        }\n"
+      "      }\n"
+      "    }\n" +
+      (p.center ? "    const float meanG = warpAllSum(sumG) / (float)kCols;\n"
+                : "    (void)sumG;\n    const float meanG = 0.0f;\n") +
+      "    const float meanGX = warpAllSum(sumGX) / (float)kCols;\n    " +
+      forEach + wload + "        " + vec4(xt) +
+      " o;\n"
+      "#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e) {\n"
+      "          const int u = 4 * i + e;\n"
+      "          const float xhat = (x[u] - mean) * rstd;\n"
+      "          const float g = " +
+      g +
+      ";\n"
+      "          o.v[e] = " +
+      storeAs(xt, "rstd * (g - meanG - xhat * meanGX)") + ";\n" + accAdd +
+      "        }\n"
+      "        reinterpret_cast<" +
+      vec4(xt) +
+      " *>(dx + row * kCols)[c] = o;\n"
+      "      }\n"
+      "    }\n"
+      "  }\n" +
+      (grads.empty() ? std::string()
+                     : "#pragma unroll\n"
+                       "  for (int i = 0; i < kPerLane; ++i) {\n"
+                       "    const int c = lane + 32 * i;\n"
+                       "    if (c < kChunks) {\n" +
+                           accStore + "    }\n  }\n") +
+      "}\n");
+  EmittedKernel k;
+  k.name = rowsName;
+  k.source = src.str();
+  int64_t warps = kWarpGradBlock / 32;
+  k.grid = {static_cast<unsigned>((partials + warps - 1) / warps), 1, 1};
+  k.block = {kWarpGradBlock, 1, 1};
+  k.args = std::move(args);
+  return k;
+}
+
+LogicalResult appendParamSums(Operation *op, const EmitContext &ctx,
+                              OpLowering &out, const NormGradParts &p, Rows r,
+                              int64_t partials);
+
 LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
                            OpLowering &out, const NormGradParts &p) {
   Shape shape = shapeOf(p.input);
@@ -69,6 +288,11 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
   unsigned params = (p.dweight ? 1 : 0) + (p.dbias ? 1 : 0);
   const char *what = p.center ? "layer_norm_grad" : "rms_norm_grad";
   std::string rowsName = params ? ctx.name + "_rows" : ctx.name;
+  if (r.cols % 4 == 0 && r.cols <= kMaxWarpGradRow) {
+    out.kind = OpLowering::Kind::Kernels;
+    out.kernels.push_back(warpNormGradRows(op, ctx, p, r, rowsName, partials));
+    return appendParamSums(op, ctx, out, p, r, partials);
+  }
 
   KernelSource src(op, rowsName);
   src.scheme(std::string(what) + ": " + std::to_string(partials) +
@@ -132,17 +356,7 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
                  "    const float mean = 0.0f;\n"
                  "    const float rstd = 1.0f / sqrtf(blockSum(sq) / "
                  "(float)kCols + kEps);\n";
-  // The parameter gradients: name, what a row adds, result index.
-  struct ParamGrad {
-    std::string name, add;
-    Value value;
-    unsigned result;
-  };
-  std::vector<ParamGrad> grads;
-  if (p.dweight)
-    grads.push_back({"dweight", "dy[u] * xhat", p.dweight, 1});
-  if (p.dbias)
-    grads.push_back({"dbias", "dy[u]", p.dbias, params});
+  std::vector<ParamGrad> grads = paramGrads(p);
   std::string accDecl, accAdd, accStore;
   for (unsigned slot = 0; slot < grads.size(); ++slot) {
     std::string acc = grads[slot].name + "Acc";
@@ -212,8 +426,19 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
   k1.args = std::move(args);
   out.kind = OpLowering::Kind::Kernels;
   out.kernels.push_back(std::move(k1));
+  return appendParamSums(op, ctx, out, p, r, partials);
+}
+
+/// Kernel 2 (only with dweight or dbias): the partial sums of kernel 1's
+/// blocks or warps, summed per column in a fixed order.
+LogicalResult appendParamSums(Operation *op, const EmitContext &ctx,
+                              OpLowering &out, const NormGradParts &p, Rows r,
+                              int64_t partials) {
+  std::vector<ParamGrad> grads = paramGrads(p);
+  auto params = static_cast<unsigned>(grads.size());
   if (!params)
     return success();
+  const char *what = p.center ? "layer_norm_grad" : "rms_norm_grad";
   out.scratch.push_back({"partials",
                          DType::F32,
                          {static_cast<int64_t>(params), partials, r.cols}});

@@ -180,14 +180,14 @@ std::string gpt2TinyBf16Step() {
 }
 
 // Every kernel of the step is deterministic and the fused ones round as the
-// one-op ones do, so the fused step (69 launches) is expected bitwise equal
-// to the unfused one (103); the check falls back to the bf16 tolerance and
-// prints how many results differ.
+// one-op ones do, so the fused step (69 launches) is bitwise equal to the
+// unfused one (99: a bf16 linear layer's bias add stays with its matmul,
+// docs/fusion.md; split, it rounded twice and 50 of 51 results differed).
 TEST(FusionGpuModel, Gpt2TinyBf16StepFusedVsUnfused) {
   LLMC_REQUIRE_GPU();
   std::string mlir = gpt2TinyBf16Step();
   ASSERT_FALSE(mlir.empty()) << "cannot build gpt2-tiny's bf16 @train_step";
-  checkFusedMatchesUnfused(mlir, "train_step", 0.1, /*bitwise=*/false);
+  checkFusedMatchesUnfused(mlir, "train_step", 0.1, /*bitwise=*/true);
 }
 
 TEST(FusionGpuModel, Gpt2TinyBf16StepCompilesWithNvrtc) {

@@ -6,27 +6,31 @@
 // FUSED: compiled {{[1-9][0-9]*}} kernels for sm_90
 
 // Backward row ops: layer_norm_grad and rms_norm_grad recompute the row
-// statistics, write dx, and sum dweight/dbias deterministically (per-block
-// partial sums, then a fixed-order second kernel); softmax grads take one
-// block per row; activation grads are elementwise.
+// statistics, write dx, and sum dweight/dbias deterministically (per-warp
+// or per-block partial sums, then a fixed-order second kernel); softmax
+// grads take one block per row; activation grads are elementwise. Rows of
+// 4k <= 1024 elements: one warp per row, in registers, 4-element vectors.
 
 // CHECK-LABEL: // ===== layer_norm_grad_0_rows.cu =====
 // CHECK:       // layer_norm_grad_0_rows: llmc.layer_norm_grad "/transformer/h.0/ln_1/LayerNormalization"
 // CHECK-NEXT:  //   (bf16[8, 1024, 768], bf16[8, 1024, 768], bf16[768]) -> bf16[8, 1024, 768], bf16[768], bf16[768]
-// CHECK:       //   each block adds up dy * xhat and dy over its rows per column into its row of the f32 scratch `partials`; layer_norm_grad_0_params sums the blocks in a fixed order
+// CHECK-NEXT:  //   layer_norm_grad: 1024 warps stride over the rows, one row per warp in registers
+// CHECK-NEXT:  //   each warp adds up its rows' parameter gradients per column in registers and writes them to its row of the f32 scratch `partials`; layer_norm_grad_0_params sums the warps in a fixed order
 // CHECK:       constexpr index_t kRows = 8192;  // rows
 // CHECK-NEXT:  constexpr index_t kCols = 768;  // elements per row
-// CHECK-NEXT:  constexpr index_t kBlock = 192;  // threads per block
-// CHECK-NEXT:  constexpr index_t kPartials = 1024;  // blocks, one partial sum each
-// CHECK-NEXT:  constexpr index_t kPerThread = 4;  // columns per thread
-// CHECK:       static_assert(kPerThread * kBlock >= kCols, "every column has a thread");
+// CHECK-NEXT:  constexpr index_t kBlock = 256;  // threads per block, one warp per row
+// CHECK-NEXT:  constexpr index_t kPartials = 1024;  // warps, one partial sum each
 // CHECK:       layer_norm_grad_0_rows(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ grad, const __nv_bfloat16 *__restrict__ weight, __nv_bfloat16 *__restrict__ dx, float *__restrict__ partials)
-// CHECK:       blockWelford(n, mean, m2);
-// CHECK:       const float meanG = blockSum(sumG) / (float)kCols;
-// CHECK-NEXT:  const float meanGX = blockSum(sumGX) / (float)kCols;
-// CHECK:       dx[row * kCols + j] = __float2bfloat16(rstd * (g - meanG - xhat * meanGX));
-// CHECK:       partials[(0 * kPartials + blockIdx.x) * kCols + j] = dweightAcc[u];
-// CHECK-NEXT:  partials[(1 * kPartials + blockIdx.x) * kCols + j] = dbiasAcc[u];
+// CHECK:       for (index_t row = warp; row < kRows; row += kPartials) {
+// CHECK:       const float mean = warpAllSum(sum) / (float)kCols;
+// CHECK:       const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
+// CHECK:       const float meanG = warpAllSum(sumG) / (float)kCols;
+// CHECK-NEXT:  const float meanGX = warpAllSum(sumGX) / (float)kCols;
+// CHECK:       o.v[e] = __float2bfloat16(rstd * (g - meanG - xhat * meanGX));
+// CHECK-NEXT:  dweightAcc[u] += dy[u] * xhat;
+// CHECK-NEXT:  dbiasAcc[u] += dy[u];
+// CHECK:       reinterpret_cast<float4 *>(partials + (0 * kPartials + warp) * kCols)[c] = make_float4(dweightAcc[4 * i],
+// CHECK-NEXT:  reinterpret_cast<float4 *>(partials + (1 * kPartials + warp) * kCols)[c] = make_float4(dbiasAcc[4 * i],
 // CHECK-LABEL: // ===== layer_norm_grad_0_params.cu =====
 // CHECK:       layer_norm_grad_0_params(const float *__restrict__ partials, __nv_bfloat16 *__restrict__ dweight, __nv_bfloat16 *__restrict__ dbias)
 // CHECK:       for (index_t b = l; b < kPartials; b += 32)
@@ -34,13 +38,13 @@
 // CHECK:       dweight[c] = __float2bfloat16(total);
 // CHECK:       dbias[c] = __float2bfloat16(total);
 // CHECK-LABEL: // ===== rms_norm_grad_1_rows.cu =====
-// CHECK:       //   each block adds up dy * xhat over its rows per column
-// CHECK-NOT:   blockWelford(n
-// CHECK:       const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols + kEps);
+// CHECK:       (void)sum;
+// CHECK:       const float mean = 0.0f;
+// CHECK-NEXT:  const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
 // CHECK-LABEL: // ===== rms_norm_grad_1_params.cu =====
 // CHECK:       rms_norm_grad_1_params(const float *__restrict__ partials, __nv_bfloat16 *__restrict__ dweight)
 // NVRTC:       buffer layer_norm_grad_0.partials scratch f32[2, 1024, 768]
-// NVRTC:       step 0 launch layer_norm_grad_0_rows grid [1024, 1, 1] block [192, 1, 1] smem 0 args (arg0, arg1, arg2, layer_norm_grad_0.out0, layer_norm_grad_0.partials)
+// NVRTC:       step 0 launch layer_norm_grad_0_rows grid [128, 1, 1] block [256, 1, 1] smem 0 args (arg0, arg1, arg2, layer_norm_grad_0.out0, layer_norm_grad_0.partials)
 // NVRTC-NEXT:  step 1 launch layer_norm_grad_0_params grid [24, 1, 1] block [1024, 1, 1] smem 0 args (layer_norm_grad_0.partials, layer_norm_grad_0.out1, layer_norm_grad_0.out2)
 // NVRTC:       compiled 4 kernels for sm_90
 func.func @forward(%x: tensor<8x1024x768xbf16>, %dy: tensor<8x1024x768xbf16>, %w: tensor<768xbf16>)
@@ -48,6 +52,35 @@ func.func @forward(%x: tensor<8x1024x768xbf16>, %dy: tensor<8x1024x768xbf16>, %w
   %0, %1, %2 = llmc.layer_norm_grad %x, %dy weight %w {bias_grad, epsilon = 1.0e-05 : f64} : (tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>) -> (tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>) loc("/transformer/h.0/ln_1/LayerNormalization")
   %3, %4 = llmc.rms_norm_grad %x, %dy weight %w : (tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>) -> (tensor<8x1024x768xbf16>, tensor<768xbf16>)
   return %0, %1, %2, %3, %4 : tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>
+}
+
+// -----
+
+// Rows that are not whole vectors (770) or longer than 1024: one block per
+// row, Welford, per-block partial sums.
+// CHECK-LABEL: // ===== layer_norm_grad_0_rows.cu =====
+// CHECK:       //   each block adds up dy * xhat and dy over its rows per column into its row of the f32 scratch `partials`; layer_norm_grad_0_params sums the blocks in a fixed order
+// CHECK:       constexpr index_t kCols = 770;  // elements per row
+// CHECK-NEXT:  constexpr index_t kBlock = 192;  // threads per block
+// CHECK-NEXT:  constexpr index_t kPartials = 64;  // blocks, one partial sum each
+// CHECK-NEXT:  constexpr index_t kPerThread = 5;  // columns per thread
+// CHECK:       static_assert(kPerThread * kBlock >= kCols, "every column has a thread");
+// CHECK:       blockWelford(n, mean, m2);
+// CHECK:       const float meanG = blockSum(sumG) / (float)kCols;
+// CHECK-NEXT:  const float meanGX = blockSum(sumGX) / (float)kCols;
+// CHECK:       dx[row * kCols + j] = rstd * (g - meanG - xhat * meanGX);
+// CHECK:       partials[(0 * kPartials + blockIdx.x) * kCols + j] = dweightAcc[u];
+// CHECK-NEXT:  partials[(1 * kPartials + blockIdx.x) * kCols + j] = dbiasAcc[u];
+// CHECK-LABEL: // ===== rms_norm_grad_1_rows.cu =====
+// CHECK:       //   each block adds up dy * xhat over its rows per column
+// CHECK-NOT:   blockWelford(n
+// CHECK:       const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols + kEps);
+// NVRTC:       compiled 4 kernels for sm_90
+func.func @forward(%x: tensor<64x770xf32>, %dy: tensor<64x770xf32>, %w: tensor<770xf32>, %y: tensor<4x2048xf32>, %w2: tensor<2048xf32>)
+    -> (tensor<64x770xf32>, tensor<770xf32>, tensor<770xf32>, tensor<4x2048xf32>, tensor<2048xf32>) {
+  %0, %1, %2 = llmc.layer_norm_grad %x, %dy weight %w {bias_grad} : (tensor<64x770xf32>, tensor<64x770xf32>, tensor<770xf32>) -> (tensor<64x770xf32>, tensor<770xf32>, tensor<770xf32>)
+  %3, %4 = llmc.rms_norm_grad %y, %y weight %w2 : (tensor<4x2048xf32>, tensor<4x2048xf32>, tensor<2048xf32>) -> (tensor<4x2048xf32>, tensor<2048xf32>)
+  return %0, %1, %2, %3, %4 : tensor<64x770xf32>, tensor<770xf32>, tensor<770xf32>, tensor<4x2048xf32>, tensor<2048xf32>
 }
 
 // -----

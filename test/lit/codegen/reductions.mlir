@@ -71,3 +71,29 @@ func.func @forward(%x: tensor<20x30x70xf32>, %y: tensor<200x7xf32>) -> (tensor<7
   %2 = llmc.reduce_sum %y axes [0] : (tensor<200x7xf32>) -> tensor<7xf32>
   return %0, %1, %2 : tensor<70xf32>, tensor<1x1x70xf32>, tensor<7xf32>
 }
+
+// -----
+
+// Rows of whole 16-byte vectors (8 bf16 or 4 f32 columns): a thread loads a
+// vector per row, a block covers 32 vectors; the per-column order (row
+// lanes r0 + ty + 8k, then the 8 lanes) is the scalar kernel's.
+// CHECK-LABEL: // ===== reduce_sum_0_partial.cu =====
+// CHECK:       //   reduce_sum over leading axes, phase 1: a block sums kChunkRows rows of 32 vectors of kVec columns (16-byte loads
+// CHECK:       constexpr index_t kCols = 3072;  // kept columns
+// CHECK:       constexpr index_t kVec = 8;  // columns per 16-byte load
+// CHECK:       static_assert(kCols % kVec == 0, "whole vectors per row");
+// CHECK:       __shared__ float sums[8][kVec][33];
+// CHECK:       const Vec<__nv_bfloat16, kVec> v = reinterpret_cast<const Vec<__nv_bfloat16, kVec> *>(in + r * kCols)[vc];
+// CHECK:       acc[e] += __bfloat162float(v.v[e]);
+// CHECK:       total += sums[j][e][tx];
+// CHECK-NEXT:  partials[(index_t)blockIdx.y * kCols + vc * kVec + e] = total;
+// CHECK-LABEL: // ===== reduce_sum_1_partial.cu =====
+// CHECK:       constexpr index_t kVec = 4;  // columns per 16-byte load
+// NVRTC: step 0 launch reduce_sum_0_partial grid [12, 4, 1] block [256, 1, 1]
+// NVRTC: step 2 launch reduce_sum_1_partial grid [6, 4, 1] block [256, 1, 1]
+// NVRTC: compiled 4 kernels for sm_90
+func.func @forward(%g: tensor<512x3072xbf16>, %h: tensor<2x256x768xf32>) -> (tensor<3072xbf16>, tensor<768xf32>) {
+  %0 = llmc.reduce_sum %g axes [0] : (tensor<512x3072xbf16>) -> tensor<3072xbf16>
+  %1 = llmc.reduce_sum %h axes [0, 1] : (tensor<2x256x768xf32>) -> tensor<768xf32>
+  return %0, %1 : tensor<3072xbf16>, tensor<768xf32>
+}

@@ -2,29 +2,55 @@
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
 
 // Row ops: one block per row; statistics in one pass (online softmax,
-// Welford), f32 for every input type.
+// Welford), f32 for every input type. layer_norm over rows of 4k <= 2048
+// elements: one warp per row, the row in registers, 4-element vectors.
 
 // CHECK-LABEL: // ===== layer_norm_0.cu =====
 // CHECK:       // layer_norm_0: llmc.layer_norm "/transformer/h.0/ln_1/LayerNormalization"
 // CHECK-NEXT:  //   (bf16[8, 1024, 768], bf16[768], bf16[768]) -> bf16[8, 1024, 768]
+// CHECK-NEXT:  //   layer_norm: one warp per row, the row in registers
 // CHECK:       constexpr index_t kRows = 8192;  // rows
 // CHECK-NEXT:  constexpr index_t kCols = 768;  // elements per row
-// CHECK-NEXT:  constexpr index_t kBlock = 192;  // threads per block, one block per row
+// CHECK-NEXT:  constexpr index_t kBlock = 256;  // threads per block, one warp per row
 // CHECK:       constexpr float kEps = 9.99999975e-06f;  // epsilon
-// CHECK:       __device__ void blockWelford(float &n, float &mean, float &m2)
+// CHECK:       static_assert(kCols % 4 == 0 && kBlock % 32 == 0, "whole vectors, whole warps");
+// CHECK:       __device__ __forceinline__ float warpAllSum(float v)
 // CHECK:       extern "C" __global__ void __launch_bounds__(kBlock)
 // CHECK-NEXT:  layer_norm_0(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ weight, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ out)
-// CHECK:       blockWelford(n, mean, m2);
-// CHECK:       out[row * kCols + j] = __float2bfloat16(((x - mean) * rstd) * __bfloat162float(weight[j]) + __bfloat162float(bias[j]));
+// CHECK:       const Vec<__nv_bfloat16, 4> v = x_row[c];
+// CHECK:       x[i][e] = 0.0f;
+// CHECK:       const float mean = warpAllSum(sum) / (float)kCols;
+// CHECK:       sq += (x[i][e] - mean) * (x[i][e] - mean);
+// CHECK:       const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
+// CHECK:       o.v[e] = __float2bfloat16(((x[i][e] - mean) * rstd) * __bfloat162float(w.v[e]) + __bfloat162float(b.v[e]));
+// CHECK-NEXT:  y_row[c] = o;
 // CHECK-LABEL: // ===== rms_norm_1.cu =====
 // CHECK:       const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols + kEps);
-// NVRTC: step 0 launch layer_norm_0 grid [8192, 1, 1] block [192, 1, 1]
+// NVRTC: step 0 launch layer_norm_0 grid [1024, 1, 1] block [256, 1, 1]
 // NVRTC: compiled 2 kernels for sm_90
 func.func @forward(%x: tensor<8x1024x768xbf16>, %w: tensor<768xbf16>, %b: tensor<768xbf16>)
     -> (tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>) {
   %0 = llmc.layer_norm %x weight %w bias %b {epsilon = 1.0e-05 : f64} : (tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>) -> tensor<8x1024x768xbf16> loc("/transformer/h.0/ln_1/LayerNormalization")
   %1 = llmc.rms_norm %x weight %w : (tensor<8x1024x768xbf16>, tensor<768xbf16>) -> tensor<8x1024x768xbf16>
   return %0, %1 : tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>
+}
+
+// -----
+
+// Rows that are not whole vectors (770) or too long for a warp's registers
+// (4096): one block per row, Welford.
+// CHECK-LABEL: // ===== layer_norm_0.cu =====
+// CHECK:       constexpr index_t kCols = 770;
+// CHECK:       blockWelford(n, mean, m2);
+// CHECK:       out[row * kCols + j] = ((x - mean) * rstd) * weight[j] + bias[j];
+// CHECK-LABEL: // ===== layer_norm_1.cu =====
+// CHECK:       constexpr index_t kCols = 4096;
+// CHECK:       blockWelford(n, mean, m2);
+// NVRTC: compiled 2 kernels for sm_90
+func.func @forward(%x: tensor<4x770xf32>, %w: tensor<770xf32>, %b: tensor<770xf32>, %y: tensor<2x4096xf32>) -> (tensor<4x770xf32>, tensor<2x4096xf32>) {
+  %0 = llmc.layer_norm %x weight %w bias %b : (tensor<4x770xf32>, tensor<770xf32>, tensor<770xf32>) -> tensor<4x770xf32>
+  %1 = llmc.layer_norm %y : (tensor<2x4096xf32>) -> tensor<2x4096xf32>
+  return %0, %1 : tensor<4x770xf32>, tensor<2x4096xf32>
 }
 
 // -----

@@ -99,6 +99,36 @@ func.func @partial_batch_broadcast(%p: tensor<2x4x16x16xf32>, %v: tensor<2x1x16x
 
 // -----
 
+// A bf16 linear layer rounds once, after its bias (docs/precision.md): the
+// matmul and its bias add are one group from the start, placed at the add
+// (here after the bias it reads), so that no fusion setting splits them
+// into two roundings. An f16 [B, T, d] product the same.
+// CHECK-LABEL: func.func @bf16_linear
+// CHECK:       %[[E:.+]] = llmc.kernel -> (tensor<96xbf16>) {
+// CHECK-NEXT:    llmc.exp %arg2
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<32x96xbf16>) {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg0, %arg1
+// CHECK-NEXT:    %[[A:.+]] = llmc.add %[[M]], %[[E]]
+// CHECK-NEXT:    llmc.yield %[[A]] : tensor<32x96xbf16>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  llmc.kernel
+// CHECK-NEXT:    llmc.gelu tanh %[[K]]
+// CHECK:       llmc.kernel -> (tensor<2x4x8xf16>) {
+// CHECK-NEXT:    llmc.matmul
+// CHECK-NEXT:    llmc.add
+// CHECK-NEXT:    llmc.yield
+func.func @bf16_linear(%x: tensor<32x64xbf16>, %w: tensor<64x96xbf16>, %b: tensor<96xbf16>, %h: tensor<2x4x16xf16>, %v: tensor<16x8xf16>, %c: tensor<1x1x8xf16>) -> (tensor<32x96xbf16>, tensor<2x4x8xf16>) {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %e = llmc.exp %b : tensor<96xbf16>
+  %1 = llmc.add %0, %e : (tensor<32x96xbf16>, tensor<96xbf16>) -> tensor<32x96xbf16>
+  %2 = llmc.gelu tanh %1 : tensor<32x96xbf16>
+  %3 = llmc.matmul %h, %v : (tensor<2x4x16xf16>, tensor<16x8xf16>) -> tensor<2x4x8xf16>
+  %4 = llmc.add %c, %3 : (tensor<1x1x8xf16>, tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
+  return %2, %4 : tensor<32x96xbf16>, tensor<2x4x8xf16>
+}
+
+// -----
+
 // A weight shared by every batch (no batch dims, or all of them 1) keeps
 // stride 0: nothing is materialized.
 // CHECK-LABEL: func.func @whole_broadcast
@@ -107,4 +137,22 @@ func.func @partial_batch_broadcast(%p: tensor<2x4x16x16xf32>, %v: tensor<2x1x16x
 func.func @whole_broadcast(%p: tensor<2x4x16x16xf32>, %w: tensor<1x1x16x8xf32>) -> tensor<2x4x16x8xf32> {
   %0 = llmc.matmul %p, %w : (tensor<2x4x16x16xf32>, tensor<1x1x16x8xf32>) -> tensor<2x4x16x8xf32>
   return %0 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// Not a linear bias add of one cuBLASLt call: the product has a second
+// reader; the "bias" is a matrix; a batched rhs (two GEMMs). Each op keeps
+// its own group.
+// CHECK-LABEL: func.func @bf16_not_linear
+// CHECK-COUNT-6: llmc.kernel -> ({{[^,]*}}) {
+// CHECK-NOT:   llmc.kernel
+func.func @bf16_not_linear(%x: tensor<32x64xbf16>, %w: tensor<64x96xbf16>, %b: tensor<96xbf16>, %m: tensor<32x96xbf16>, %bx: tensor<2x32x64xbf16>, %bw: tensor<2x64x96xbf16>) -> (tensor<32x96xbf16>, tensor<32x96xbf16>, tensor<32x96xbf16>, tensor<2x32x96xbf16>) {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.add %0, %b : (tensor<32x96xbf16>, tensor<96xbf16>) -> tensor<32x96xbf16>
+  %2 = llmc.matmul %x, %w : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %3 = llmc.add %2, %m : (tensor<32x96xbf16>, tensor<32x96xbf16>) -> tensor<32x96xbf16>
+  %4 = llmc.matmul %bx, %bw : (tensor<2x32x64xbf16>, tensor<2x64x96xbf16>) -> tensor<2x32x96xbf16>
+  %5 = llmc.add %4, %b : (tensor<2x32x96xbf16>, tensor<96xbf16>) -> tensor<2x32x96xbf16>
+  return %0, %1, %3, %5 : tensor<32x96xbf16>, tensor<32x96xbf16>, tensor<32x96xbf16>, tensor<2x32x96xbf16>
 }
