@@ -223,6 +223,7 @@ Status Executor::loadKernels() {
     recompiled_ = requests.size();
   }
 
+  moduleBytes_ = moduleFootprint(plan_);
   modules_.assign(plan_.kernels.size(), nullptr);
   functions_.assign(plan_.kernels.size(), nullptr);
   for (size_t i = 0; i < plan_.kernels.size(); ++i) {
@@ -233,7 +234,33 @@ Status Executor::loadKernels() {
                                      kernel.entry.c_str()),
             ctx + ", entry '" + kernel.entry + "'");
     std::vector<uint8_t>().swap(kernel.cubin);
+    int local = 0;
+    LLMC_CU(cu_->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                    functions_[i]),
+            ctx);
+    facts_.localBytesPerThread =
+        std::max<uint64_t>(facts_.localBytesPerThread, uint64_t(local));
   }
+  return loadFacts();
+}
+
+// What the device adds to the plan's memory (DeviceMemory.h): the driver
+// grows every SM's local memory to the largest kernel's need beyond the
+// stack it reserved with the context.
+Status Executor::loadFacts() {
+  int sms = 0, threads = 0;
+  LLMC_CU(cu_->cuDeviceGetAttribute(
+              &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
+          context());
+  LLMC_CU(cu_->cuDeviceGetAttribute(
+              &threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+              device_),
+          context());
+  size_t stack = 0;
+  LLMC_CU(cu_->cuCtxGetLimit(&stack, CU_LIMIT_STACK_SIZE), context());
+  facts_.stackBytesPerThread = stack;
+  facts_.residentThreads = uint64_t(sms) * uint64_t(threads);
+  facts_.loaded = true;
   return Status::ok();
 }
 
