@@ -115,6 +115,35 @@ DeviceMemoryPlan planDeviceMemory(const Plan &plan, const DeviceFacts &facts,
   return out;
 }
 
+int64_t batchThatFits(const Plan &plan, const DeviceMemoryPlan &memory,
+                      uint64_t freeBytes, int64_t batch) {
+  uint64_t persistent = 0;
+  for (const BufferInfo &b : plan.buffers) {
+    bool stays = b.role == BufferRole::Param || b.role == BufferRole::Grad ||
+                 b.role == BufferRole::OptimizerState ||
+                 b.role == BufferRole::Input || b.role == BufferRole::Output ||
+                 b.hasInit();
+    if (stays)
+      persistent += roundUp(b.bytes, 256);
+  }
+  uint64_t arena = roundUp(plan.arenaBytes, 256);
+  uint64_t fixed = memory.total() > arena ? memory.total() - arena : 0;
+  uint64_t transient = arena > persistent ? arena - persistent : 0;
+  if (batch <= 1 || transient == 0 || freeBytes <= fixed + persistent)
+    return 0;
+  double fits = double(batch) * double(freeBytes - fixed - persistent) /
+                double(transient);
+  return std::min<int64_t>(batch - 1, static_cast<int64_t>(fits));
+}
+
+int64_t planBatch(const Plan &plan) {
+  for (const BufferInfo &b : plan.buffers)
+    if (b.role == BufferRole::Input && b.shape.size() == 2 &&
+        (b.dtype == DType::I32 || b.dtype == DType::I64))
+      return b.shape[0];
+  return 0;
+}
+
 std::string formatDeviceMemory(const DeviceMemoryPlan &plan,
                                const std::string &prefix) {
   std::string s;

@@ -73,6 +73,18 @@ DeviceMemoryPlan planDeviceMemory(const Plan &plan, const DeviceFacts &facts,
 /// The modelled device bytes of the plan's cubins (what "modules" reports).
 uint64_t moduleFootprint(const Plan &plan);
 
+/// The largest batch below `batch` whose plan would fit in `freeBytes`,
+/// assuming (as the memory planner's layout makes nearly true) that the
+/// fixed costs and the persistent buffers (parameters, gradients,
+/// optimizer state, inputs, outputs, constants) stay and the transient
+/// part of the arena scales with the batch; 0 when not even batch 1 fits.
+int64_t batchThatFits(const Plan &plan, const DeviceMemoryPlan &memory,
+                      uint64_t freeBytes, int64_t batch);
+
+/// The batch of a training or eval plan: dim 0 of its first integer rank-2
+/// input buffer (the token ids, runtime/PlanStepEngine.h); 0 when none.
+int64_t planBatch(const Plan &plan);
+
 /// One line per item and a total line, each starting with `prefix`.
 std::string formatDeviceMemory(const DeviceMemoryPlan &plan,
                                const std::string &prefix = "  ");

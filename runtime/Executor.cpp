@@ -66,6 +66,7 @@ Status Executor::create(Plan plan, const ExecutorOptions &options,
       validatePlan(executor->plan_)
           .withContext("invalid plan in " + executor->context()));
   LLMC_RETURN_IF_ERROR(executor->init());
+  LLMC_RETURN_IF_ERROR(executor->checkFits());
   LLMC_RETURN_IF_ERROR(executor->allocateArena());
   LLMC_RETURN_IF_ERROR(executor->uploadInitialData());
   LLMC_RETURN_IF_ERROR(executor->loadKernels());
@@ -137,6 +138,37 @@ Status Executor::init() {
   LLMC_CU(cu_->cuEventCreate(&start_, CU_EVENT_DEFAULT), ctx);
   LLMC_CU(cu_->cuEventCreate(&stop_, CU_EVENT_DEFAULT), ctx);
   return Status::ok();
+}
+
+// Out of memory before launch, never a raw CUDA error: the whole plan
+// (DeviceMemory.h) against what the device has free now.
+Status Executor::checkFits() {
+  DeviceMemoryPlan need =
+      planDeviceMemory(plan_, DeviceFacts(), moduleFootprint(plan_));
+  size_t freeBytes = 0, totalBytes = 0;
+  LLMC_CU(cu_->cuMemGetInfo(&freeBytes, &totalBytes), context());
+  if (need.total() <= freeBytes)
+    return Status::ok();
+  uint64_t buffers = alignUp(plan_.arenaBytes, 256);
+  uint64_t arena = buffers + plan_.workspaceBytes;
+  std::string message =
+      "out of GPU memory: " + context() + " needs an arena of " +
+      formatBytes(arena) + " (" + std::to_string(arena) + " bytes: " +
+      formatBytes(buffers) + " of buffers + " +
+      formatBytes(plan_.workspaceBytes) + " cuBLASLt workspace) and " +
+      formatBytes(need.total() - arena) +
+      " of other fixed costs (llmc compile lists them), " +
+      formatBytes(need.total()) + " in all, but GPU " +
+      std::to_string(options_.device) + " (" + deviceName_ + ") has " +
+      formatBytes(freeBytes) + " free of " + formatBytes(totalBytes) + ": ";
+  int64_t batch = planBatch(plan_);
+  int64_t fits = batchThatFits(plan_, need, freeBytes, batch);
+  if (fits > 0)
+    message += "about --batch " + std::to_string(fits) + " fits (this plan "
+               "has batch " + std::to_string(batch) + ")";
+  else
+    message += "compile with a smaller batch size or sequence length";
+  return Status::error(message);
 }
 
 Status Executor::allocateArena() {

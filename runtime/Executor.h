@@ -108,6 +108,7 @@ public:
 private:
   Executor() = default;
   Status init();
+  Status checkFits();
   Status allocateArena();
   Status uploadInitialData();
   Status loadKernels();

@@ -70,3 +70,34 @@ TEST(DeviceMemory, ReportNamesEveryItemAndTheTotal) {
 
 } // namespace
 } // namespace llmc
+
+namespace llmc {
+namespace {
+
+// Persistent 1 MiB, transient 8 MiB at batch 8 (1 MiB per row), fixed
+// costs 34 MiB (workspace, rounding, modules...): 20 MiB of transients fit
+// only when 55 MiB are free.
+TEST(DeviceMemory, BatchThatFitsScalesTheTransientArena) {
+  Plan plan;
+  BufferInfo tokens;
+  tokens.name = "tokens";
+  tokens.role = BufferRole::Input;
+  tokens.dtype = DType::I64;
+  tokens.shape = {8, 16};
+  tokens.bytes = 1 << 20;
+  plan.buffers.push_back(tokens);
+  plan.arenaBytes = 9ull << 20;
+  EXPECT_EQ(planBatch(plan), 8);
+  DeviceMemoryPlan m = planDeviceMemory(plan, DeviceFacts());
+  uint64_t fixed = m.total() - (9ull << 20);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20) + (4ull << 20), 8), 4);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20) + (9ull << 19), 8), 4);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20), 8), 0);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20) + (100ull << 20), 8),
+            7); // never above the plan's own batch minus one
+  plan.buffers.clear();
+  EXPECT_EQ(planBatch(plan), 0);
+}
+
+} // namespace
+} // namespace llmc

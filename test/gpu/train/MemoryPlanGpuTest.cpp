@@ -131,5 +131,42 @@ TEST(MemoryPlan, Gpt2FromTheEnvironmentMatchesTheDevice) {
   checkModel(model, config, options);
 }
 
+// A plan larger than the device: refused before any allocation, with the
+// plan's total, the free memory and a batch to try, never a raw CUDA error.
+TEST(MemoryPlan, TooLargeIsRefusedBeforeLaunch) {
+  LLMC_REQUIRE_GPU();
+  const cuda::DriverApi *cu = nullptr;
+  ASSERT_TRUE(cuda::loadDriver(cu));
+  CUdevice device;
+  CUcontext ctx;
+  ASSERT_EQ(cu->cuInit(0), CUDA_SUCCESS);
+  ASSERT_EQ(cu->cuDeviceGet(&device, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu->cuDevicePrimaryCtxRetain(&ctx, device), CUDA_SUCCESS);
+  ASSERT_EQ(cu->cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  size_t freeB = 0, totalB = 0;
+  ASSERT_EQ(cu->cuMemGetInfo(&freeB, &totalB), CUDA_SUCCESS);
+
+  Plan plan;
+  plan.name = "too-large";
+  plan.arenaBytes = uint64_t(totalB) + (1ull << 30);
+  BufferInfo tokens;
+  tokens.name = "tokens";
+  tokens.role = BufferRole::Input;
+  tokens.dtype = DType::I64;
+  tokens.shape = {4, 16};
+  tokens.bytes = 4 * 16 * 8;
+  plan.buffers.push_back(tokens);
+  std::unique_ptr<Executor> e;
+  Status s = Executor::create(plan, {}, e);
+  cu->cuDevicePrimaryCtxRelease(device);
+  ASSERT_FALSE(s);
+  std::printf("[ memory   ] %s\n", s.message().c_str());
+  EXPECT_NE(s.message().find("out of GPU memory: bundle 'too-large' needs an arena of "),
+            std::string::npos);
+  EXPECT_NE(s.message().find("free of"), std::string::npos);
+  EXPECT_EQ(s.message().find("CUDA_ERROR"), std::string::npos);
+  EXPECT_FALSE(e);
+}
+
 } // namespace
 } // namespace llmc
