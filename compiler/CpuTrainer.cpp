@@ -206,10 +206,10 @@ CpuTrainer::runWindow(const std::map<std::string, RefTensor> &batch) {
     accArgs_[a] = args_[p];
   for (int64_t m = 0; m < microBatches_; ++m) {
     for (auto &[name, index] : accInputArg_)
-      accArgs_[index] = accArgs_[index].rank() == 0
-                            ? batch.at(name)
-                            : rowsOf(batch.at(name), m * microRows_,
-                                     microRows_);
+      accArgs_[index] =
+          accArgs_[index].rank() == 0
+              ? batch.at(name)
+              : rowsOf(batch.at(name), m * microRows_, microRows_);
     auto results = evaluate(accumulate_, accArgs_);
     if (failed(results))
       return failure();
@@ -284,8 +284,7 @@ CpuTrainer::evalLoss(const std::map<std::string, RefTensor> &batch) {
     for (int64_t m = 0; m < microBatches_; ++m) {
       std::map<std::string, RefTensor> micro;
       for (auto &[name, t] : batch)
-        micro[name] =
-            t.rank() == 0 ? t : rowsOf(t, m * microRows_, microRows_);
+        micro[name] = t.rank() == 0 ? t : rowsOf(t, m * microRows_, microRows_);
       int64_t k = microBatches_;
       microBatches_ = 1;
       auto loss = evalLoss(micro);

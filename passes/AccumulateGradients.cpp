@@ -52,9 +52,9 @@ struct AccumulateGradientsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto train = lookupFunction(module, "train_step",
-                                "llmc-accumulate-gradients",
-                                "run llmc-autodiff first");
+    auto train =
+        lookupFunction(module, "train_step", "llmc-accumulate-gradients",
+                       "run llmc-autodiff first");
     if (failed(train))
       return signalPassFailure();
     if (module.lookupSymbol("accumulate_step")) {
@@ -140,8 +140,8 @@ struct AccumulateGradientsPass
 
     auto str = [&](StringRef s) { return StringAttr::get(ctx, s); };
     auto state = [&](StringRef kind, StringRef of) {
-      SmallVector<NamedAttribute> a = {
-          {str("llmc.state"), str(kind)}, {str("llmc.init_rule"), str("zeros")}};
+      SmallVector<NamedAttribute> a = {{str("llmc.state"), str(kind)},
+                                       {str("llmc.init_rule"), str("zeros")}};
       if (!of.empty())
         a.push_back({str("llmc.state_of"), str(of)});
       return DictionaryAttr::get(ctx, a);
@@ -149,21 +149,20 @@ struct AccumulateGradientsPass
     SmallVector<Value> results;
     SmallVector<DictionaryAttr> attrs;
     auto accumulate = [&](Value add, StringRef kind, StringRef of) {
-      BlockArgument arg = appendArgument(acc, add.getType(), state(kind, of),
-                                         loc);
+      BlockArgument arg =
+          appendArgument(acc, add.getType(), state(kind, of), loc);
       SmallVector<NamedAttribute> a = {{str("llmc.state"), str(kind)}};
       if (!of.empty())
         a.push_back({str("llmc.state_of"), str(of)});
-      a.push_back({str("llmc.next"),
-                   IntegerAttr::get(IntegerType::get(ctx, 64),
-                                    arg.getArgNumber())});
+      a.push_back({str("llmc.next"), IntegerAttr::get(IntegerType::get(ctx, 64),
+                                                      arg.getArgNumber())});
       results.push_back(b.add(arg, add));
       attrs.push_back(DictionaryAttr::get(ctx, a));
     };
     for (unsigned i = 1; i < values.size(); ++i)
-      accumulate(values[i], "accum.grad",
-                 acc.getResultAttrOfType<StringAttr>(i, "llmc.grad_of")
-                     .getValue());
+      accumulate(
+          values[i], "accum.grad",
+          acc.getResultAttrOfType<StringAttr>(i, "llmc.grad_of").getValue());
     accumulate(lossSum, "accum.loss", "");
     accumulate(count, "accum.count", "");
     setResults(acc, results, attrs);
@@ -181,7 +180,8 @@ struct AccumulateGradientsPass
     Type lossType = train.getResultTypes()[0];
     SmallVector<StringAttr> gradOf;
     for (unsigned i = 1; i < train.getNumResults(); ++i)
-      gradOf.push_back(train.getResultAttrOfType<StringAttr>(i, "llmc.grad_of"));
+      gradOf.push_back(
+          train.getResultAttrOfType<StringAttr>(i, "llmc.grad_of"));
 
     // Empty the body, keeping only the parameter arguments.
     ret->erase();
@@ -197,15 +197,15 @@ struct AccumulateGradientsPass
     auto input = [&](Type type, std::string name) {
       return appendArgument(
           train, type,
-          DictionaryAttr::get(ctx, {NamedAttribute(
-                                       StringAttr::get(ctx, "llmc.input"),
-                                       StringAttr::get(ctx, name))}),
+          DictionaryAttr::get(
+              ctx, {NamedAttribute(StringAttr::get(ctx, "llmc.input"),
+                                   StringAttr::get(ctx, name))}),
           loc);
     };
     SmallVector<Value> grads;
     for (unsigned i = 0; i < gradTypes.size(); ++i)
-      grads.push_back(input(gradTypes[i], "accum.grad:" +
-                                              gradOf[i].getValue().str()));
+      grads.push_back(
+          input(gradTypes[i], "accum.grad:" + gradOf[i].getValue().str()));
     Value lossSum = input(lossType, "accum.loss");
     Value count = input(lossType, "accum.count");
     vjp::GradBuilder b(ob, loc);

@@ -96,8 +96,7 @@ DeviceMemoryPlan planDeviceMemory(const Plan &plan, const DeviceFacts &facts,
                          ? facts.localBytesPerThread - facts.stackBytesPerThread
                          : 0;
     add("local memory", extra * facts.residentThreads,
-        std::to_string(facts.localBytesPerThread) +
-            " bytes/thread at most, " +
+        std::to_string(facts.localBytesPerThread) + " bytes/thread at most, " +
             std::to_string(facts.stackBytesPerThread) +
             " reserved with the context");
   } else {
@@ -155,8 +154,8 @@ std::string formatDeviceMemory(const DeviceMemoryPlan &plan,
     s += buf;
   }
   uint64_t total = plan.total();
-  std::snprintf(buf, sizeof buf, "%s%-20s %12s  (%llu bytes)\n",
-                prefix.c_str(), "total", formatMemoryBytes(total).c_str(),
+  std::snprintf(buf, sizeof buf, "%s%-20s %12s  (%llu bytes)\n", prefix.c_str(),
+                "total", formatMemoryBytes(total).c_str(),
                 static_cast<unsigned long long>(total));
   s += buf;
   return s;

@@ -42,10 +42,10 @@ namespace llmc {
 
 /// What the device and the loaded kernels add to the plan's own numbers.
 struct DeviceFacts {
-  bool loaded = false;            // the fields below are known
+  bool loaded = false;              // the fields below are known
   uint64_t localBytesPerThread = 0; // largest over the plan's kernels
   uint64_t stackBytesPerThread = 0; // the context's CU_LIMIT_STACK_SIZE
-  uint64_t residentThreads = 0;   // SMs * max threads per SM
+  uint64_t residentThreads = 0;     // SMs * max threads per SM
 };
 
 struct DeviceMemoryItem {

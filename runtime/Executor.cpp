@@ -153,8 +153,8 @@ Status Executor::checkFits() {
   uint64_t arena = buffers + plan_.workspaceBytes;
   std::string message =
       "out of GPU memory: " + context() + " needs an arena of " +
-      formatBytes(arena) + " (" + std::to_string(arena) + " bytes: " +
-      formatBytes(buffers) + " of buffers + " +
+      formatBytes(arena) + " (" + std::to_string(arena) +
+      " bytes: " + formatBytes(buffers) + " of buffers + " +
       formatBytes(plan_.workspaceBytes) + " cuBLASLt workspace) and " +
       formatBytes(need.total() - arena) +
       " of other fixed costs (llmc compile lists them), " +
@@ -164,8 +164,10 @@ Status Executor::checkFits() {
   int64_t batch = planBatch(plan_);
   int64_t fits = batchThatFits(plan_, need, freeBytes, batch);
   if (fits > 0)
-    message += "about --batch " + std::to_string(fits) + " fits (this plan "
-               "has batch " + std::to_string(batch) + ")";
+    message += "about --batch " + std::to_string(fits) +
+               " fits (this plan "
+               "has batch " +
+               std::to_string(batch) + ")";
   else
     message += "compile with a smaller batch size or sequence length";
   return Status::error(message);

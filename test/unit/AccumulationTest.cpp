@@ -32,16 +32,23 @@ namespace {
 std::string model(int rows) {
   std::string n = std::to_string(rows);
   return R"(
-func.func @forward(%x: tensor<)" + n + R"(x4xf32> {llmc.input = "x"},
-                   %t: tensor<)" + n + R"(xi64> {llmc.input = "targets"},
+func.func @forward(%x: tensor<)" +
+         n + R"(x4xf32> {llmc.input = "x"},
+                   %t: tensor<)" +
+         n + R"(xi64> {llmc.input = "targets"},
                    %w1: tensor<4x8xf32> {llmc.param = "w1"},
                    %w2: tensor<8x5xf32> {llmc.param = "w2"},
                    %b: tensor<5xf32> {llmc.param = "b"}) -> (tensor<f32> {llmc.output = "loss"}) {
-  %0 = llmc.matmul %x, %w1 : (tensor<)" + n + R"(x4xf32>, tensor<4x8xf32>) -> tensor<)" + n + R"(x8xf32>
-  %1 = llmc.gelu tanh %0 : tensor<)" + n + R"(x8xf32>
-  %2 = llmc.matmul %1, %w2 : (tensor<)" + n + R"(x8xf32>, tensor<8x5xf32>) -> tensor<)" + n + R"(x5xf32>
-  %3 = llmc.add %2, %b : (tensor<)" + n + R"(x5xf32>, tensor<5xf32>) -> tensor<)" + n + R"(x5xf32>
-  %4 = llmc.cross_entropy mean %3, %t : (tensor<)" + n + R"(x5xf32>, tensor<)" + n + R"(xi64>) -> tensor<f32>
+  %0 = llmc.matmul %x, %w1 : (tensor<)" +
+         n + R"(x4xf32>, tensor<4x8xf32>) -> tensor<)" + n + R"(x8xf32>
+  %1 = llmc.gelu tanh %0 : tensor<)" +
+         n + R"(x8xf32>
+  %2 = llmc.matmul %1, %w2 : (tensor<)" +
+         n + R"(x8xf32>, tensor<8x5xf32>) -> tensor<)" + n + R"(x5xf32>
+  %3 = llmc.add %2, %b : (tensor<)" +
+         n + R"(x5xf32>, tensor<5xf32>) -> tensor<)" + n + R"(x5xf32>
+  %4 = llmc.cross_entropy mean %3, %t : (tensor<)" +
+         n + R"(x5xf32>, tensor<)" + n + R"(xi64>) -> tensor<f32>
   return %4 : tensor<f32>
 })";
 }
@@ -97,8 +104,8 @@ protected:
   }
 
   std::map<std::string, RefTensor> rows(int first, int count) {
-    RefTensor xs = f32({count, 4}, {}), ts = RefTensor::fromInts(
-                                            ElementKind::I64, {count}, {});
+    RefTensor xs = f32({count, 4}, {}),
+              ts = RefTensor::fromInts(ElementKind::I64, {count}, {});
     xs.floats.assign(x.floats.begin() + first * 4,
                      x.floats.begin() + (first + count) * 4);
     ts.ints.assign(t.ints.begin() + first, t.ints.begin() + first + count);
@@ -165,21 +172,22 @@ protected:
           << what << " element " << i;
   }
 
-  RefTensor x = f32({kRows, 4}, {0.3,  -1.2, 0.8, 0.1,  1.5,  0.2,  -0.7, 0.9,
-                                 -0.4, 0.6,  1.1, -1.3, 0.05, -0.8, 0.4,  1.7,
-                                 0.9,  -0.3, 0.2, -0.6, -1.1, 1.0,  0.35, 0.75});
+  RefTensor x =
+      f32({kRows, 4},
+          {0.3,  -1.2, 0.8, 0.1, 1.5, 0.2,  -0.7, 0.9,  -0.4, 0.6, 1.1,  -1.3,
+           0.05, -0.8, 0.4, 1.7, 0.9, -0.3, 0.2,  -0.6, -1.1, 1.0, 0.35, 0.75});
   // Row 1 is ignored: micro-batch 0 counts 1 token, the others 2 each.
-  RefTensor t = RefTensor::fromInts(ElementKind::I64, {kRows},
-                                    {3, -100, 0, 4, 1, 2});
+  RefTensor t =
+      RefTensor::fromInts(ElementKind::I64, {kRows}, {3, -100, 0, 4, 1, 2});
   RefTensor w1 = f32({4, 8}, {0.2,  -0.1, 0.4,  0.3,  -0.5, 0.1,  0.7,  -0.2,
                               0.05, 0.6,  -0.3, 0.2,  0.1,  -0.4, 0.3,  0.5,
                               -0.6, 0.2,  0.15, -0.1, 0.4,  0.3,  -0.2, 0.1,
                               0.3,  -0.5, 0.2,  0.6,  -0.1, 0.25, 0.1,  -0.3});
-  RefTensor w2 = f32({8, 5}, {0.1,  0.2,  -0.3, 0.4,  -0.1, 0.3,  -0.2, 0.1,
-                              0.5,  0.2,  -0.4, 0.1,  0.2,  -0.1, 0.3,  0.2,
-                              0.3,  -0.5, 0.1,  0.05, 0.15, -0.25, 0.35, 0.2,
-                              -0.1, 0.4,  0.1,  -0.2, 0.3,  -0.3, -0.2, 0.1,
-                              0.2,  0.3,  -0.4, 0.05, 0.25, -0.15, 0.1, 0.3});
+  RefTensor w2 =
+      f32({8, 5}, {0.1,  0.2,   -0.3, 0.4,  -0.1, 0.3,  -0.2, 0.1,   0.5, 0.2,
+                   -0.4, 0.1,   0.2,  -0.1, 0.3,  0.2,  0.3,  -0.5,  0.1, 0.05,
+                   0.15, -0.25, 0.35, 0.2,  -0.1, 0.4,  0.1,  -0.2,  0.3, -0.3,
+                   -0.2, 0.1,   0.2,  0.3,  -0.4, 0.05, 0.25, -0.15, 0.1, 0.3});
   RefTensor b = f32({5}, {0.01, -0.02, 0.03, 0.0, -0.01});
 };
 
@@ -203,7 +211,8 @@ TEST_F(AccumulationTest, LossAndGradientsOfTheWindowAreThoseOfOneBatch) {
   auto microStep = micro->lookupSymbol<func::FuncOp>("train_step");
   double meanOfMeans = 0;
   for (int s = 0; s < kSteps; ++s) {
-    auto r = evaluate(microStep, arguments(microStep, rows(s * kMicro, kMicro)));
+    auto r =
+        evaluate(microStep, arguments(microStep, rows(s * kMicro, kMicro)));
     ASSERT_TRUE(succeeded(r)) << diagnostics;
     meanOfMeans += (*r)[0].floats[0] / kSteps;
   }
@@ -211,8 +220,8 @@ TEST_F(AccumulationTest, LossAndGradientsOfTheWindowAreThoseOfOneBatch) {
 }
 
 TEST_F(AccumulationTest, ClippedAdamWStepOfTheWindowIsThatOfOneBatch) {
-  auto whole = compile(kRows, std::string("llmc-autodiff{keep-forward=false}, ") +
-                                  kOptimizer);
+  auto whole = compile(
+      kRows, std::string("llmc-autodiff{keep-forward=false}, ") + kOptimizer);
   auto split = compile(kMicro, std::string("llmc-autodiff{keep-forward=false}, "
                                            "llmc-accumulate-gradients, ") +
                                    kOptimizer);

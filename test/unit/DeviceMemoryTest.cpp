@@ -1,4 +1,5 @@
-//===- DeviceMemoryTest.cpp - The memory report's exact items --------------===//
+//===- DeviceMemoryTest.cpp - The memory report's exact items
+//--------------===//
 #include "runtime/DeviceMemory.h"
 
 #include <gtest/gtest.h>

@@ -45,8 +45,8 @@ uint64_t freeBytes(const cuda::DriverApi *cu) {
 void checkModel(const std::string &model, const CompileConfig &base,
                 const ModelOptions &options) {
   CompileConfig config = base;
-  config.cacheDir = ::testing::TempDir() + "llmc-memory-plan-" +
-                    std::to_string(::getpid());
+  config.cacheDir =
+      ::testing::TempDir() + "llmc-memory-plan-" + std::to_string(::getpid());
   mlir::MLIRContext context;
   auto compiled = compileModelFile(model, options, config, context);
   std::filesystem::remove_all(config.cacheDir);
@@ -161,7 +161,8 @@ TEST(MemoryPlan, TooLargeIsRefusedBeforeLaunch) {
   cu->cuDevicePrimaryCtxRelease(device);
   ASSERT_FALSE(s);
   std::printf("[ memory   ] %s\n", s.message().c_str());
-  EXPECT_NE(s.message().find("out of GPU memory: bundle 'too-large' needs an arena of "),
+  EXPECT_NE(s.message().find(
+                "out of GPU memory: bundle 'too-large' needs an arena of "),
             std::string::npos);
   EXPECT_NE(s.message().find("free of"), std::string::npos);
   EXPECT_EQ(s.message().find("CUDA_ERROR"), std::string::npos);
