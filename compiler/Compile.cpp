@@ -273,6 +273,8 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
       failed(compileKernels(module.getContext(), plan, config, report)))
     return failure();
   report.nvrtcSeconds = secondsSince(t2);
+  // After NVRTC, so the modules' cubins are counted.
+  report.memory = planDeviceMemory(plan, DeviceFacts());
   return out;
 }
 
@@ -301,6 +303,13 @@ std::string formatReport(const CompileReport &r) {
        static_cast<unsigned long long>(r.arenaBytes),
        bytesText(r.persistentBytes).c_str(),
        bytesText(r.unplannedBytes).c_str());
+  if (!r.memory.items.empty()) {
+    line("device memory   %s before the first step (%llu bytes: the arena "
+         "and the runtime's fixed costs)\n",
+         formatMemoryBytes(r.memory.total()).c_str(),
+         static_cast<unsigned long long>(r.memory.total()));
+    s += formatDeviceMemory(r.memory, "  ");
+  }
   line("parameters      %lld\n", static_cast<long long>(r.params));
   line("tokens/step     %lld\n", static_cast<long long>(r.tokens));
   line("FLOPs/step      %.4g (%d * params * tokens + attention; cuBLASLt "

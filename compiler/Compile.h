@@ -18,6 +18,7 @@
 #include "compiler/FusionExplain.h"
 #include "compiler/Train.h"
 #include "compiler/codegen/PlanBuilder.h"
+#include "runtime/DeviceMemory.h"
 
 namespace llmc {
 
@@ -51,6 +52,9 @@ struct CompileReport {
   size_t launches = 0; // per step: kernel launches + cuBLASLt calls
   size_t inPlaceUpdates = 0, copiedUpdates = 0;
   uint64_t arenaBytes = 0, persistentBytes = 0, unplannedBytes = 0;
+  /// The arena plus the runtime's fixed costs, by name (DeviceMemory.h):
+  /// what loading the plan and its first step take on the GPU.
+  DeviceMemoryPlan memory;
   int64_t params = 0;     // elements of every llmc.param argument
   int64_t tokens = 0;     // elements of the token-id input (0: none)
   int64_t vocab = 0;      // classes of the cross-entropy loss (0: none)

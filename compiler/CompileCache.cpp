@@ -598,6 +598,8 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
     if (!config.name.empty())
       cached.planned.plan.name = config.name;
     cached.report.cacheHits = cached.report.kernels;
+    // Not stored: it follows from the plan and its cubins.
+    cached.report.memory = planDeviceMemory(cached.planned.plan, DeviceFacts());
     cached.report.importSeconds = secondsSince(t0);
     result = {CompileCacheOutcome::Hit, key};
     return cached;

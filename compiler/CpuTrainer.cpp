@@ -56,6 +56,8 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
   pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
   // keep-forward: evalLoss runs @forward, now with the casts too.
   pm.addPass(mlir::llmc::createAutodiffPass());
+  if (optimizer && optimizer->accumulate)
+    pm.addPass(mlir::llmc::createAccumulateGradientsPass());
   if (optimizer) {
     mlir::llmc::AppendOptimizerPassOptions o;
     o.optimizer = optimizer->kind;
@@ -101,6 +103,9 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
     if (auto name = f.getArgAttrOfType<StringAttr>(i, "llmc.input")) {
       if (name.getValue() == "lr") {
         trainer->lrArg_ = static_cast<int>(i);
+      } else if (name.getValue().starts_with("accum.")) {
+        // The apply step's accumulators: filled by runWindow.
+        trainer->inputArg_[name.getValue().str()] = i;
       } else {
         trainer->inputArg_[name.getValue().str()] = i;
         trainer->inputs_.push_back({name.getValue().str(), zero});
@@ -116,7 +121,106 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
         trainer->realShapes_[name.getValue().str()] = *real;
     trainer->args_.push_back(std::move(*init));
   }
+  if (auto acc = module.lookupSymbol<func::FuncOp>("accumulate_step"))
+    if (failed(trainer->bindAccumulate(acc)))
+      return failure();
   return trainer;
+}
+
+/// The accumulate step's arguments: its data inputs are the trainer's
+/// inputs, its parameters are the apply step's (by name), its state is
+/// the accumulators the apply step reads as `accum.*` inputs.
+LogicalResult CpuTrainer::bindAccumulate(func::FuncOp acc) {
+  accumulate_ = acc;
+  inputs_.clear();
+  std::map<std::string, unsigned> applyParam;
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i)
+    if (auto p = func_.getArgAttrOfType<StringAttr>(i, "llmc.param"))
+      applyParam[p.getValue().str()] = i;
+  for (unsigned i = 0; i < acc.getNumArguments(); ++i) {
+    auto type = cast<RankedTensorType>(acc.getArgument(i).getType());
+    RefTensor zero(*kindOf(type.getElementType()),
+                   std::vector<int64_t>(type.getShape()));
+    if (auto in = acc.getArgAttrOfType<StringAttr>(i, "llmc.input")) {
+      accInputArg_[in.getValue().str()] = i;
+      inputs_.push_back({in.getValue().str(), zero});
+      if (!type.getShape().empty())
+        microRows_ = type.getShape()[0];
+    } else if (auto p = acc.getArgAttrOfType<StringAttr>(i, "llmc.param")) {
+      accParams_.push_back({i, applyParam.at(p.getValue().str())});
+    } else if (auto kind = acc.getArgAttrOfType<StringAttr>(i, "llmc.state")) {
+      std::string name = kind.getValue().str();
+      if (auto of = acc.getArgAttrOfType<StringAttr>(i, "llmc.state_of"))
+        name += ":" + of.getValue().str();
+      auto it = inputArg_.find(name);
+      if (it == inputArg_.end())
+        return emitError(acc.getLoc())
+               << "@train_step has no input '" << name
+               << "' for the accumulator of @accumulate_step";
+      accIntoApply_.push_back({i, it->second});
+    }
+    accArgs_.push_back(std::move(zero));
+  }
+  return success();
+}
+
+LogicalResult CpuTrainer::setMicroBatches(int64_t k) {
+  if (k < 1 || (!accumulate_ && k != 1))
+    return emitError(func_.getLoc())
+           << k << " micro-batches need gradient accumulation "
+           << "(OptimizerConfig::accumulate)";
+  microBatches_ = k;
+  for (StepInput &in : inputs_)
+    if (accumulate_ && in.type.rank() > 0)
+      in.type = RefTensor(in.type.kind, [&] {
+        std::vector<int64_t> shape = in.type.shape;
+        shape[0] = microRows_ * k;
+        return shape;
+      }());
+  return success();
+}
+
+/// Rows [first, first + rows) of `t` along dim 0.
+static RefTensor rowsOf(const RefTensor &t, int64_t first, int64_t rows) {
+  std::vector<int64_t> shape = t.shape;
+  int64_t inner = t.numElements() / std::max<int64_t>(shape[0], 1);
+  shape[0] = rows;
+  RefTensor out(t.kind, shape);
+  if (t.isFloat())
+    std::copy(t.floats.begin() + first * inner,
+              t.floats.begin() + (first + rows) * inner, out.floats.begin());
+  else
+    std::copy(t.ints.begin() + first * inner,
+              t.ints.begin() + (first + rows) * inner, out.ints.begin());
+  return out;
+}
+
+/// The accumulate step on each micro-batch, its accumulators (zero at the
+/// start) fed back through llmc.next, then into the apply step's inputs.
+LogicalResult
+CpuTrainer::runWindow(const std::map<std::string, RefTensor> &batch) {
+  for (unsigned i = 0; i < accumulate_.getNumArguments(); ++i)
+    if (accumulate_.getArgAttr(i, "llmc.state"))
+      accArgs_[i] = RefTensor(accArgs_[i].kind, accArgs_[i].shape);
+  for (auto [a, p] : accParams_)
+    accArgs_[a] = args_[p];
+  for (int64_t m = 0; m < microBatches_; ++m) {
+    for (auto &[name, index] : accInputArg_)
+      accArgs_[index] =
+          accArgs_[index].rank() == 0
+              ? batch.at(name)
+              : rowsOf(batch.at(name), m * microRows_, microRows_);
+    auto results = evaluate(accumulate_, accArgs_);
+    if (failed(results))
+      return failure();
+    for (unsigned r = 0; r < accumulate_.getNumResults(); ++r)
+      if (auto next =
+              accumulate_.getResultAttrOfType<IntegerAttr>(r, "llmc.next"))
+        accArgs_[next.getInt()] = std::move((*results)[r]);
+  }
+  for (auto [a, p] : accIntoApply_)
+    args_[p] = accArgs_[a];
+  return success();
 }
 
 FailureOr<double>
@@ -130,8 +234,11 @@ CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
       return emitError(func_.getLoc())
              << "input '" << in.name << "' is " << it->second.typeString()
              << " but the model expects " << in.type.typeString();
-    args_[inputArg_[in.name]] = it->second;
+    if (!accumulate_)
+      args_[inputArg_[in.name]] = it->second;
   }
+  if (accumulate_ && failed(runWindow(batch)))
+    return failure();
   if (lrArg_ >= 0)
     args_[lrArg_] = RefTensor::fromFloats(ElementKind::F32, {}, {lr});
   auto results = evaluate(func_, args_);
@@ -170,6 +277,24 @@ CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
 
 FailureOr<double>
 CpuTrainer::evalLoss(const std::map<std::string, RefTensor> &batch) {
+  if (microBatches_ > 1) {
+    // @forward takes one micro-batch: the mean of the micro-batches' losses
+    // (equal to the window's when every target counts, as token data's do).
+    double sum = 0;
+    for (int64_t m = 0; m < microBatches_; ++m) {
+      std::map<std::string, RefTensor> micro;
+      for (auto &[name, t] : batch)
+        micro[name] = t.rank() == 0 ? t : rowsOf(t, m * microRows_, microRows_);
+      int64_t k = microBatches_;
+      microBatches_ = 1;
+      auto loss = evalLoss(micro);
+      microBatches_ = k;
+      if (failed(loss))
+        return failure();
+      sum += *loss;
+    }
+    return sum / static_cast<double>(microBatches_);
+  }
   if (!forward_)
     return emitError(func_.getLoc()) << "the module lost its @forward";
   std::map<std::string, RefTensor> params = stepParameters();
@@ -234,7 +359,10 @@ double CpuTrainer::stepFlops() const {
                : 0.0;
   };
   double flops = 0;
-  func_.walk([&](Operation *op) {
+  // With accumulation the matmuls are the accumulate step's, run once per
+  // micro-batch.
+  func::FuncOp counted = accumulate_ ? accumulate_ : func_;
+  counted.walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
     if (name == "llmc.matmul") {
       auto lhs = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
@@ -254,7 +382,7 @@ double CpuTrainer::stepFlops() const {
       flops += name == "llmc.attention_grad" ? 2 * forward : forward;
     }
   });
-  return flops;
+  return flops * static_cast<double>(microBatches_);
 }
 
 std::map<std::string, RefTensor> CpuTrainer::parameters() const {

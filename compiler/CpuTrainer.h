@@ -41,6 +41,15 @@ public:
          uint64_t seed, const PrecisionConfig &precision = {},
          const std::string &injectNanOp = "");
 
+  /// Gradient accumulation (OptimizerConfig::accumulate): each step runs
+  /// @accumulate_step on `k` micro-batches, rows [i * B, (i + 1) * B) of
+  /// the batch, then the apply step once; inputs() then have k * B rows.
+  /// Without accumulation only k = 1 is allowed.
+  mlir::LogicalResult setMicroBatches(int64_t k);
+  int64_t microBatches() const { return microBatches_; }
+  /// Rows of one micro-batch (B); 0 without accumulation.
+  int64_t microBatchRows() const { return microRows_; }
+
   /// The data inputs (not lr) in argument order.
   const std::vector<StepInput> &inputs() const { return inputs_; }
 
@@ -98,6 +107,16 @@ public:
 private:
   // mutable: MLIR op handles are value types whose accessors are not const.
   mutable mlir::func::FuncOp func_, forward_;
+  // Accumulation: @accumulate_step, its arguments (accumulators threaded
+  // through llmc.next), and where its parameters are in func_'s arguments.
+  mutable mlir::func::FuncOp accumulate_;
+  std::vector<RefTensor> accArgs_;
+  std::vector<std::pair<unsigned, unsigned>> accParams_; // (acc, apply) index
+  std::map<std::string, unsigned> accInputArg_;
+  std::vector<std::pair<unsigned, unsigned>> accIntoApply_; // acc -> apply
+  int64_t microBatches_ = 1, microRows_ = 0;
+  mlir::LogicalResult bindAccumulate(mlir::func::FuncOp acc);
+  mlir::LogicalResult runWindow(const std::map<std::string, RefTensor> &batch);
   bool withOptimizer_ = false;
   std::vector<RefTensor> args_;
   std::vector<StepInput> inputs_;

@@ -26,6 +26,9 @@ struct OptimizerConfig {
   // One multi-tensor AdamW kernel for all parameters (llmc-batch-adamw);
   // false keeps one adamw_update kernel per parameter (tests compare both).
   bool multiTensor = true;
+  // Gradient accumulation (docs/memory.md): llmc-accumulate-gradients splits
+  // the step into @accumulate_step (per micro-batch) and an apply step.
+  bool accumulate = false;
 };
 
 /// The forward-graph rewrites before autodiff: nice-number padding
@@ -68,6 +71,9 @@ struct TrainConfig {
   std::string injectNanOp;
   int64_t injectNanStep = 0;
   double peakTflops = 989;   // MFU's denominator
+  // --tokens-per-step: tokens of one optimizer step (0: one batch); a
+  // multiple of the micro-batch's B * T (docs/memory.md).
+  int64_t tokensPerStep = 0;
 };
 
 /// The learning-rate schedule cfg asks for.

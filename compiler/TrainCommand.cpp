@@ -44,6 +44,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --val-every N          validate every N steps (default: only at the end)\n"
         "  --val-batches N        batches per validation (default 4)\n"
         "  --seed N               seed of normal(std) parameter init (default 0)\n"
+        "  --tokens-per-step N    tokens per optimizer step (the effective batch):\n"
+        "                         a multiple of the micro-batch's B x T, whose\n"
+        "                         gradients are accumulated (CPU; docs/memory.md)\n"
         "  --optimizer adamw|sgd  (default adamw)\n"
         "  --beta1 X --beta2 X --eps X --weight-decay X --momentum X\n"
         "                         optimizer settings (defaults 0.9, 0.95, 1e-8,\n"
@@ -189,6 +192,8 @@ int runTrain(const Args &args) {
         ok = real(cfg.peakTflops, 0) && cfg.peakTflops > 0;
       else if (a == "--steps")
         ok = count(cfg.steps, 1, kMaxSteps);
+      else if (a == "--tokens-per-step")
+        ok = count(cfg.tokensPerStep, 1, int64_t(1) << 40);
       else if (a == "--warmup")
         ok = count(cfg.warmup, 0, kMaxSteps);
       else if (a == "--val-every")
@@ -243,6 +248,10 @@ int runTrain(const Args &args) {
   if (cfg.profile && cfg.device != "cuda")
     return usageError(std::string(cfg.trace.empty() ? "--profile" : "--trace") +
                       " times the GPU kernels: pass --device cuda");
+  if (cfg.tokensPerStep > 0 && cfg.device == "cuda")
+    return usageError("--tokens-per-step (gradient accumulation) runs on the "
+                      "CPU so far; on the GPU, raise --batch instead "
+                      "(docs/memory.md)");
   bool bundle = llvm::StringRef(cfg.model).ends_with(".llmc");
   if (bundle && cfg.device == "cpu")
     return usageError("'" + cfg.model + "' is a compiled bundle, which runs "
@@ -266,10 +275,31 @@ int runTrainCpu(const TrainConfig &cfg) {
   auto module = loadModel(cfg.model, cfg.modelOptions, context);
   if (!module)
     return 1;
-  auto trainer = CpuTrainer::create(*module, &cfg.optimizer, cfg.seed,
+  OptimizerConfig optimizer = cfg.optimizer;
+  optimizer.accumulate = cfg.tokensPerStep > 0;
+  auto trainer = CpuTrainer::create(*module, &optimizer, cfg.seed,
                                    cfg.precision, cfg.injectNanOp);
   if (mlir::failed(trainer))
     return 1;
+  int64_t microBatches = 1;
+  if (cfg.tokensPerStep > 0) {
+    const auto &in = (*trainer)->inputs();
+    int64_t micro = 0;
+    if (!in.empty() && in[0].type.rank() == 2)
+      micro = in[0].type.shape[0] * in[0].type.shape[1];
+    if (micro <= 0 || cfg.tokensPerStep % micro != 0)
+      return fail("--tokens-per-step " + std::to_string(cfg.tokensPerStep) +
+                  " is not a multiple of the micro-batch's " +
+                  std::to_string(micro) + " tokens (B x T); use " +
+                  std::to_string(micro > 0 ? std::max<int64_t>(
+                                                 1, cfg.tokensPerStep / micro) *
+                                                 micro
+                                           : 0) +
+                  " or change --batch");
+    microBatches = cfg.tokensPerStep / micro;
+    if (mlir::failed((*trainer)->setMicroBatches(microBatches)))
+      return 1;
+  }
   int64_t parameters = (*trainer)->parameterCount();
   std::unique_ptr<CpuStepEngine> engine;
   if (Status s = CpuStepEngine::create(std::move(*trainer), engine); !s)
@@ -284,7 +314,12 @@ int runTrainCpu(const TrainConfig &cfg) {
     return fail(s.message());
   llvm::outs() << "llmc train: " << cfg.model << " on the CPU reference "
                << "evaluator | " << parameters << " parameters | batch "
-               << batch << " x " << seq << " | " << train.numTokens()
+               << batch << " x " << seq;
+  if (microBatches > 1)
+    llvm::outs() << " (" << microBatches << " micro-batches of "
+                 << batch / microBatches << " x " << seq
+                 << ", gradients accumulated)";
+  llvm::outs() << " | " << train.numTokens()
                << " training tokens";
   if (cfg.precision.precision != "fp32")
     llvm::outs() << " | precision " << cfg.precision.precision

@@ -208,6 +208,14 @@ int runTrainCuda(const TrainConfig &cfg) {
   std::unique_ptr<PlanStepEngine> engine;
   if (Status s = PlanStepEngine::create(trainer->executor(), engine); !s)
     return fail(s.message());
+  // Before the first step: what the plan takes on this GPU, by item, with
+  // what loading learnt (local memory, resident threads).
+  DeviceMemoryPlan memory = trainer->executor().memoryPlan();
+  std::printf("llmc train: device memory %s (%llu bytes) on GPU 0:\n%s",
+              formatMemoryBytes(memory.total()).c_str(),
+              static_cast<unsigned long long>(memory.total()),
+              formatDeviceMemory(memory, "  ").c_str());
+  std::fflush(stdout);
   DataLoader train, val;
   int64_t b = engine->batch(), t = engine->seq();
   if (Status s = train.open(cfg.data, b, t, engine->vocab()); !s)

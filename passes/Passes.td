@@ -195,6 +195,31 @@ def RaiseSoftmaxPass : Pass<"llmc-raise-softmax", "::mlir::func::FuncOp"> {
 // Training IR: loss, autodiff, optimizer (docs/training-ir.md)
 //===----------------------------------------------------------------------===//
 
+def AccumulateGradientsPass : Pass<"llmc-accumulate-gradients",
+                                   "::mlir::ModuleOp"> {
+  let summary = "Split @train_step into an accumulate step and an apply step";
+  let description = [{
+    Gradient accumulation (docs/memory.md). After llmc-autodiff, before
+    llmc-append-optimizer; the loss must be a mean `llmc.cross_entropy`,
+    which becomes `sum` (with its `cross_entropy_grad`s):
+    ```
+    @train_step(params, inputs) -> (loss, grads)
+      => @accumulate_step(params, inputs, acc_g..., acc_loss, acc_count)
+           -> (acc_g + dsum/dp..., acc_loss + sum, acc_count + n)
+         @train_step(params, acc_g..., acc_loss, acc_count)
+           -> (acc_loss / acc_count, acc_g / acc_count...)
+    ```
+    `n` counts the targets that are not `ignore_index`, so the window's loss
+    is its summed loss over the tokens of the whole window. The
+    accumulators are state of @accumulate_step (`accum.grad` of each
+    parameter, `accum.loss`, `accum.count`, zero at the start of a window)
+    and inputs of @train_step (`accum.grad:<param>`, `accum.loss`,
+    `accum.count`).
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def AppendLossPass : Pass<"llmc-append-loss", "::mlir::ModuleOp"> {
   let summary = "Append a cross-entropy loss to a graph that outputs logits";
   let description = [{

@@ -45,6 +45,7 @@ namespace llmc::cuda {
   X(cuCtxSetCurrent)                                                           \
   X(cuCtxGetCurrent)                                                           \
   X(cuCtxSynchronize)                                                          \
+  X(cuCtxGetLimit)                                                             \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
   X(cuMemGetInfo)                                                              \
@@ -60,6 +61,7 @@ namespace llmc::cuda {
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
   X(cuFuncSetAttribute)                                                        \
+  X(cuFuncGetAttribute)                                                        \
   X(cuLaunchKernel)                                                            \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \

@@ -66,6 +66,7 @@ Status Executor::create(Plan plan, const ExecutorOptions &options,
       validatePlan(executor->plan_)
           .withContext("invalid plan in " + executor->context()));
   LLMC_RETURN_IF_ERROR(executor->init());
+  LLMC_RETURN_IF_ERROR(executor->checkFits());
   LLMC_RETURN_IF_ERROR(executor->allocateArena());
   LLMC_RETURN_IF_ERROR(executor->uploadInitialData());
   LLMC_RETURN_IF_ERROR(executor->loadKernels());
@@ -147,6 +148,39 @@ Status Executor::init() {
   for (CUevent &event : scalarCopied_)
     LLMC_CU(cu_->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), ctx);
   return Status::ok();
+}
+
+// Out of memory before launch, never a raw CUDA error: the whole plan
+// (DeviceMemory.h) against what the device has free now.
+Status Executor::checkFits() {
+  DeviceMemoryPlan need =
+      planDeviceMemory(plan_, DeviceFacts(), moduleFootprint(plan_));
+  size_t freeBytes = 0, totalBytes = 0;
+  LLMC_CU(cu_->cuMemGetInfo(&freeBytes, &totalBytes), context());
+  if (need.total() <= freeBytes)
+    return Status::ok();
+  uint64_t buffers = alignUp(plan_.arenaBytes, 256);
+  uint64_t arena = buffers + plan_.workspaceBytes;
+  std::string message =
+      "out of GPU memory: " + context() + " needs an arena of " +
+      formatBytes(arena) + " (" + std::to_string(arena) +
+      " bytes: " + formatBytes(buffers) + " of buffers + " +
+      formatBytes(plan_.workspaceBytes) + " cuBLASLt workspace) and " +
+      formatBytes(need.total() - arena) +
+      " of other fixed costs (llmc compile lists them), " +
+      formatBytes(need.total()) + " in all, but GPU " +
+      std::to_string(options_.device) + " (" + deviceName_ + ") has " +
+      formatBytes(freeBytes) + " free of " + formatBytes(totalBytes) + ": ";
+  int64_t batch = planBatch(plan_);
+  int64_t fits = batchThatFits(plan_, need, freeBytes, batch);
+  if (fits > 0)
+    message += "about --batch " + std::to_string(fits) +
+               " fits (this plan "
+               "has batch " +
+               std::to_string(batch) + ")";
+  else
+    message += "compile with a smaller batch size or sequence length";
+  return Status::error(message);
 }
 
 Status Executor::allocateArena() {
@@ -233,6 +267,7 @@ Status Executor::loadKernels() {
     recompiled_ = requests.size();
   }
 
+  moduleBytes_ = moduleFootprint(plan_);
   modules_.assign(plan_.kernels.size(), nullptr);
   functions_.assign(plan_.kernels.size(), nullptr);
   for (size_t i = 0; i < plan_.kernels.size(); ++i) {
@@ -243,7 +278,33 @@ Status Executor::loadKernels() {
                                      kernel.entry.c_str()),
             ctx + ", entry '" + kernel.entry + "'");
     std::vector<uint8_t>().swap(kernel.cubin);
+    int local = 0;
+    LLMC_CU(cu_->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                    functions_[i]),
+            ctx);
+    facts_.localBytesPerThread =
+        std::max<uint64_t>(facts_.localBytesPerThread, uint64_t(local));
   }
+  return loadFacts();
+}
+
+// What the device adds to the plan's memory (DeviceMemory.h): the driver
+// grows every SM's local memory to the largest kernel's need beyond the
+// stack it reserved with the context.
+Status Executor::loadFacts() {
+  int sms = 0, threads = 0;
+  LLMC_CU(cu_->cuDeviceGetAttribute(
+              &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
+          context());
+  LLMC_CU(cu_->cuDeviceGetAttribute(
+              &threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+              device_),
+          context());
+  size_t stack = 0;
+  LLMC_CU(cu_->cuCtxGetLimit(&stack, CU_LIMIT_STACK_SIZE), context());
+  facts_.stackBytesPerThread = stack;
+  facts_.residentThreads = uint64_t(sms) * uint64_t(threads);
+  facts_.loaded = true;
   return Status::ok();
 }
 

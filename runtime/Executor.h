@@ -25,6 +25,7 @@
 #define LLMC_RUNTIME_EXECUTOR_H
 
 #include "runtime/CudaApi.h"
+#include "runtime/DeviceMemory.h"
 #include "runtime/Plan.h"
 
 #include <memory>
@@ -66,6 +67,12 @@ public:
   CUstream stream() const { return stream_; }
   CUcontext cudaContext() const { return context_; }
   const cuda::DriverApi &driver() const { return *cu_; }
+  /// The device memory this executor takes beyond its context, by item
+  /// (runtime/DeviceMemory.h), with what loading learnt: the kernels' local
+  /// memory and the GPU's resident threads.
+  DeviceMemoryPlan memoryPlan() const {
+    return planDeviceMemory(plan_, facts_, moduleBytes_);
+  }
   /// Kernels whose source was recompiled because the cubin did not fit.
   size_t recompiledKernels() const { return recompiled_; }
 
@@ -101,9 +108,11 @@ public:
 private:
   Executor() = default;
   Status init();
+  Status checkFits();
   Status allocateArena();
   Status uploadInitialData();
   Status loadKernels();
+  Status loadFacts();
   Status prepareSteps();
   Status enqueueStep(size_t index);
   Status enqueueAll();
@@ -152,6 +161,8 @@ private:
   size_t graphNodes_ = 0;
   size_t captures_ = 0;
   size_t recompiled_ = 0;
+  DeviceFacts facts_;
+  uint64_t moduleBytes_ = 0; // moduleFootprint before the cubins are dropped
 };
 
 } // namespace llmc

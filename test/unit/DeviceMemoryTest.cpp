@@ -1,0 +1,104 @@
+//===- DeviceMemoryTest.cpp - The memory report's exact items
+//--------------===//
+#include "runtime/DeviceMemory.h"
+
+#include <gtest/gtest.h>
+
+namespace llmc {
+namespace {
+
+Plan planWith(uint64_t arena, size_t slots, bool matmul) {
+  Plan plan;
+  plan.arenaBytes = arena;
+  for (size_t i = 0; i < slots; ++i)
+    plan.scalars.push_back({"s" + std::to_string(i), DType::F32, i * 256, 0});
+  KernelInfo k;
+  k.cubin.assign(70000, 1); // two 64 KiB granules
+  plan.kernels.push_back(k);
+  plan.steps.push_back({LaunchStep{}, ""});
+  if (matmul)
+    plan.steps.push_back({MatmulStep{}, ""});
+  return plan;
+}
+
+TEST(DeviceMemory, ArenaSlotsWorkspaceAndRoundingAreExact) {
+  Plan plan = planWith(1000000, 3, true);
+  DeviceMemoryPlan m = planDeviceMemory(plan, DeviceFacts());
+  uint64_t arena = 1000192; // 256-aligned
+  EXPECT_EQ(m.bytesOf("scalar slots"), 768u);
+  EXPECT_EQ(m.bytesOf("arena buffers"), arena - 768);
+  EXPECT_EQ(m.bytesOf("cuBLASLt workspace"), 32ull << 20);
+  uint64_t allocation = arena + (32ull << 20);
+  EXPECT_EQ(m.bytesOf("allocation rounding") + allocation, 34ull << 20);
+  EXPECT_EQ(m.bytesOf("modules"), 128ull << 10);
+  EXPECT_EQ(m.bytesOf("local memory"), 0u);
+  EXPECT_EQ(m.bytesOf("CUDA graph"), 2048u);
+  EXPECT_GT(m.bytesOf("cuBLASLt library"), 0u);
+  EXPECT_EQ(m.bytesOf("input staging"), 0u);
+  uint64_t sum = 0;
+  for (const DeviceMemoryItem &item : m.items)
+    sum += item.bytes;
+  EXPECT_EQ(m.total(), sum);
+}
+
+TEST(DeviceMemory, NoMatmulNoLibraryAndLocalMemoryFromTheFacts) {
+  Plan plan = planWith(4096, 0, false);
+  DeviceFacts facts;
+  facts.loaded = true;
+  facts.localBytesPerThread = 1024 + 64;
+  facts.stackBytesPerThread = 1024;
+  facts.residentThreads = 132 * 2048;
+  DeviceMemoryPlan m = planDeviceMemory(plan, facts, 12345);
+  EXPECT_EQ(m.bytesOf("cuBLASLt library"), 0u);
+  EXPECT_EQ(m.bytesOf("local memory"), 64ull * 132 * 2048);
+  EXPECT_EQ(m.bytesOf("modules"), 12345u); // measured before load, as given
+  facts.localBytesPerThread = 512;         // within the context's stack
+  EXPECT_EQ(planDeviceMemory(plan, facts).bytesOf("local memory"), 0u);
+}
+
+TEST(DeviceMemory, ReportNamesEveryItemAndTheTotal) {
+  DeviceMemoryPlan m = planDeviceMemory(planWith(1 << 20, 1, true), {});
+  std::string text = formatDeviceMemory(m, "> ");
+  for (const char *name :
+       {"arena buffers", "scalar slots", "cuBLASLt workspace",
+        "allocation rounding", "modules", "local memory", "CUDA graph",
+        "cuBLASLt library", "input staging", "total"})
+    EXPECT_NE(text.find(std::string("> ") + name), std::string::npos) << name;
+  EXPECT_NE(text.find(std::to_string(m.total()) + " bytes"), std::string::npos);
+  EXPECT_EQ(formatMemoryBytes(0), "0 bytes");
+  EXPECT_EQ(formatMemoryBytes(3ull << 30), "3.00 GiB");
+}
+
+} // namespace
+} // namespace llmc
+
+namespace llmc {
+namespace {
+
+// Persistent 1 MiB, transient 8 MiB at batch 8 (1 MiB per row), fixed
+// costs 34 MiB (workspace, rounding, modules...): 20 MiB of transients fit
+// only when 55 MiB are free.
+TEST(DeviceMemory, BatchThatFitsScalesTheTransientArena) {
+  Plan plan;
+  BufferInfo tokens;
+  tokens.name = "tokens";
+  tokens.role = BufferRole::Input;
+  tokens.dtype = DType::I64;
+  tokens.shape = {8, 16};
+  tokens.bytes = 1 << 20;
+  plan.buffers.push_back(tokens);
+  plan.arenaBytes = 9ull << 20;
+  EXPECT_EQ(planBatch(plan), 8);
+  DeviceMemoryPlan m = planDeviceMemory(plan, DeviceFacts());
+  uint64_t fixed = m.total() - (9ull << 20);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20) + (4ull << 20), 8), 4);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20) + (9ull << 19), 8), 4);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20), 8), 0);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20) + (100ull << 20), 8),
+            7); // never above the plan's own batch minus one
+  plan.buffers.clear();
+  EXPECT_EQ(planBatch(plan), 0);
+}
+
+} // namespace
+} // namespace llmc
