@@ -26,7 +26,13 @@ func.func @forward(%a: tensor<2x3x16x8xf32>, %b: tensor<2x3x8x24xf32>, %at: tens
 
 // -----
 
-// ERR: error: codegen: matmul batch dims [2, 1] and [3] broadcast partially; broadcast_to one operand first
+// Batch dims that broadcast partially ([2, 1] against [3]) have no single
+// cuBLASLt stride: llmc-form-kernels broadcasts both operands to [2, 3]
+// first, and the GEMM runs with dense batch strides.
+// CHECK-LABEL: # forward
+// CHECK: step 0 launch broadcast_to_0 {{.*}} args (arg0, broadcast_to_0.out0)
+// CHECK: step 1 launch broadcast_to_1 {{.*}} args (arg1, broadcast_to_1.out0)
+// CHECK: step 2 matmul matmul_2 m 4 n 5 k 8 batch 6 transA 0 transB 0 strideA 32 strideB 40
 func.func @forward(%a: tensor<2x1x4x8xf32>, %b: tensor<3x8x5xf32>) -> tensor<2x3x4x5xf32> {
   %0 = llmc.matmul %a, %b : (tensor<2x1x4x8xf32>, tensor<3x8x5xf32>) -> tensor<2x3x4x5xf32>
   return %0 : tensor<2x3x4x5xf32>
