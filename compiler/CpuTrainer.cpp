@@ -303,6 +303,11 @@ int64_t CpuTrainer::parameterCount() const {
   return n;
 }
 
+std::optional<std::vector<int64_t>>
+CpuTrainer::realShape(unsigned index) const {
+  return realShapeOf(func_, index);
+}
+
 int64_t CpuTrainer::vocabulary() const { return crossEntropyClasses(func_); }
 
 } // namespace llmc

@@ -19,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,9 @@ public:
   };
   std::vector<StateArgument> stateArguments() const;
   RefTensor &argument(unsigned index) { return args_[index]; }
+  /// The model's shape of argument `index` when llmc-pad-shapes padded it
+  /// (a parameter or its optimizer state); nullopt otherwise.
+  std::optional<std::vector<int64_t>> realShape(unsigned index) const;
 
   /// Matmul and attention FLOPs of one training step (forward and
   /// backward, attention's backward counted as twice its forward).

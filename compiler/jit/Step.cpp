@@ -105,17 +105,19 @@ std::string CompileReport::toJson() const {
                 "\"parameters\": %lld, \"tokens\": %lld, \"vocab\": %lld, "
                 "\"kernels\": %zu, \"matmuls\": %zu, \"launches\": %zu, "
                 "\"cache_hits\": %zu, \"arena_bytes\": %llu, "
-                "\"model_flops\": %.6g, \"compile_seconds\": %.6g",
+                "\"model_flops\": %.6g, \"compile_seconds\": %.6g, "
+                "\"context_seconds\": %.6g",
                 static_cast<long long>(parameters),
                 static_cast<long long>(tokens), static_cast<long long>(vocab),
                 kernels, matmuls, launches, cacheHits,
                 static_cast<unsigned long long>(arenaBytes), modelFlops,
-                compileSeconds);
+                compileSeconds, contextSeconds);
   return "{\"device\": " + quoted(deviceName(device)) +
          ", \"model\": " + quoted(model) +
          ", \"precision\": " + quoted(precision) +
          ", \"arch\": " + quoted(arch) +
-         ", \"nvrtc_version\": " + quoted(nvrtcVersion) + ", " + numbers + "}";
+         ", \"nvrtc_version\": " + quoted(nvrtcVersion) +
+         ", \"cache\": " + quoted(cache) + ", " + numbers + "}";
 }
 
 //===----------------------------------------------------------------------===//
