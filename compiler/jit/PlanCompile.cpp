@@ -26,6 +26,8 @@ CompileConfig configOf(const Options &options, std::string name) {
   config.optimizer.clipNorm = options.clipNorm;
   config.optimizer.decayMinRank = options.decayMinRank;
   config.precision.precision = options.precision;
+  config.precision.pad = options.padding != "off";
+  config.precision.padAlways = options.padding == "always";
   return config;
 }
 
@@ -65,6 +67,7 @@ Status compileGpuPlan(const std::string &path, const std::string *jsonText,
   report.launches = r.launches;
   report.cacheHits = r.cacheHits;
   report.modelFlops = r.modelFlops;
+  report.padding = r.padding;
   plan = std::move(compiled->planned.plan);
   return Status::ok();
 }

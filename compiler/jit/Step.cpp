@@ -100,6 +100,9 @@ static std::string quoted(const std::string &s) {
 }
 
 std::string CompileReport::toJson() const {
+  std::string padded;
+  for (const std::string &line : padding)
+    padded += (padded.empty() ? "" : ", ") + quoted(line);
   char numbers[512];
   std::snprintf(numbers, sizeof numbers,
                 "\"parameters\": %lld, \"tokens\": %lld, \"vocab\": %lld, "
@@ -117,7 +120,8 @@ std::string CompileReport::toJson() const {
          ", \"precision\": " + quoted(precision) +
          ", \"arch\": " + quoted(arch) +
          ", \"nvrtc_version\": " + quoted(nvrtcVersion) +
-         ", \"cache\": " + quoted(cache) + ", " + numbers + "}";
+         ", \"cache\": " + quoted(cache) + ", \"padding\": [" + padded +
+         "], " + numbers + "}";
 }
 
 //===----------------------------------------------------------------------===//
@@ -345,6 +349,9 @@ static Status checkOptions(const Options &o) {
   if (o.precision != "fp32" && o.precision != "bf16")
     return Status::error("precision '" + o.precision +
                          "' is not one of fp32, bf16");
+  if (o.padding != "auto" && o.padding != "off" && o.padding != "always")
+    return Status::error("padding '" + o.padding +
+                         "' is not one of auto, off, always");
   if (o.optimizer != "adamw" && o.optimizer != "sgd")
     return Status::error("optimizer '" + o.optimizer +
                          "' is not one of adamw, sgd");

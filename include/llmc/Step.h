@@ -56,6 +56,10 @@ struct Options {
   int64_t batch = 0, seq = 0;
   std::map<std::string, int64_t> dims;
   std::string precision = "fp32"; // fp32 | bf16 (docs/precision.md)
+  /// Nice-number padding (docs/padding.md): auto (where the cost model says
+  /// it pays) | off | always (every dim the ops allow; for tests). The
+  /// API's parameters keep the model's shapes either way.
+  std::string padding = "auto";
   Device device = Device::Cpu;    // Cpu: the float64 reference evaluator
   int cudaDevice = 0;             // which GPU (Device::Cuda)
   std::string arch;               // "" = the GPU's, else sm_90; "sm_XY"
@@ -134,6 +138,9 @@ struct CompileReport {
   /// stored (key K)", "miss, not stored: WHY" or "off: WHY"; empty on the
   /// CPU and for bundles.
   std::string cache;
+  /// llmc-pad-shapes' decisions, one line per dim: "8063 -> 8064, +FLOPs:
+  /// why (params)" (docs/padding.md). Parameters keep the model's shapes.
+  std::vector<std::string> padding;
   /// One JSON object with the fields above (the C ABI's report).
   std::string toJson() const;
 };

@@ -148,3 +148,107 @@ TEST(ParameterLayout, PaddedParametersHaveTheModelsShape) {
 }
 
 } // namespace
+
+namespace {
+
+/// Token ids and targets for `step`'s inputs, below `vocab`.
+std::vector<std::vector<int64_t>> batchFor(const jit::Step &step, int seed,
+                                           int64_t vocab) {
+  std::vector<std::vector<int64_t>> data;
+  for (const jit::TensorInfo &in : step.inputs()) {
+    int64_t n = 1;
+    for (int64_t d : in.shape)
+      n *= d;
+    std::vector<int64_t> v(n);
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = (seed * 7919 + i * 104729 + data.size() * 13) % vocab;
+    data.push_back(std::move(v));
+  }
+  return data;
+}
+
+std::vector<jit::TensorView> views(const jit::Step &step,
+                                   const std::vector<std::vector<int64_t>> &d) {
+  std::vector<jit::TensorView> out;
+  for (size_t i = 0; i < d.size(); ++i)
+    out.push_back(jit::TensorView::host(d[i].data(), step.inputs()[i].shape));
+  return out;
+}
+
+// The padding option on the CPU path: vocab 8063 padded to 8064 trains as
+// unpadded, bit for bit, and its parameters have the model's shapes both
+// ways (read, and loaded with zero padding).
+TEST(JitPadding, PaddedStepSpeaksTheModelsShapes) {
+  const std::string model =
+      std::string(LLMC_TEST_MODELS) + "/odd_gpt2_v8063_dynamo_loss.onnx";
+  jit::Step padded, plain;
+  jit::Options o;
+  o.padding = "always";
+  Status s = jit::compile(model, o, padded);
+  ASSERT_TRUE(s) << s.message();
+  o.padding = "off";
+  ASSERT_TRUE(s = jit::compile(model, o, plain)) << s.message();
+  ASSERT_EQ(padded.parameterInfo().size(), plain.parameterInfo().size());
+  bool sawHead = false;
+  for (size_t i = 0; i < plain.parameterInfo().size(); ++i) {
+    EXPECT_EQ(padded.parameterInfo()[i].shape, plain.parameterInfo()[i].shape)
+        << plain.parameterInfo()[i].name;
+    if (plain.parameterInfo()[i].name == "m.lm_head.weight") {
+      sawHead = true;
+      EXPECT_EQ(plain.parameterInfo()[i].shape,
+                (std::vector<int64_t>{8063, 80}));
+    }
+  }
+  EXPECT_TRUE(sawHead);
+  ASSERT_EQ(padded.report().padding.size(), 1u);
+  EXPECT_EQ(padded.report().padding[0].rfind("8063 -> 8064, ", 0), 0u)
+      << padded.report().padding[0];
+  EXPECT_NE(padded.report().toJson().find("\"padding\": [\"8063 -> 8064"),
+            std::string::npos)
+      << padded.report().toJson();
+  EXPECT_TRUE(plain.report().padding.empty());
+
+  for (int k = 0; k < 2; ++k) {
+    auto data = batchFor(plain, k, 8063);
+    double a = 0, b = 0;
+    ASSERT_TRUE(s = padded.run(views(padded, data), 1e-3, a)) << s.message();
+    ASSERT_TRUE(s = plain.run(views(plain, data), 1e-3, b)) << s.message();
+    EXPECT_EQ(a, b) << "step " << k;
+  }
+  std::vector<jit::HostTensor> pa, pb;
+  ASSERT_TRUE(s = padded.parameters(pa)) << s.message();
+  ASSERT_TRUE(s = plain.parameters(pb)) << s.message();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_EQ(pa[i].shape, pb[i].shape) << pa[i].name;
+    EXPECT_EQ(pa[i].bytes, pb[i].bytes) << pa[i].name;
+  }
+
+  // The unpadded step's weights load into the padded one (zero padding):
+  // both then compute the same loss.
+  std::vector<jit::NamedTensor> values;
+  for (const jit::HostTensor &t : pb)
+    values.push_back({t.name, jit::TensorView::host(
+                                  reinterpret_cast<const float *>(t.bytes.data()),
+                                  t.shape)});
+  ASSERT_TRUE(s = padded.loadParameters(values)) << s.message();
+  auto data = batchFor(plain, 5, 8063);
+  double a = 0, b = 0;
+  ASSERT_TRUE(s = padded.evaluate(views(padded, data), a)) << s.message();
+  ASSERT_TRUE(s = plain.evaluate(views(plain, data), b)) << s.message();
+  EXPECT_EQ(a, b);
+}
+
+TEST(JitPadding, UnknownSettingIsRefused) {
+  jit::Step step;
+  jit::Options o;
+  o.padding = "sometimes";
+  Status s = jit::compile(kTiny, o, step);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("padding 'sometimes' is not one of auto, off, "
+                             "always"),
+            std::string::npos)
+      << s.message();
+}
+
+} // namespace
