@@ -79,6 +79,18 @@ Status CpuStepEngine::step(const std::vector<int64_t> &tokens,
   return Status::ok();
 }
 
+Status CpuStepEngine::findAnomaly(const std::vector<int64_t> &tokens,
+                                  const std::vector<int64_t> &targets,
+                                  double lr, std::string &where) {
+  // The same gate as the step had: the replay must meet the same fault.
+  auto found = trainer_->firstNonFinite(batchOf(tokens, targets, gate_), lr);
+  if (mlir::failed(found))
+    return Status::error("the reference evaluator failed (see the errors "
+                         "above)");
+  where = *found;
+  return Status::ok();
+}
+
 Status CpuStepEngine::evalLoss(const std::vector<int64_t> &tokens,
                                const std::vector<int64_t> &targets,
                                double &loss) {

@@ -119,9 +119,9 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
   return trainer;
 }
 
-FailureOr<double>
-CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
-                 bool skipNonFinite) {
+LogicalResult
+CpuTrainer::setBatch(const std::map<std::string, RefTensor> &batch,
+                     double lr) {
   for (const StepInput &in : inputs_) {
     auto it = batch.find(in.name);
     if (it == batch.end())
@@ -134,6 +134,14 @@ CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
   }
   if (lrArg_ >= 0)
     args_[lrArg_] = RefTensor::fromFloats(ElementKind::F32, {}, {lr});
+  return success();
+}
+
+FailureOr<double>
+CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
+                 bool skipNonFinite) {
+  if (failed(setBatch(batch, lr)))
+    return failure();
   auto results = evaluate(func_, args_);
   if (failed(results))
     return failure();
