@@ -32,7 +32,7 @@ run() {
   printf '%-34s rc %d  wall %6.2f s | %s | %s\n' "$name" "$rc" \
     "$(awk "BEGIN { print $t1 - $t0 }")" \
     "$(grep -E '^kernels' "$OUT/$name.log" | sed 's/  */ /g')" \
-    "$(grep -E '^compile (time|cache)' "$OUT/$name.log" | sed 's/  */ /g' | tr '\n' ' ')"
+    "$(grep -E '^(compile (time|cache)|bundle )' "$OUT/$name.log" | sed 's/  */ /g' | tr '\n' ' ')"
 }
 
 run "cold (empty caches, no CUDA)" --arch sm_90
@@ -41,9 +41,19 @@ run "warm (arch from the GPU: cuInit)"
 run "kernel cache only (no CUDA)" --arch sm_90 --no-compile-cache
 rm -rf "$CACHE"
 
+# The JIT API in fresh processes: a cold compile, then a second process
+# ready through the compile cache, with and without the CUDA context.
+JIT=$BUILD/test/gpu/jit/llmc-jit-gpu-tests
+[ -x "$JIT" ] || JIT=$BUILD/bin/llmc-jit-gpu-tests
+LLMC_BENCH_ONNX=$MODEL "$JIT" --gtest_filter='JitGpu.WarmStartInAFreshProcess' > "$OUT/jit-warm.log" 2>&1
+jit_rc=$?
+grep -E '^\[ warm|FAILED|Failure|Expected|Which is|actual' "$OUT/jit-warm.log"
+echo "jit warm start test: rc $jit_rc"
+
 # In one process: cold compile, CUDA context, warm compile, executor load.
 LLMC_BENCH_ONNX=$MODEL "$TESTS" --gtest_filter='CompileTime.*' > "$OUT/ready.log" 2>&1
 rc=$?
 grep -E '^\[ compile  \]|FAILED|Failure|Expected|Which is|actual' "$OUT/ready.log"
 echo "ready test: rc $rc (logs in $OUT)"
+[ "$rc" -eq 0 ] && rc=$jit_rc
 exit $rc

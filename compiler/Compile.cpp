@@ -181,8 +181,8 @@ std::string bytesText(uint64_t bytes) {
   return buf;
 }
 
-/// One line per dim llmc-pad-shapes padded or left alone for a reason
-/// (the module's llmc.padding).
+} // namespace
+
 std::vector<std::string> paddingLines(ModuleOp module) {
   std::vector<std::string> lines;
   auto decisions = module->getAttrOfType<ArrayAttr>("llmc.padding");
@@ -209,8 +209,6 @@ std::vector<std::string> paddingLines(ModuleOp module) {
   }
   return lines;
 }
-
-} // namespace
 
 int64_t crossEntropyClasses(func::FuncOp func) {
   int64_t classes = 0;

@@ -86,6 +86,10 @@ mlir::FailureOr<CompiledModel> compileModule(mlir::ModuleOp module,
 /// data is opened on every device (DataLoader::open).
 int64_t crossEntropyClasses(mlir::func::FuncOp func);
 
+/// One line per dim llmc-pad-shapes padded or left alone for a reason
+/// (the module's llmc.padding): "from -> to, +FLOPs: why (params)".
+std::vector<std::string> paddingLines(mlir::ModuleOp module);
+
 /// The report `llmc compile` prints, one fact per line.
 std::string formatReport(const CompileReport &report);
 

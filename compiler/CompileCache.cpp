@@ -242,7 +242,8 @@ json reportJson(const CompileReport &r) {
           {"tokens", r.tokens},
           {"vocab", r.vocab},
           {"modelFlops", r.modelFlops},
-          {"matmulFlops", r.matmulFlops}};
+          {"matmulFlops", r.matmulFlops},
+          {"padding", r.padding}};
 }
 
 /// Reads `key` of object `j` into `out` when it is there with the right
@@ -271,6 +272,19 @@ template <typename T> bool get(const json &j, const char *key, T &out) {
   return true;
 }
 
+bool stringsFromJson(const json &j, const char *key,
+                     std::vector<std::string> &out) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array())
+    return false;
+  for (const json &s : *it) {
+    if (!s.is_string())
+      return false;
+    out.push_back(s.get<std::string>());
+  }
+  return true;
+}
+
 bool reportFromJson(const json &j, CompileReport &r) {
   return get(j, "eval", r.eval) && get(j, "arch", r.arch) &&
          get(j, "nvrtcVersion", r.nvrtcVersion) &&
@@ -284,7 +298,8 @@ bool reportFromJson(const json &j, CompileReport &r) {
          get(j, "unplannedBytes", r.unplannedBytes) &&
          get(j, "params", r.params) && get(j, "tokens", r.tokens) &&
          get(j, "vocab", r.vocab) && get(j, "modelFlops", r.modelFlops) &&
-         get(j, "matmulFlops", r.matmulFlops);
+         get(j, "matmulFlops", r.matmulFlops) &&
+         stringsFromJson(j, "padding", r.padding);
 }
 
 json locationsJson(const std::vector<codegen::ValueLocation> &v) {
@@ -304,19 +319,6 @@ bool locationsFromJson(const json &j, const char *key,
     if (!get(l, "scalar", v.scalar) || !get(l, "name", v.name))
       return false;
     out.push_back(std::move(v));
-  }
-  return true;
-}
-
-bool stringsFromJson(const json &j, const char *key,
-                     std::vector<std::string> &out) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array())
-    return false;
-  for (const json &s : *it) {
-    if (!s.is_string())
-      return false;
-    out.push_back(s.get<std::string>());
   }
   return true;
 }

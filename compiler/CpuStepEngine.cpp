@@ -1,6 +1,7 @@
 //===- CpuStepEngine.cpp - The reference evaluator as a StepEngine --------===//
 #include "compiler/CpuStepEngine.h"
 #include "compiler/eval/FloatFormats.h"
+#include "runtime/Padding.h"
 
 #include <cstring>
 
@@ -78,6 +79,18 @@ Status CpuStepEngine::step(const std::vector<int64_t> &tokens,
   return Status::ok();
 }
 
+Status CpuStepEngine::findAnomaly(const std::vector<int64_t> &tokens,
+                                  const std::vector<int64_t> &targets,
+                                  double lr, std::string &where) {
+  // The same gate as the step had: the replay must meet the same fault.
+  auto found = trainer_->firstNonFinite(batchOf(tokens, targets, gate_), lr);
+  if (mlir::failed(found))
+    return Status::error("the reference evaluator failed (see the errors "
+                         "above)");
+  where = *found;
+  return Status::ok();
+}
+
 Status CpuStepEngine::evalLoss(const std::vector<int64_t> &tokens,
                                const std::vector<int64_t> &targets,
                                double &loss) {
@@ -120,7 +133,8 @@ std::vector<StateTensor> CpuStepEngine::stateTensors() const {
     StateTensor s;
     s.name = a.name;
     s.optimizer = a.optimizer;
-    s.shape = t.shape;
+    // A checkpoint holds the model's shape (docs/padding.md).
+    s.shape = trainer_->realShape(a.index).value_or(t.shape);
     if (!dtypeOfKind(t.kind, s.dtype))
       s.dtype = DType::U8; // refused by readState with the kind's name
     out.push_back(std::move(s));
@@ -141,11 +155,20 @@ Status CpuStepEngine::readState(const StateTensor &tensor,
   const CpuTrainer::StateArgument *a = find(tensor.name);
   if (!a)
     return Status::error("no state tensor '" + tensor.name + "'");
-  const RefTensor &t = trainer_->argument(a->index);
+  const RefTensor &held = trainer_->argument(a->index);
   DType dtype;
-  if (!dtypeOfKind(t.kind, dtype))
+  if (!dtypeOfKind(held.kind, dtype))
     return Status::error("state tensor '" + tensor.name + "' is " +
-                         kindName(t.kind) + ", which a checkpoint cannot hold");
+                         kindName(held.kind) +
+                         ", which a checkpoint cannot hold");
+  // A padded tensor gives up its model-shaped corner (runtime/Padding.h).
+  RefTensor t = held;
+  if (auto real = trainer_->realShape(a->index)) {
+    t = RefTensor(held.kind, *real);
+    LLMC_RETURN_IF_ERROR(
+        held.isFloat() ? unpadValues(held.floats, held.shape, *real, t.floats)
+                       : unpadValues(held.ints, held.shape, *real, t.ints));
+  }
   size_t n = static_cast<size_t>(t.numElements()), size = dtypeSize(dtype);
   bytes.assign(n * size, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -182,7 +205,10 @@ Status CpuStepEngine::writeState(const StateTensor &tensor,
   const CpuTrainer::StateArgument *a = find(tensor.name);
   if (!a)
     return Status::error("no state tensor '" + tensor.name + "'");
-  RefTensor &t = trainer_->argument(a->index);
+  RefTensor &held = trainer_->argument(a->index);
+  // A padded tensor is written at the model's shape, then padded with zeros.
+  auto real = trainer_->realShape(a->index);
+  RefTensor t(held.kind, real.value_or(held.shape));
   DType dtype;
   if (!dtypeOfKind(t.kind, dtype) || t.shape != tensor.shape ||
       bytes.size() != static_cast<size_t>(t.numElements()) * dtypeSize(dtype))
@@ -217,7 +243,12 @@ Status CpuStepEngine::writeState(const StateTensor &tensor,
     }
     }
   }
-  return Status::ok();
+  if (!real) {
+    held = std::move(t);
+    return Status::ok();
+  }
+  return t.isFloat() ? padValues(t.floats, *real, held.shape, held.floats)
+                     : padValues(t.ints, *real, held.shape, held.ints);
 }
 
 } // namespace llmc

@@ -40,6 +40,9 @@ public:
   Status evalLoss(const std::vector<int64_t> &tokens,
                   const std::vector<int64_t> &targets, double &loss) override;
   Status setNanGate(double value) override;
+  Status findAnomaly(const std::vector<int64_t> &tokens,
+                     const std::vector<int64_t> &targets, double lr,
+                     std::string &where) override;
   std::vector<StateTensor> stateTensors() const override;
   Status readState(const StateTensor &tensor,
                    std::vector<uint8_t> &bytes) override;

@@ -223,9 +223,9 @@ CpuTrainer::runWindow(const std::map<std::string, RefTensor> &batch) {
   return success();
 }
 
-FailureOr<double>
-CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
-                 bool skipNonFinite) {
+LogicalResult
+CpuTrainer::setBatch(const std::map<std::string, RefTensor> &batch,
+                     double lr) {
   for (const StepInput &in : inputs_) {
     auto it = batch.find(in.name);
     if (it == batch.end())
@@ -241,6 +241,14 @@ CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
     return failure();
   if (lrArg_ >= 0)
     args_[lrArg_] = RefTensor::fromFloats(ElementKind::F32, {}, {lr});
+  return success();
+}
+
+FailureOr<double>
+CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
+                 bool skipNonFinite) {
+  if (failed(setBatch(batch, lr)))
+    return failure();
   auto results = evaluate(func_, args_);
   if (failed(results))
     return failure();
@@ -429,6 +437,11 @@ int64_t CpuTrainer::parameterCount() const {
       n += count;
     }
   return n;
+}
+
+std::optional<std::vector<int64_t>>
+CpuTrainer::realShape(unsigned index) const {
+  return realShapeOf(func_, index);
 }
 
 int64_t CpuTrainer::vocabulary() const { return crossEntropyClasses(func_); }

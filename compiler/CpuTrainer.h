@@ -19,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,10 +78,22 @@ public:
   };
   std::vector<StateArgument> stateArguments() const;
   RefTensor &argument(unsigned index) { return args_[index]; }
+  /// The model's shape of argument `index` when llmc-pad-shapes padded it
+  /// (a parameter or its optimizer state); nullopt otherwise.
+  std::optional<std::vector<int64_t>> realShape(unsigned index) const;
 
   /// Matmul and attention FLOPs of one training step (forward and
   /// backward, attention's backward counted as twice its forward).
   double stepFlops() const;
+
+  /// --detect-anomaly (compiler/DetectAnomaly.cpp): evaluates the step on
+  /// `batch` from the current state (nothing is updated), one op at a time,
+  /// and describes the first op whose result holds a NaN or an infinity:
+  /// the op, its ONNX node names and position, the result, the function.
+  /// "" when every value is finite. A non-finite parameter or optimizer
+  /// state from an earlier step is named instead.
+  mlir::FailureOr<std::string>
+  firstNonFinite(const std::map<std::string, RefTensor> &batch, double lr);
 
   /// The loss of @forward on `batch` with the current parameters, without
   /// updating anything (validation).
@@ -128,6 +141,9 @@ private:
   // Real shapes of the parameters llmc-pad-shapes padded, by name.
   std::map<std::string, std::vector<int64_t>> realShapes_;
 
+  /// Puts `batch` and `lr` into the step's arguments.
+  mlir::LogicalResult setBatch(const std::map<std::string, RefTensor> &batch,
+                               double lr);
   /// `t` (parameter `name`'s shape in the step) in the model's shape.
   RefTensor unpadded(const std::string &name, const RefTensor &t) const;
   /// The step's parameters by name, as the step holds them.

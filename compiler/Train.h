@@ -65,6 +65,7 @@ struct TrainConfig {
   std::string checkpointDir, resume, logJson;
   NanPolicy onNan = NanPolicy::Stop;
   int64_t nanPatience = 3;
+  bool detectAnomaly = false; // --detect-anomaly
   int progress = -1;         // -1: on a terminal
   // Test only: NaN into the output of op `injectNanOp` at step
   // injectNanStep (1-based), through llmc-inject-nan.

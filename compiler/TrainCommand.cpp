@@ -77,6 +77,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "                         skip it and halve the learning rate; or skip\n"
         "                         it and, after --nan-patience such steps in a\n"
         "                         row (default 3), reload the last checkpoint\n"
+        "  --detect-anomaly       (cpu) on such a step, replay it from the state\n"
+        "                         before it and name the first op (and ONNX\n"
+        "                         node) whose result is NaN or infinite\n"
         "  --log-json FILE        one JSON object per step (and validation)\n"
         "  --progress, --no-progress\n"
         "                         the progress bar (default: on a terminal)\n"
@@ -119,6 +122,10 @@ int runTrain(const Args &args) {
     }
     if (a == "--profile") {
       cfg.profile = true;
+      continue;
+    }
+    if (a == "--detect-anomaly") {
+      cfg.detectAnomaly = true;
       continue;
     }
     if (a == "--progress" || a == "--no-progress") {

@@ -36,6 +36,7 @@ TrainOptions loopOptions(const TrainConfig &cfg) {
   o.modelName = cfg.model;
   o.onNan = cfg.onNan;
   o.nanPatience = cfg.nanPatience;
+  o.detectAnomaly = cfg.detectAnomaly;
   o.logJson = cfg.logJson;
   o.progress = cfg.progress;
   o.peakFlops = cfg.peakTflops * 1e12;

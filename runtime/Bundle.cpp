@@ -11,6 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace llmc {
@@ -54,11 +57,120 @@ std::string byteCount(uint64_t bytes) {
 // Writing
 //===----------------------------------------------------------------------===//
 
-Status writeBundle(const std::string &path, const Plan &plan) {
+namespace {
+
+/// A read-only mapping of a whole file; empty when it cannot be mapped.
+class MappedFile {
+public:
+  explicit MappedFile(const std::string &path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return;
+    struct stat st{};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void *p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                       MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const unsigned char *>(p);
+        size_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data_)
+      ::munmap(const_cast<unsigned char *>(data_), size_);
+  }
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+  const unsigned char *data() const { return data_; }
+  size_t size() const { return size_; }
+
+private:
+  const unsigned char *data_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// True when the file at `path` is already the bundle of `header` (the plan
+/// without its blob table) and `blobs`, byte for byte. The blobs are
+/// compared first, against the existing file, and only then its blob table
+/// (offsets, sizes, checksums) is taken into `header` and the whole header
+/// compared: so the 500 MB of weights are read once, not checksummed. The
+/// checksums taken are those the writer computed over the same bytes (a
+/// bundle is only ever written whole, through AtomicFile), and the header
+/// that holds them must match its own checksum.
+bool alreadyWritten(const std::string &path, nlohmann::json header,
+                    const std::vector<BlobRef> &blobs) {
+  MappedFile file(path);
+  const unsigned char *p = file.data();
+  if (!p || file.size() < kBundlePrefixBytes ||
+      std::memcmp(p, kBundleMagic, 8) != 0 ||
+      getU32(p + 8) != kBundleVersion || getU32(p + 12) != 0)
+    return false;
+  uint64_t headerBytes = getU64(p + 16), blobBytes = getU64(p + 24);
+  if (headerBytes > file.size() - kBundlePrefixBytes)
+    return false;
+  uint64_t blobBase =
+      alignUp(kBundlePrefixBytes + headerBytes, kBundleBlobAlignment);
+  if (blobBase > file.size() || blobBytes != file.size() - blobBase)
+    return false;
+  const char *text = reinterpret_cast<const char *>(p + kBundlePrefixBytes);
+  if (checksum64(text, headerBytes) != getU64(p + 32))
+    return false;
+  nlohmann::json existing = nlohmann::json::parse(
+      text, text + headerBytes, nullptr, /*allow_exceptions=*/false);
+  if (existing.is_discarded() || !existing.is_object() ||
+      !existing.contains("blobs") || !existing["blobs"].is_array() ||
+      existing["blobs"].size() != blobs.size())
+    return false;
+  const nlohmann::json &table = existing["blobs"];
+  uint64_t offset = 0;
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    offset = alignUp(offset, kBundleBlobAlignment);
+    const nlohmann::json &e = table[i];
+    if (!e.is_object() || !e.contains("offset") || !e.contains("size") ||
+        e["offset"] != offset || e["size"] != blobs[i].size ||
+        blobBytes < offset + blobs[i].size ||
+        (blobs[i].size &&
+         std::memcmp(p + blobBase + offset, blobs[i].data, blobs[i].size)))
+      return false;
+    offset += blobs[i].size;
+  }
+  if (offset != blobBytes)
+    return false;
+  header["blobs"] = table;
+  std::string ours = header.dump(1);
+  if (ours.size() != headerBytes || std::memcmp(ours.data(), text, headerBytes))
+    return false;
+  // The gaps between the header and the blobs, and between blobs, are zero.
+  for (uint64_t i = kBundlePrefixBytes + headerBytes; i < blobBase; ++i)
+    if (p[i])
+      return false;
+  offset = 0;
+  for (const BlobRef &blob : blobs) {
+    uint64_t start = alignUp(offset, kBundleBlobAlignment);
+    for (uint64_t i = offset; i < start; ++i)
+      if (p[blobBase + i])
+        return false;
+    offset = start + blob.size;
+  }
+  return true;
+}
+
+} // namespace
+
+Status writeBundle(const std::string &path, const Plan &plan,
+                   bool *unchanged) {
+  if (unchanged)
+    *unchanged = false;
   LLMC_RETURN_IF_ERROR(validatePlan(plan).withContext("writing " + path));
   std::vector<BlobRef> blobs;
   nlohmann::json header = planToJson(plan, blobs);
   header["format"] = "llmc-bundle";
+  if (unchanged && alreadyWritten(path, header, blobs)) {
+    *unchanged = true;
+    return Status::ok();
+  }
   // Checksums of hundreds of megabytes of weights: one blob per task.
   std::vector<uint64_t> sums(blobs.size());
   std::atomic<size_t> next{0};

@@ -37,7 +37,12 @@ constexpr uint64_t kBundleBlobAlignment = 256;
 
 /// Validates `plan` and writes it to `path` (via a temporary file and a
 /// rename, so a crash never leaves a half-written bundle under that name).
-Status writeBundle(const std::string &path, const Plan &plan);
+/// With `unchanged`: when `path` already holds this very bundle, byte for
+/// byte, it is left as it is (no write, no fsync) and *unchanged is set; a
+/// compile cache hit that recompiles into the same file costs a compare of
+/// the weights against the page cache instead of a 500 MB write.
+Status writeBundle(const std::string &path, const Plan &plan,
+                   bool *unchanged = nullptr);
 
 /// Reads and validates a bundle. Errors name the file and say what is wrong:
 /// not a bundle, another version, truncated, corrupt header or blob.

@@ -1,5 +1,6 @@
 //===- PlanStepEngine.cpp - A compiled training step as a StepEngine ------===//
 #include "runtime/PlanStepEngine.h"
+#include "runtime/Padding.h"
 
 #include <cstring>
 
@@ -62,71 +63,24 @@ Status copyLogical(Executor &executor, const BufferInfo &buffer,
                    const std::vector<int64_t> &logicalShape,
                    std::vector<uint8_t> &bytes, bool toDevice) {
   size_t elem = dtypeSize(buffer.dtype);
-  if (logicalShape.size() != buffer.shape.size())
-    return Status::error("buffer '" + buffer.name + "' has rank " +
-                         std::to_string(buffer.shape.size()) +
-                         ", its tensor rank " +
-                         std::to_string(logicalShape.size()));
-  uint64_t logical = elem;
-  for (size_t d = 0; d < logicalShape.size(); ++d) {
-    if (logicalShape[d] > buffer.shape[d])
-      return Status::error("buffer '" + buffer.name +
-                           "' is smaller than its tensor in dim " +
-                           std::to_string(d));
-    logical *= static_cast<uint64_t>(logicalShape[d]);
-  }
-  if (toDevice && bytes.size() != logical)
-    return Status::error("tensor '" + buffer.name + "' needs " +
-                         std::to_string(logical) + " bytes, got " +
-                         std::to_string(bytes.size()));
-  if (logicalShape == buffer.shape && toDevice)
-    return executor.writeBuffer(buffer.name, bytes.data(), bytes.size());
+  std::string what = "tensor '" + buffer.name + "'";
   std::vector<uint8_t> stored;
+  if (toDevice) {
+    // Loading pads with zeros: a padded row or column of a parameter or of
+    // its optimizer state is zero, whatever the buffer held before.
+    LLMC_RETURN_IF_ERROR(padData(bytes.data(), bytes.size(), logicalShape,
+                                 buffer.shape, elem, stored)
+                             .withContext(what));
+    return executor.writeBuffer(buffer.name, stored.data(), stored.size());
+  }
   LLMC_RETURN_IF_ERROR(executor.readBuffer(buffer.name, stored));
-  if (logicalShape == buffer.shape) {
-    stored.resize(logical);
-    bytes = std::move(stored);
-    return Status::ok();
-  }
-  if (!toDevice)
-    bytes.assign(logical, 0);
-  copySubBlock(stored.data(), buffer.shape, bytes.data(), logicalShape, elem,
-               /*intoStored=*/toDevice);
-  return toDevice ? executor.writeBuffer(buffer.name, stored.data(),
-                                         stored.size())
-                  : Status::ok();
-}
-
-void copySubBlock(uint8_t *stored, const std::vector<int64_t> &storedShape,
-                  uint8_t *logical, const std::vector<int64_t> &logicalShape,
-                  size_t elementBytes, bool intoStored) {
-  // Walk the logical rows (the last dim), each a prefix of a stored row.
-  size_t rank = logicalShape.size();
-  if (rank == 0) {
-    intoStored ? std::memcpy(stored, logical, elementBytes)
-               : std::memcpy(logical, stored, elementBytes);
-    return;
-  }
-  size_t rowBytes = elementBytes * static_cast<size_t>(logicalShape[rank - 1]);
-  uint64_t rows = 1;
-  for (size_t d = 0; d + 1 < rank; ++d)
-    rows *= static_cast<uint64_t>(logicalShape[d]);
-  std::vector<int64_t> index(rank, 0);
-  for (uint64_t r = 0; r < rows && rowBytes > 0; ++r) {
-    uint64_t offset = 0;
-    for (size_t d = 0; d + 1 < rank; ++d)
-      offset = offset * storedShape[d] + index[d];
-    offset *= storedShape[rank - 1] * elementBytes;
-    if (intoStored)
-      std::memcpy(stored + offset, logical + r * rowBytes, rowBytes);
-    else
-      std::memcpy(logical + r * rowBytes, stored + offset, rowBytes);
-    for (size_t d = rank - 1; d-- > 0;)
-      if (++index[d] < logicalShape[d])
-        break;
-      else
-        index[d] = 0;
-  }
+  uint64_t storedBytes = elem;
+  for (int64_t d : buffer.shape)
+    storedBytes *= static_cast<uint64_t>(d);
+  stored.resize(storedBytes); // the buffer may be larger (alignment)
+  return unpadData(stored.data(), stored.size(), buffer.shape, logicalShape,
+                   elem, bytes)
+      .withContext(what);
 }
 
 Status PlanStepEngine::create(Executor &executor,
@@ -240,7 +194,8 @@ std::vector<StateTensor> PlanStepEngine::stateTensors() const {
     if (b.role == BufferRole::Param || b.role == BufferRole::OptimizerState)
       (b.role == BufferRole::Param ? params : state)
           .push_back({b.name, b.role == BufferRole::OptimizerState, b.dtype,
-                      b.shape});
+                      // A checkpoint holds the model's shape (docs/padding.md).
+                      b.realShape.empty() ? b.shape : b.realShape});
   // The optimizer's step count lives in a scalar slot; a checkpoint holds
   // it as the tensor `step`, as the CPU evaluator's state names it.
   if (bind_.hasStep && !exec_.plan().findBuffer("step"))

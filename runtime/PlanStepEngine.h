@@ -13,8 +13,9 @@
 //
 // State goes to and from checkpoints through copyLogical, the one place
 // where a buffer's stored shape meets the tensor's logical (model) shape:
-// a padded buffer (vocab 50257 stored as 50304 rows) gives up, and takes,
-// only its logical sub-block; its padding is left as it is.
+// a padded buffer (vocab 50257 stored as 50304 rows, its plan `realShape`
+// 50257) gives up, and takes, only its logical sub-block; loading writes
+// its padding as zeros.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_PLANSTEPENGINE_H
@@ -42,16 +43,11 @@ Status bindPlan(const Plan &plan, PlanKind kind, PlanBinding &out);
 
 /// Copies the logical sub-block `logicalShape` of `buffer` (stored in
 /// buffer.shape, each dim >= the logical one) between the device and
-/// `bytes` (row-major, logicalShape): toDevice writes it, else reads it.
+/// `bytes` (row-major, logicalShape), through runtime/Padding.h: toDevice
+/// writes it with zero padding, else reads it.
 Status copyLogical(Executor &executor, const BufferInfo &buffer,
                    const std::vector<int64_t> &logicalShape,
                    std::vector<uint8_t> &bytes, bool toDevice);
-
-/// The host half of copyLogical: copies the logical sub-block between a
-/// stored (padded) row-major array and a packed one.
-void copySubBlock(uint8_t *stored, const std::vector<int64_t> &storedShape,
-                  uint8_t *logical, const std::vector<int64_t> &logicalShape,
-                  size_t elementBytes, bool intoStored);
 
 class PlanStepEngine : public StepEngine {
 public:

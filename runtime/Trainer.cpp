@@ -219,6 +219,12 @@ int Loop::run() {
     return fail(std::string("--on-nan ") + nanPolicyName(o_.onNan) +
                 " needs a step that can drop its update, which " +
                 engine_.description() + " cannot yet; use --on-nan rollback");
+  // The replay starts from the state before the bad step: its update must
+  // be droppable (the stop policy stops anyway, so dropping costs nothing).
+  if (o_.detectAnomaly && !canSkip) {
+    std::string where;
+    return fail(engine_.findAnomaly({}, {}, 0, where).message());
+  }
   if (o_.onNan == NanPolicy::Rollback &&
       (o_.checkpointDir.empty() || o_.saveEvery == 0))
     return fail("--on-nan rollback reloads the last checkpoint: pass "
@@ -290,7 +296,10 @@ int Loop::run() {
     StepResult r;
     auto t0 = std::chrono::steady_clock::now();
     if (Status s = engine_.step(x, y, lr, st_.updates,
-                                o_.onNan != NanPolicy::Stop && canSkip, r);
+                                (o_.onNan != NanPolicy::Stop ||
+                                 o_.detectAnomaly) &&
+                                    canSkip,
+                                r);
         !s)
       return fail("step " + std::to_string(step + 1) + ": " + s.message());
     double ms = std::chrono::duration<double, std::milli>(
@@ -331,6 +340,16 @@ int Loop::run() {
                                     nonFiniteName(r.gradNorm));
       char lrText[32];
       std::snprintf(lrText, sizeof lrText, "%.4g", lr);
+      if (o_.detectAnomaly) {
+        std::string where;
+        if (Status s = engine_.findAnomaly(x, y, lr, where); !s)
+          return fail(what + "; --detect-anomaly: " + s.message());
+        note("step " + std::to_string(step + 1) + ": --detect-anomaly: " +
+             (where.empty() ? "the replay of the step made no non-finite "
+                              "value (is the fault nondeterministic?)"
+                            : "the first non-finite value comes from " +
+                                  where));
+      }
       switch (o_.onNan) {
       case NanPolicy::Stop:
         clearProgress();

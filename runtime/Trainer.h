@@ -95,6 +95,18 @@ public:
                          "--debug-inject-nan");
   }
   virtual Status endValidation() { return Status::ok(); }
+  /// --detect-anomaly: after a non-finite step that was not applied
+  /// (step(..., skipNonFinite = true)), replays it on the same batch from
+  /// the same state and sets `where` to the first op that produced a NaN or
+  /// an infinity ("" when the replay finds none). Changes no state.
+  virtual Status findAnomaly(const std::vector<int64_t> &tokens,
+                             const std::vector<int64_t> &targets, double lr,
+                             std::string &where) {
+    (void)tokens, (void)targets, (void)lr, (void)where;
+    return Status::error("--detect-anomaly replays a bad step from the state "
+                         "before its update, which " + description() +
+                         " does not keep yet; run it with --device cpu");
+  }
 
   /// The training state, parameters first, in a fixed order.
   virtual std::vector<StateTensor> stateTensors() const = 0;
@@ -134,6 +146,9 @@ struct TrainOptions {
   std::string modelName;
   NanPolicy onNan = NanPolicy::Stop;
   int64_t nanPatience = 3;
+  // Name the first op that made a non-finite value (StepEngine::
+  // findAnomaly) before the NaN policy acts.
+  bool detectAnomaly = false;
   // Log: a JSON object per step; the progress bar on a terminal.
   std::string logJson;
   int progress = -1; // -1: when stdout is a terminal

@@ -161,6 +161,12 @@ static LogicalResult checkArguments(func::FuncOp func,
 
 FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
                                            ArrayRef<RefTensor> args) {
+  return evaluate(func, args, nullptr);
+}
+
+FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
+                                           ArrayRef<RefTensor> args,
+                                           const EvalObserver &observer) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitError("reference evaluator: @")
            << func.getSymName() << " must have a body of one block";
@@ -198,14 +204,15 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
   }
 
   const KernelTable &table = kernelTable();
+  bool stopped = false; // the observer has seen enough
   std::function<LogicalResult(Operation &)> run =
       [&](Operation &op) -> LogicalResult {
     // A kernel group (docs/kernel-ir.md) is its ops in order; its results
     // are what it yields.
     if (auto group = dyn_cast<mlir::llmc::KernelOp>(op)) {
       for (Operation &inner : group.getGroupOps())
-        if (failed(run(inner)))
-          return failure();
+        if (failed(run(inner)) || stopped)
+          return failure(!stopped);
       // The yielded values end with the group (nothing outside can name
       // them): their results take them over, in the memory account too.
       for (auto [r, y] :
@@ -245,6 +252,10 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
     if (results.size() != op.getNumResults())
       return op.emitError("reference evaluator: kernel produced ")
              << results.size() << " results for " << op.getNumResults();
+    if (observer && observer(op, results)) {
+      stopped = true;
+      return success();
+    }
     for (auto [v, t] : llvm::zip(op.getResults(), results))
       hold(v, std::move(t));
     release(op);
@@ -259,6 +270,8 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
     }
     if (failed(run(op)))
       return failure();
+    if (stopped)
+      return std::vector<RefTensor>();
   }
   return func.emitError("reference evaluator: @")
          << func.getSymName() << " has no func.return";

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <functional>
 #include <vector>
 
 namespace llmc {
@@ -29,6 +30,17 @@ namespace llmc {
 /// element kind and shape) and returns one tensor per function result.
 mlir::FailureOr<std::vector<RefTensor>>
 evaluate(mlir::func::FuncOp func, llvm::ArrayRef<RefTensor> args);
+
+/// Called with each op the evaluator computed and its results, in program
+/// order (the ops inside kernel groups one by one); returning true stops
+/// the evaluation, which then returns no results (--detect-anomaly).
+using EvalObserver = std::function<bool(mlir::Operation &op,
+                                        const std::vector<RefTensor> &results)>;
+
+/// evaluate(), showing each op's results to `observer` (may be null).
+mlir::FailureOr<std::vector<RefTensor>>
+evaluate(mlir::func::FuncOp func, llvm::ArrayRef<RefTensor> args,
+         const EvalObserver &observer);
 
 /// The element kind of an MLIR element type, if the evaluator supports it.
 std::optional<ElementKind> kindOf(mlir::Type elementType);

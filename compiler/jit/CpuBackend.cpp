@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
+#include "compiler/Pipeline.h"
 #include "compiler/jit/Backend.h"
 #include "compiler/jit/ModelSource.h"
 #include "compiler/jit/TensorConvert.h"
@@ -18,6 +19,7 @@
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
 #include "passes/Passes.h"
+#include "runtime/Padding.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Pass/PassManager.h"
@@ -83,6 +85,7 @@ Status CpuBackend::init(const std::string &path, const std::string *jsonText) {
   report.model = name_;
   report.precision = options.precision;
   report.vocab = crossEntropyClasses(step_);
+  report.padding = paddingLines(*module_);
   for (const TensorInfo &p : parameters)
     report.parameters += elementCount(p.shape);
   if (!inputs.empty())
@@ -102,6 +105,13 @@ LogicalResult CpuBackend::buildStep() {
   PassManager pm(&context_);
   if (!hasScalarLoss(forward))
     pm.addPass(mlir::llmc::createAppendLossPass());
+  // Padding as on the GPU (and in CpuTrainer); parameters keep the
+  // model's shapes at the API (readParameter, writeParameter).
+  PrecisionConfig precision;
+  precision.precision = options.precision;
+  precision.pad = options.padding != "off";
+  precision.padAlways = options.padding == "always";
+  addPadShapes(pm, precision);
   mlir::llmc::LowerPrecisionPassOptions lower;
   lower.precision = options.precision;
   pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
@@ -159,7 +169,8 @@ LogicalResult CpuBackend::buildStep() {
       return emitError(step_.getArgument(i).getLoc()) << error;
     if (auto name = step_.getArgAttrOfType<StringAttr>(i, "llmc.param")) {
       paramArgs_.push_back(i);
-      parameters.push_back({name.getValue().str(), DType::F32, shape});
+      parameters.push_back({name.getValue().str(), DType::F32,
+                            realShapeOf(step_, i).value_or(shape)});
     }
     args_.push_back(std::move(*init));
   }
@@ -241,12 +252,28 @@ Status CpuBackend::evaluate(const std::vector<TensorView> &in, double &loss) {
 }
 
 Status CpuBackend::readParameter(size_t index, std::vector<uint8_t> &f32) {
-  refToF32(args_[paramArgs_[index]], f32);
+  const RefTensor &held = args_[paramArgs_[index]];
+  const std::vector<int64_t> &real = parameters[index].shape;
+  if (held.shape == real) {
+    refToF32(held, f32);
+    return Status::ok();
+  }
+  RefTensor logical(held.kind, real);
+  LLMC_RETURN_IF_ERROR(unpadValues(held.floats, held.shape, real,
+                                   logical.floats));
+  refToF32(logical, f32);
   return Status::ok();
 }
 
 Status CpuBackend::writeParameter(size_t index, const TensorView &value) {
-  return hostToRef(value, args_[paramArgs_[index]]);
+  RefTensor &held = args_[paramArgs_[index]];
+  const std::vector<int64_t> &real = parameters[index].shape;
+  if (held.shape == real)
+    return hostToRef(value, held);
+  // Loading pads with zeros (runtime/Padding.h).
+  RefTensor logical(held.kind, real);
+  LLMC_RETURN_IF_ERROR(hostToRef(value, logical));
+  return padValues(logical.floats, real, held.shape, held.floats);
 }
 
 } // namespace

@@ -14,10 +14,10 @@
 // (docs/codegen.md).
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/Compile.h"
 #include "compiler/jit/Backend.h"
 #include "compiler/jit/ModelSource.h"
 #include "compiler/jit/ParameterLayout.h"
+#include "compiler/jit/PlanCompile.h"
 #include "compiler/jit/TensorConvert.h"
 
 #include "runtime/Bundle.h"
@@ -54,8 +54,6 @@ public:
   Status writeParameter(size_t index, const TensorView &value) override;
 
 private:
-  Status compilePlan(const std::string &path, const std::string *jsonText,
-                     Plan &plan);
   Status bind();
   Status writeInputs(const std::vector<TensorView> &in);
   Status launch(const std::vector<TensorView> &in, double lr);
@@ -84,43 +82,33 @@ CudaBackend::~CudaBackend() {
     cu.cuEventDestroy(done_);
 }
 
-Status CudaBackend::compilePlan(const std::string &path,
-                                const std::string *jsonText, Plan &plan) {
-  mlir::MLIRContext context;
-  Diagnostics diagnostics(context);
-  auto module = loadJitModel(path, jsonText, options, context);
-  if (!module)
-    return diagnostics.failure("cannot load '" + name_ + "'");
-  CompileConfig config;
-  config.name = jsonText ? "graph" : llvm::sys::path::stem(path).str();
-  config.arch = options.arch;
-  config.seed = options.seed;
-  config.cacheDir = options.cacheDir;
-  config.optimizer.kind = options.optimizer;
-  config.optimizer.beta1 = options.beta1;
-  config.optimizer.beta2 = options.beta2;
-  config.optimizer.epsilon = options.epsilon;
-  config.optimizer.weightDecay = options.weightDecay;
-  config.optimizer.momentum = options.momentum;
-  config.optimizer.clipNorm = options.clipNorm;
-  config.optimizer.decayMinRank = options.decayMinRank;
-  config.precision.precision = options.precision;
-  auto compiled = compileModule(*module, config);
-  if (mlir::failed(compiled))
-    return diagnostics.failure("cannot compile '" + name_ + "' for the GPU");
-  const auto &r = compiled->report;
-  report.arch = r.arch;
-  report.nvrtcVersion = r.nvrtcVersion;
-  report.parameters = r.params;
-  report.tokens = r.tokens;
-  report.vocab = r.vocab;
-  report.kernels = r.kernels;
-  report.matmuls = r.matmuls;
-  report.launches = r.launches;
-  report.cacheHits = r.cacheHits;
-  report.modelFlops = r.modelFlops;
-  plan = std::move(compiled->planned.plan);
-  return Status::ok();
+/// Holds a retain of GPU `device`'s primary context: created before the
+/// executor so that the time of creating it is measured on its own, and
+/// released after the executor has retained it too (releasing the last
+/// retain would destroy it).
+class ContextRetain {
+public:
+  explicit ContextRetain(int device) {
+    if (cuda::loadDriver(cu_) && cu_->cuDeviceGet(&device_, device) ==
+                                     CUDA_SUCCESS) {
+      CUcontext ctx;
+      held_ = cu_->cuDevicePrimaryCtxRetain(&ctx, device_) == CUDA_SUCCESS;
+    }
+  }
+  ~ContextRetain() {
+    if (held_)
+      cu_->cuDevicePrimaryCtxRelease(device_);
+  }
+
+private:
+  const cuda::DriverApi *cu_ = nullptr;
+  CUdevice device_ = 0;
+  bool held_ = false; // failures are left for the executor to report
+};
+
+static double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
 }
 
 Status CudaBackend::init(const std::string &path,
@@ -128,7 +116,11 @@ Status CudaBackend::init(const std::string &path,
   auto start = std::chrono::steady_clock::now();
   name_ = modelName(path, jsonText);
   std::string why;
-  if (!gpuAvailable(why))
+  // The CUDA context is created in two parts timed together: cuInit here,
+  // the primary context after the compile.
+  bool available = gpuAvailable(why);
+  report.contextSeconds = secondsSince(start);
+  if (!available)
     return Status::error("device 'cuda' needs a GPU: " + why +
                          " (device 'cpu' runs the reference evaluator)");
   Plan plan;
@@ -137,12 +129,15 @@ Status CudaBackend::init(const std::string &path,
     LLMC_RETURN_IF_ERROR(readBundle(path, plan));
     report.vocab = plan.vocab;
   } else {
-    LLMC_RETURN_IF_ERROR(compilePlan(path, jsonText, plan));
+    LLMC_RETURN_IF_ERROR(compileGpuPlan(path, jsonText, options, plan, report));
   }
   ExecutorOptions eo;
   eo.device = options.cudaDevice;
   eo.source = name_;
   eo.cacheDir = options.cacheDir;
+  auto t0 = std::chrono::steady_clock::now();
+  ContextRetain context(options.cudaDevice);
+  report.contextSeconds += secondsSince(t0);
   LLMC_RETURN_IF_ERROR(Executor::create(std::move(plan), eo, executor_));
   LLMC_RETURN_IF_ERROR(bind());
   const cuda::DriverApi &cu = executor_->driver();
@@ -158,9 +153,7 @@ Status CudaBackend::init(const std::string &path,
   if (bundle)
     for (const TensorInfo &p : parameters)
       report.parameters += elementCount(p.shape);
-  report.compileSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  report.compileSeconds = secondsSince(start);
   return Status::ok();
 }
 
@@ -287,8 +280,7 @@ Status CudaBackend::readParameter(size_t index, std::vector<uint8_t> &f32) {
     return Status::error("parameter '" + b.name + "' is stored as " +
                          dtypeName(b.dtype) +
                          "; the JIT API reads f32 master weights only");
-  unpad(parameterLayout(b), stored.data(), f32);
-  return Status::ok();
+  return unpad(parameterLayout(b), stored.data(), f32);
 }
 
 Status CudaBackend::writeParameter(size_t index, const TensorView &value) {
@@ -312,7 +304,7 @@ Status CudaBackend::writeParameter(size_t index, const TensorView &value) {
     logical = host.data();
   }
   std::vector<uint8_t> stored;
-  pad(layout, logical, stored);
+  LLMC_RETURN_IF_ERROR(pad(layout, logical, stored));
   LLMC_RETURN_IF_ERROR(
       executor_->writeBuffer(b.name, stored.data(), stored.size()));
   // The staging vector dies here: the pageable copy is staged already, but

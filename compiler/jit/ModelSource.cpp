@@ -53,16 +53,21 @@ std::string modelName(const std::string &path, const std::string *jsonText) {
   return jsonText ? "<json graph>" : path;
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> loadJitModel(const std::string &path,
-                                               const std::string *jsonText,
-                                               const Options &options,
-                                               mlir::MLIRContext &context) {
+ModelOptions modelOptionsOf(const Options &options) {
   ModelOptions model;
   model.dims = options.dims;
   if (options.batch > 0)
     model.batch = options.batch;
   if (options.seq > 0)
     model.seq = options.seq;
+  return model;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> loadJitModel(const std::string &path,
+                                               const std::string *jsonText,
+                                               const Options &options,
+                                               mlir::MLIRContext &context) {
+  ModelOptions model = modelOptionsOf(options);
   if (!jsonText)
     return loadModel(path, model, context);
 

@@ -11,6 +11,7 @@
 #ifndef LLMC_COMPILER_JIT_MODELSOURCE_H
 #define LLMC_COMPILER_JIT_MODELSOURCE_H
 
+#include "compiler/ModelLoader.h"
 #include "llmc/Step.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -32,6 +33,10 @@ public:
 private:
   std::string text_;
 };
+
+/// The model options (batch, seq, dims) of `options`, as `llmc compile`
+/// takes them.
+ModelOptions modelOptionsOf(const Options &options);
 
 /// `path`, or `jsonText` when non-null (then `path` only names it).
 mlir::OwningOpRef<mlir::ModuleOp> loadJitModel(const std::string &path,

@@ -4,9 +4,9 @@
 // shapes; a plan may store a parameter in a larger buffer (shape padding:
 // vocab 50257 stored as 50304 rows, the extra rows zero). Every read and
 // write of a parameter goes through parameterLayout + unpad/pad, so the
-// padding decision is read in one place: today the stored shape is the
-// logical one (the plan records no other), and when the plan records a
-// logical shape, parameterLayout is the only function to change.
+// padding decision is read in one place: the logical shape is the buffer's
+// `realShape` when llmc-pad-shapes padded it (docs/padding.md), else its
+// shape.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_JIT_PARAMETERLAYOUT_H
@@ -28,11 +28,12 @@ struct ParameterLayout {
 
 ParameterLayout parameterLayout(const BufferInfo &buffer);
 
-/// The logical block of `stored` (row-major, layout.stored) into `logical`.
-void unpad(const ParameterLayout &layout, const uint8_t *stored,
+/// The logical block of `stored` (row-major, layout.stored) into `logical`
+/// (runtime/Padding.h's unpadData, the trainer's helper too).
+Status unpad(const ParameterLayout &layout, const uint8_t *stored,
            std::vector<uint8_t> &logical);
 /// `logical` into a zeroed buffer of layout.stored: padding stays zero.
-void pad(const ParameterLayout &layout, const uint8_t *logical,
+Status pad(const ParameterLayout &layout, const uint8_t *logical,
          std::vector<uint8_t> &stored);
 
 } // namespace llmc::jit

@@ -100,22 +100,28 @@ static std::string quoted(const std::string &s) {
 }
 
 std::string CompileReport::toJson() const {
+  std::string padded;
+  for (const std::string &line : padding)
+    padded += (padded.empty() ? "" : ", ") + quoted(line);
   char numbers[512];
   std::snprintf(numbers, sizeof numbers,
                 "\"parameters\": %lld, \"tokens\": %lld, \"vocab\": %lld, "
                 "\"kernels\": %zu, \"matmuls\": %zu, \"launches\": %zu, "
                 "\"cache_hits\": %zu, \"arena_bytes\": %llu, "
-                "\"model_flops\": %.6g, \"compile_seconds\": %.6g",
+                "\"model_flops\": %.6g, \"compile_seconds\": %.6g, "
+                "\"context_seconds\": %.6g",
                 static_cast<long long>(parameters),
                 static_cast<long long>(tokens), static_cast<long long>(vocab),
                 kernels, matmuls, launches, cacheHits,
                 static_cast<unsigned long long>(arenaBytes), modelFlops,
-                compileSeconds);
+                compileSeconds, contextSeconds);
   return "{\"device\": " + quoted(deviceName(device)) +
          ", \"model\": " + quoted(model) +
          ", \"precision\": " + quoted(precision) +
          ", \"arch\": " + quoted(arch) +
-         ", \"nvrtc_version\": " + quoted(nvrtcVersion) + ", " + numbers + "}";
+         ", \"nvrtc_version\": " + quoted(nvrtcVersion) +
+         ", \"cache\": " + quoted(cache) + ", \"padding\": [" + padded +
+         "], " + numbers + "}";
 }
 
 //===----------------------------------------------------------------------===//
@@ -343,6 +349,9 @@ static Status checkOptions(const Options &o) {
   if (o.precision != "fp32" && o.precision != "bf16")
     return Status::error("precision '" + o.precision +
                          "' is not one of fp32, bf16");
+  if (o.padding != "auto" && o.padding != "off" && o.padding != "always")
+    return Status::error("padding '" + o.padding +
+                         "' is not one of auto, off, always");
   if (o.optimizer != "adamw" && o.optimizer != "sgd")
     return Status::error("optimizer '" + o.optimizer +
                          "' is not one of adamw, sgd");

@@ -56,10 +56,14 @@ struct Options {
   int64_t batch = 0, seq = 0;
   std::map<std::string, int64_t> dims;
   std::string precision = "fp32"; // fp32 | bf16 (docs/precision.md)
+  /// Nice-number padding (docs/padding.md): auto (where the cost model says
+  /// it pays) | off | always (every dim the ops allow; for tests). The
+  /// API's parameters keep the model's shapes either way.
+  std::string padding = "auto";
   Device device = Device::Cpu;    // Cpu: the float64 reference evaluator
   int cudaDevice = 0;             // which GPU (Device::Cuda)
   std::string arch;               // "" = the GPU's, else sm_90; "sm_XY"
-  std::string cacheDir;           // kernel cache; "" = $LLMC_CACHE_DIR or ~/.cache/llmc
+  std::string cacheDir;           // kernel and compile cache; "" = $LLMC_CACHE_DIR or ~/.cache/llmc
   uint64_t seed = 0;              // initial parameters (llmc.init_rule draws)
   // The optimizer the step applies (AdamW as nanoGPT/llm.c configure it).
   std::string optimizer = "adamw"; // adamw | sgd
@@ -125,7 +129,18 @@ struct CompileReport {
   size_t kernels = 0, matmuls = 0, launches = 0, cacheHits = 0;
   uint64_t arenaBytes = 0; // device memory of the step (cuda)
   double modelFlops = 0;   // per step
+  /// From the call to a ready step; for cuda it includes contextSeconds.
   double compileSeconds = 0;
+  /// cuda: creating the CUDA context (cuInit, the primary context), which
+  /// the warm-start bar leaves out (issue 17).
+  double contextSeconds = 0;
+  /// The compile cache (docs/compile-time.md): "hit (key K)", "miss,
+  /// stored (key K)", "miss, not stored: WHY" or "off: WHY"; empty on the
+  /// CPU and for bundles.
+  std::string cache;
+  /// llmc-pad-shapes' decisions, one line per dim: "8063 -> 8064, +FLOPs:
+  /// why (params)" (docs/padding.md). Parameters keep the model's shapes.
+  std::vector<std::string> padding;
   /// One JSON object with the fields above (the C ABI's report).
   std::string toJson() const;
 };

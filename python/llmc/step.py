@@ -249,7 +249,7 @@ def compile(model, batch=0, seq=0, precision="fp32", device="cpu", **options):
     model: a path (.onnx, .json graph, .mlir, or a .llmc bundle for cuda),
     or a JSON graph as a dict or a string. device: "cpu" (the float64
     reference evaluator), "cuda" or "cuda:N". Other options (docs/jit-api.md):
-    arch, cache_dir, seed, dims, optimizer, beta1, beta2, eps, weight_decay,
+    arch, cache_dir, padding, seed, dims, optimizer, beta1, beta2, eps, weight_decay,
     momentum, clip_norm, decay_min_rank, lr, warmup.
     """
     lib = library()

@@ -394,18 +394,4 @@ TEST(LrSchedule, WarmupThenDecayToTheFloor) {
   EXPECT_NEAR(s.at(6), 0.1 + 0.9 * 0.5 * (1 + std::cos(M_PI * 0.2)), 1e-15);
 }
 
-TEST(PlanStepEngine, CopySubBlockUnpadsAndPadsBack) {
-  // A [3, 4] logical tensor stored as [4, 6] (rows and columns padded).
-  std::vector<int32_t> stored(24, -1), logical(12), back(12);
-  std::iota(logical.begin(), logical.end(), 0);
-  copySubBlock(reinterpret_cast<uint8_t *>(stored.data()), {4, 6},
-               reinterpret_cast<uint8_t *>(logical.data()), {3, 4}, 4, true);
-  EXPECT_EQ(stored, (std::vector<int32_t>{0, 1, 2, 3, -1, -1, 4, 5, 6, 7, -1,
-                                          -1, 8, 9, 10, 11, -1, -1, -1, -1,
-                                          -1, -1, -1, -1}));
-  copySubBlock(reinterpret_cast<uint8_t *>(stored.data()), {4, 6},
-               reinterpret_cast<uint8_t *>(back.data()), {3, 4}, 4, false);
-  EXPECT_EQ(back, logical);
-}
-
 } // namespace
