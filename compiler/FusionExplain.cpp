@@ -166,7 +166,9 @@ FusionExplanation explainFusion(func::FuncOp func, const FusionConfig &config) {
   doc["fusion"] = {{"elementwise", config.elementwise},
                    {"reductions", config.reductions},
                    {"horizontal", config.horizontal},
-                   {"epilogues", config.epilogues}};
+                   {"epilogues", config.epilogues},
+                   {"gelu-epilogue", config.geluEpilogue},
+                   {"bias-grad-epilogue", config.biasGradEpilogue}};
   out.json = doc.dump(1) + "\n";
   out.text = "fusion of @" + func.getName().str() + ": " +
              std::to_string(indexOf.size()) + " groups, " +

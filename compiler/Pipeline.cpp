@@ -163,9 +163,13 @@ mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
 /// a fused group reads more than each of its ops.
 void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
-  if (fusion.epilogues)
+  if (fusion.epilogues) {
+    mlir::llmc::FuseEpiloguesPassOptions o;
+    o.gelu = fusion.geluEpilogue;
+    o.biasGrad = fusion.biasGradEpilogue;
     pm.addNestedPass<mlir::func::FuncOp>(
-        mlir::llmc::createFuseEpiloguesPass());
+        mlir::llmc::createFuseEpiloguesPass(o));
+  }
   if (fusion.elementwise || fusion.reductions || fusion.horizontal) {
     mlir::llmc::FuseElementwisePassOptions o;
     o.vertical = fusion.elementwise;
@@ -185,7 +189,7 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
   for (llvm::StringRef name : names) {
     name = name.trim();
     if (name == "all")
-      config = {false, false, false, false};
+      config = {false, false, false, false, false, false};
     else if (name == "elementwise")
       config.elementwise = false;
     else if (name == "reductions")
@@ -194,9 +198,14 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.horizontal = false;
     else if (name == "epilogues")
       config.epilogues = false;
+    else if (name == "gelu-epilogue")
+      config.geluEpilogue = false;
+    else if (name == "bias-grad-epilogue")
+      config.biasGradEpilogue = false;
     else {
       error = "--no-fuse: unknown fusion '" + name.str() +
-              "' (elementwise, reductions, horizontal, epilogues or all)";
+              "' (elementwise, reductions, horizontal, epilogues, "
+              "gelu-epilogue, bias-grad-epilogue or all)";
       return mlir::failure();
     }
   }

@@ -66,10 +66,13 @@ struct FusionConfig {
   bool elementwise = true; // llmc-fuse-elementwise vertical chains
   bool reductions = true;  // exact casts into row reductions
   bool horizontal = true;  // independent elementwise groups side by side
+  bool geluEpilogue = true;     // GELU/DGELU in the matmul (cuBLASLt)
+  bool biasGradEpilogue = true; // bias gradients in the matmul (cuBLASLt)
 };
 
 /// Parses `--no-fuse`'s value, a comma-separated list of elementwise,
-/// reductions, horizontal, epilogues or all; an error names a bad entry.
+/// reductions, horizontal, epilogues (all of them), gelu-epilogue,
+/// bias-grad-epilogue or all; an error names a bad entry.
 mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
                                 std::string &error);
 

@@ -1,6 +1,7 @@
 //===- FuseEpilogues.cpp - Bias adds into their matmul's group ------------===//
 //
-// add(matmul(x, w), b) => one group, one cuBLASLt call with a BIAS epilogue
+// add(matmul(x, w), b) => one group, one cuBLASLt call with a BIAS epilogue;
+// then GELU, GELU-gradient and bias-gradient epilogues (MatmulEpilogues.cpp)
 // (the conditions are in Passes.td; each has a negative case in
 // test/lit/passes/fuse-epilogues.mlir). The add moves into the matmul's
 // group, reads the matmul's result there, and becomes what the group
@@ -14,6 +15,8 @@
 #include "passes/Passes.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "passes/EpilogueUtils.h"
+#include "passes/MatmulEpilogues.h"
 
 #define DEBUG_TYPE "llmc-fuse-epilogues"
 
@@ -27,12 +30,6 @@ using namespace mlir::llmc;
 
 namespace {
 
-/// The only op of `group`, or null when it holds several.
-Operation *soleOp(KernelOp group) {
-  Block &body = group.getBody().front();
-  return body.getOperations().size() == 2 ? &body.front() : nullptr;
-}
-
 /// b is [n] or [1, ..., 1, n] of D's element type: one value per column.
 bool isRowVector(Value b, RankedTensorType d) {
   auto type = dyn_cast<RankedTensorType>(b.getType());
@@ -42,30 +39,6 @@ bool isRowVector(Value b, RankedTensorType d) {
     return false;
   return llvm::all_of(type.getShape().drop_back(),
                       [](int64_t dim) { return dim == 1; });
-}
-
-/// b exists when the matmul's group runs.
-bool definedBefore(Value b, Operation *group) {
-  if (auto arg = dyn_cast<BlockArgument>(b))
-    return arg.getOwner() == group->getBlock();
-  Operation *def = b.getDefiningOp();
-  return def->getBlock() == group->getBlock() && def->isBeforeInBlock(group);
-}
-
-int64_t batchElements(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape.drop_back(2))
-    n *= d;
-  return n;
-}
-
-/// One GEMM: the lhs batch folds into the rows (an unbatched rhs, lhs not
-/// transposed), or there is no batch (compiler/codegen/MatmulEmitters.cpp).
-bool isSingleGemm(MatmulOp matmul) {
-  auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
-  auto d = cast<RankedTensorType>(matmul.getResult().getType());
-  return (batchElements(rhs.getShape()) == 1 && !matmul.getTransposeLhs()) ||
-         batchElements(d.getShape()) == 1;
 }
 
 /// The matmul group whose result operand `i` of `add` is, when every
@@ -89,6 +62,8 @@ KernelOp epilogueHost(AddOp add, unsigned i) {
 
 struct FuseEpiloguesPass
     : public mlir::llmc::impl::FuseEpiloguesPassBase<FuseEpiloguesPass> {
+  using FuseEpiloguesPassBase::FuseEpiloguesPassBase;
+
   void runOnOperation() override {
     SmallVector<KernelOp> groups;
     getOperation().walk([&](KernelOp group) { groups.push_back(group); });
@@ -109,6 +84,15 @@ struct FuseEpiloguesPass
         break;
       }
     }
+    // GELU and bias gradients after the bias adds: the forward GELU takes
+    // a matmul + bias group (MatmulEpilogues.cpp).
+    func::FuncOp func = getOperation();
+    if (gelu) {
+      epilogue::fuseGelu(func);
+      epilogue::fuseGeluGrad(func, biasGrad);
+    }
+    if (biasGrad)
+      epilogue::fuseBiasGrad(func);
   }
 };
 

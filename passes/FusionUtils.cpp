@@ -1,5 +1,6 @@
 //===- FusionUtils.cpp - What the fusion passes and codegen agree on ------===//
 #include "passes/FusionUtils.h"
+#include "passes/MatmulEpilogues.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -94,6 +95,8 @@ GroupKind classify(KernelOp group) {
   SmallVector<Operation *> ops;
   for (Operation &op : group.getGroupOps())
     ops.push_back(&op);
+  if (group->hasAttr(epilogue::kAttr))
+    return GroupKind::MatmulEpilogue;
   if (ops.size() == 1)
     return GroupKind::Single;
   if (ops.size() == 2 && isa<MatmulOp>(ops[0]) && isa<AddOp>(ops[1]))
@@ -133,6 +136,8 @@ const char *kindName(GroupKind kind) {
     return "single";
   case GroupKind::MatmulBias:
     return "matmul+bias";
+  case GroupKind::MatmulEpilogue:
+    return "matmul+epilogue";
   case GroupKind::Elementwise:
     return "elementwise";
   case GroupKind::Reduction:

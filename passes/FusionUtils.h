@@ -36,6 +36,8 @@ bool absorbsResultCast(Operation *op, unsigned i);
 enum class GroupKind {
   Single,      // one op: its own emitter
   MatmulBias,  // matmul + bias add: one cuBLASLt call (llmc-fuse-epilogues)
+  MatmulEpilogue, // matmul + the ops its `llmc.epilogue` names: one cuBLASLt
+                  // call (passes/MatmulEpilogues.h)
   Elementwise, // elementwise ops: one generated kernel, one segment per
                // independent chain (llmc-fuse-elementwise)
   Reduction,   // one absorbing op and the casts in its loads and stores

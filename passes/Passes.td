@@ -570,7 +570,30 @@ def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
     no batch and the lhs is not transposed, or there is no batch at all),
     because a per-batch bias would need a bias batch stride. The group
     takes the matmul's place.
+
+    Then (passes/MatmulEpilogues.cpp) three rewrites name a cuBLASLt
+    epilogue in the group's `llmc.epilogue` attribute; all need a bf16 or
+    f16 product, static, rank >= 2, its last dim a multiple of 8 (the aux
+    matrix's ld), a one-GEMM matmul group without an epilogue yet:
+    - `gelu`: `gelu tanh` of a matmul or matmul + bias group's only result
+      joins it (GELU[_AUX][_BIAS]); the group also yields the
+      pre-activation when anything else reads it (the aux output). An erf
+      gelu stays (cuBLASLt's GELU is the tanh form).
+    - `gelu_grad`: `gelu_grad tanh %pre, %dh` with `%dh` a matmul's only
+      reader and `%pre` defined before the matmul joins it (DGELU, `%pre`
+      the aux input), and with it a `reduce_sum` of its result over every
+      axis but the last, of its type (DGELU_BGRAD).
+    - `bias_grad_lhs`: `reduce_sum %c` over every axis but the last joins
+      the weight-gradient matmul `matmul(%c or its [rows, n] reshape, %x)
+      {transpose_lhs}` (no transpose_rhs, of %c's type) when everything that
+      reads the sum comes after that matmul (cuBLASLt BGRADB).
   }];
+  let options = [
+    Option<"gelu", "gelu", "bool", "true",
+           "GELU and GELU-gradient epilogues">,
+    Option<"biasGrad", "bias-grad", "bool", "true",
+           "bias-gradient epilogues (DGELU_BGRAD's and BGRADB)">,
+  ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 

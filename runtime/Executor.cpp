@@ -357,7 +357,8 @@ Status Executor::prepareSteps() {
         return name.empty() ? 0 : arena_ + plan_.findBuffer(name)->offset;
       };
       MatmulPointers pointers{pointer(mm->a), pointer(mm->b), pointer(mm->c),
-                              pointer(mm->d), pointer(mm->bias)};
+                              pointer(mm->d), pointer(mm->bias),
+                              pointer(mm->aux), pointer(mm->biasGrad)};
       matmuls_[i] = std::make_unique<PreparedMatmul>();
       LLMC_RETURN_IF_ERROR(matmuls_[i]->prepare(*lt_, ltHandle_, *mm, pointers,
                                                 plan_.workspaceBytes,

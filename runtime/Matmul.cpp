@@ -31,6 +31,26 @@ uint32_t alignmentOf(CUdeviceptr pointer, int64_t batch, int64_t stride,
   return alignment;
 }
 
+/// The cuBLASLt epilogue of `mm` (validatePlan checked the combination).
+cublasLtEpilogue_t epilogueOf(const MatmulStep &mm,
+                              const MatmulPointers &pointers) {
+  switch (mm.epilogue) {
+  case MatmulEpilogue::None:
+    return pointers.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  case MatmulEpilogue::Gelu:
+    if (pointers.bias)
+      return pointers.aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                          : CUBLASLT_EPILOGUE_GELU_BIAS;
+    return pointers.aux ? CUBLASLT_EPILOGUE_GELU_AUX : CUBLASLT_EPILOGUE_GELU;
+  case MatmulEpilogue::GeluGrad:
+    return pointers.biasGrad ? CUBLASLT_EPILOGUE_DGELU_BGRAD
+                             : CUBLASLT_EPILOGUE_DGELU;
+  case MatmulEpilogue::BiasGradA:
+    return CUBLASLT_EPILOGUE_BGRADB; // our A is cuBLASLt's B
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
 } // namespace
 
 PreparedMatmul::~PreparedMatmul() {
@@ -67,16 +87,29 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
   LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
                     desc_, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
                 context);
-  if (pointers.bias) {
-    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    void *bias = reinterpret_cast<void *>(pointers.bias);
+  cublasLtEpilogue_t epilogue = epilogueOf(mm, pointers);
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT)
     LLMC_CUBLASLT(
         api.cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE,
                                            &epilogue, sizeof(epilogue)),
         context);
+  // One pointer attribute for the bias read and the bias gradient written.
+  if (CUdeviceptr vector = pointers.bias ? pointers.bias : pointers.biasGrad) {
+    void *p = reinterpret_cast<void *>(vector);
+    LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
+                      desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p, sizeof(p)),
+                  context);
+  }
+  if (pointers.aux) {
+    void *p = reinterpret_cast<void *>(pointers.aux);
+    int64_t ld = mm.n; // column-major rows of D
     LLMC_CUBLASLT(
         api.cublasLtMatmulDescSetAttribute(
-            desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+            desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &p, sizeof(p)),
+        context);
+    LLMC_CUBLASLT(
+        api.cublasLtMatmulDescSetAttribute(
+            desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld)),
         context);
   }
 
@@ -151,7 +184,8 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
     return Status::error(
         "cuBLASLt has no algorithm for this matmul (m=" + std::to_string(mm.m) +
         " n=" + std::to_string(mm.n) + " k=" + std::to_string(mm.k) +
-        " batch=" + std::to_string(mm.batch) + " A " + dtypeName(mm.typeA) +
+        " batch=" + std::to_string(mm.batch) + " epilogue " +
+        matmulEpilogueName(mm.epilogue) + " A " + dtypeName(mm.typeA) +
         " B " + dtypeName(mm.typeB) + " D " + dtypeName(mm.typeD) +
         ", workspace " + std::to_string(workspaceBytes) + " bytes) [" +
         context + "]");

@@ -8,7 +8,10 @@
 // and the step runs as a column-major matmul with M = n, N = m, K = k, the
 // operands swapped (cuBLASLt's A is our B) and each keeping its transpose
 // flag. The bias, a length-n vector added to every row of D, is then a
-// per-row bias of D^T: exactly CUBLASLT_EPILOGUE_BIAS.
+// per-row bias of D^T: exactly CUBLASLT_EPILOGUE_BIAS. Likewise GELU's aux
+// matrix is D's shape (column-major ld n), DGELU_BGRAD's bias gradient sums
+// D^T's columns (our rows), and our A's sum over k is cuBLASLt's B's:
+// MatmulEpilogue::BiasGradA is CUBLASLT_EPILOGUE_BGRADB.
 //
 // Descriptors, layouts and the algorithm (from the heuristic) are made once at
 // load; run() only enqueues cublasLtMatmul, which is what a captured CUDA
@@ -25,7 +28,7 @@
 namespace llmc {
 
 struct MatmulPointers {
-  CUdeviceptr a = 0, b = 0, c = 0, d = 0, bias = 0;
+  CUdeviceptr a = 0, b = 0, c = 0, d = 0, bias = 0, aux = 0, biasGrad = 0;
 };
 
 class PreparedMatmul {

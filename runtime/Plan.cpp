@@ -13,6 +13,31 @@
 
 namespace llmc {
 
+const char *matmulEpilogueName(MatmulEpilogue e) {
+  switch (e) {
+  case MatmulEpilogue::None:
+    return "none";
+  case MatmulEpilogue::Gelu:
+    return "gelu";
+  case MatmulEpilogue::GeluGrad:
+    return "gelu_grad";
+  case MatmulEpilogue::BiasGradA:
+    return "bias_grad_a";
+  }
+  return "?";
+}
+
+bool matmulEpilogueFromName(const std::string &name, MatmulEpilogue &out) {
+  for (MatmulEpilogue e :
+       {MatmulEpilogue::None, MatmulEpilogue::Gelu, MatmulEpilogue::GeluGrad,
+        MatmulEpilogue::BiasGradA})
+    if (name == matmulEpilogueName(e)) {
+      out = e;
+      return true;
+    }
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Names
 //===----------------------------------------------------------------------===//
@@ -326,6 +351,50 @@ Status checkOperand(const Plan &plan, const char *role, const std::string &name,
   return Status::ok();
 }
 
+/// cuBLASLt's conditions on the epilogues the compiler forms (Matmul.cpp):
+/// one GEMM, C = D, the aux matrix's ld (n) a multiple of 8, and the bias
+/// gradient of BGRADB only with A transposed and B not.
+Status checkEpilogue(const Plan &plan, const MatmulStep &mm) {
+  const std::string what =
+      std::string("epilogue '") + matmulEpilogueName(mm.epilogue) + "' ";
+  bool wantsAux = mm.epilogue == MatmulEpilogue::GeluGrad;
+  bool allowsAux = wantsAux || mm.epilogue == MatmulEpilogue::Gelu;
+  bool allowsBiasGrad = mm.epilogue == MatmulEpilogue::GeluGrad ||
+                        mm.epilogue == MatmulEpilogue::BiasGradA;
+  if (mm.epilogue == MatmulEpilogue::None) {
+    if (!mm.aux.empty() || !mm.biasGrad.empty())
+      return Status::error("aux and biasGrad need an epilogue (gelu, "
+                           "gelu_grad or bias_grad_a)");
+    return Status::ok();
+  }
+  if (mm.batch != 1 || mm.beta != 0 || !mm.c.empty())
+    return Status::error(what + "needs one GEMM (batch 1) and no C");
+  if (!allowsAux && !mm.aux.empty())
+    return Status::error(what + "takes no aux matrix");
+  if (wantsAux && mm.aux.empty())
+    return Status::error(what + "needs an aux matrix (the GELU input)");
+  if (!allowsBiasGrad && !mm.biasGrad.empty())
+    return Status::error(what + "writes no bias gradient");
+  if (mm.epilogue == MatmulEpilogue::BiasGradA &&
+      (mm.biasGrad.empty() || !mm.transA || mm.transB))
+    return Status::error(what + "needs biasGrad, transA and not transB");
+  if (mm.epilogue != MatmulEpilogue::Gelu && !mm.bias.empty())
+    return Status::error(what + "adds no bias");
+  if (!mm.aux.empty()) {
+    if (mm.n % 8 != 0)
+      return Status::error(what + "needs n a multiple of 8 (the aux ld), got " +
+                           std::to_string(mm.n));
+    LLMC_RETURN_IF_ERROR(checkOperand(plan, "aux", mm.aux, mm.typeD,
+                                      static_cast<uint64_t>(mm.m) *
+                                          static_cast<uint64_t>(mm.n)));
+  }
+  if (!mm.biasGrad.empty())
+    LLMC_RETURN_IF_ERROR(checkOperand(
+        plan, "biasGrad", mm.biasGrad, mm.typeD,
+        mm.epilogue == MatmulEpilogue::BiasGradA ? mm.m : mm.n));
+  return Status::ok();
+}
+
 Status checkMatmul(const Plan &plan, const MatmulStep &mm) {
   if (mm.m <= 0 || mm.n <= 0 || mm.k <= 0 || mm.batch <= 0)
     return Status::error(
@@ -373,7 +442,7 @@ Status checkMatmul(const Plan &plan, const MatmulStep &mm) {
   LLMC_RETURN_IF_ERROR(operand("D", mm.d, mm.typeD, mm.strideD, mm.m, mm.n));
   if (!mm.bias.empty())
     LLMC_RETURN_IF_ERROR(checkOperand(plan, "bias", mm.bias, mm.typeD, mm.n));
-  return Status::ok();
+  return checkEpilogue(plan, mm);
 }
 
 /// The arena and the workspace allocated after it: each within

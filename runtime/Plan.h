@@ -152,6 +152,17 @@ struct LaunchStep {
   std::vector<KernelArg> args;
 };
 
+/// What cuBLASLt computes after the product (docs/codegen.md "GELU and
+/// bias-gradient epilogues"); `bias` (None, Gelu) adds a row vector first.
+enum class MatmulEpilogue {
+  None,
+  Gelu,      // D = gelu_tanh(acc [+ bias]); aux, if named, gets acc [+ bias]
+  GeluGrad,  // D = gelu_tanh'(aux) * acc; biasGrad, if named, = D's row sum
+  BiasGradA, // biasGrad = the sum of op(A) over k, an [m] vector (transA)
+};
+const char *matmulEpilogueName(MatmulEpilogue e);
+bool matmulEpilogueFromName(const std::string &name, MatmulEpilogue &out);
+
 /// D = alpha * op(A) @ op(B) + beta * C (+ bias), per batch, ROW-MAJOR:
 /// op(A) is [m,k] (A stored [k,m] when transA), op(B) is [k,n] (B stored
 /// [n,k] when transB), C and D are [m,n]. Batch b starts at b * stride
@@ -166,6 +177,9 @@ struct MatmulStep {
   float alpha = 1, beta = 0;
   std::string a, b, c, d; // buffer names; empty c means C = D
   std::string bias;       // optional [n] vector added to every row of D
+  MatmulEpilogue epilogue = MatmulEpilogue::None;
+  std::string aux;      // [m, n] of typeD: Gelu writes it, GeluGrad reads it
+  std::string biasGrad; // typeD: [n] (GeluGrad) or [m] (BiasGradA)
   // Elements between consecutive batches; -1 means densely packed.
   int64_t strideA = -1, strideB = -1, strideC = -1, strideD = -1;
 

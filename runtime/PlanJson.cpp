@@ -70,6 +70,9 @@ json stepToJson(const Step &step) {
          {"c", mm->c},
          {"d", mm->d},
          {"bias", mm->bias},
+         {"epilogue", matmulEpilogueName(mm->epilogue)},
+         {"aux", mm->aux},
+         {"biasGrad", mm->biasGrad},
          {"strideA", mm->strideA},
          {"strideB", mm->strideB},
          {"strideC", mm->strideC},
@@ -372,6 +375,13 @@ Status readStep(const Reader &r, Step &step) {
     LLMC_RETURN_IF_ERROR(r.string("c", mm.c, true));
     LLMC_RETURN_IF_ERROR(r.string("d", mm.d));
     LLMC_RETURN_IF_ERROR(r.string("bias", mm.bias, true));
+    std::string epilogue = "none";
+    LLMC_RETURN_IF_ERROR(r.string("epilogue", epilogue, true));
+    if (!matmulEpilogueFromName(epilogue, mm.epilogue))
+      return r.fail("epilogue '" + epilogue +
+                    "' is not none, gelu, gelu_grad or bias_grad_a");
+    LLMC_RETURN_IF_ERROR(r.string("aux", mm.aux, true));
+    LLMC_RETURN_IF_ERROR(r.string("biasGrad", mm.biasGrad, true));
     LLMC_RETURN_IF_ERROR(r.integer("strideA", mm.strideA, true));
     LLMC_RETURN_IF_ERROR(r.integer("strideB", mm.strideB, true));
     LLMC_RETURN_IF_ERROR(r.integer("strideC", mm.strideC, true));

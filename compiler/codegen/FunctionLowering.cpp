@@ -4,6 +4,7 @@
 #include "compiler/codegen/Emitters.h"
 #include "dialects/llmc/LlmcOps.h"
 #include "passes/FusionUtils.h"
+#include "passes/MatmulEpilogues.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -138,6 +139,8 @@ FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
   auto ops = group.getGroupOps();
   Operation &first = *ops.begin();
   size_t count = std::distance(ops.begin(), ops.end());
+  if (group->hasAttr(mlir::llmc::epilogue::kAttr))
+    return lowerEpilogueGroup(group, options, index);
   GroupKind kind = mlir::llmc::fusion::classify(group);
   if (count > 1 && kind == GroupKind::Elementwise)
     return lowerElementwiseGroup(group, options, index);
@@ -351,7 +354,12 @@ std::string launchTable(const Plan &plan) {
            std::to_string(m->effectiveStrideA()) + " strideB " +
            std::to_string(m->effectiveStrideB()) + " (" + m->a + ", " + m->b +
            " -> " + m->d + ")" + (m->bias.empty() ? "" : " bias " + m->bias) +
-           "\n";
+           (m->epilogue == MatmulEpilogue::None
+                ? ""
+                : std::string(" epilogue ") +
+                      matmulEpilogueName(m->epilogue)) +
+           (m->aux.empty() ? "" : " aux " + m->aux) +
+           (m->biasGrad.empty() ? "" : " bias_grad " + m->biasGrad) + "\n";
     } else {
       s += "memset\n";
     }

@@ -40,6 +40,9 @@ struct LoweredOp {
   /// Matmul: the [n] row vector its bias epilogue adds (MatmulStep::bias),
   /// the bias add's other operand in a fused group; null when there is none.
   mlir::Value bias;
+  /// Matmul with a GELU-gradient epilogue: the GELU input it reads as
+  /// cuBLASLt's aux matrix (MatmulStep::aux); null otherwise.
+  mlir::Value auxIn;
 };
 
 struct LoweredFunction {
@@ -57,6 +60,13 @@ mlir::FailureOr<LoweredFunction> lowerFunction(mlir::func::FuncOp func,
 /// (FusedEmitters.cpp); a reduction with casts is the reduction's emitter
 /// run on a copy of it that reads and writes the casts' types. Any other
 /// group is an error at the group: no fusion forms one.
+/// A group carrying `llmc.epilogue` (passes/MatmulEpilogues.h): its
+/// matmul's MatmulStep with that epilogue; the group's results are D and
+/// the aux output or bias gradient (EpilogueLowering.cpp).
+mlir::FailureOr<LoweredOp> lowerEpilogueGroup(mlir::llmc::KernelOp group,
+                                              const CodegenOptions &options,
+                                              unsigned &index);
+
 mlir::FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
                                        const CodegenOptions &options,
                                        unsigned &index);

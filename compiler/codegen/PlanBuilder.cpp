@@ -227,10 +227,11 @@ LogicalResult Builder::addOps() {
     // A fused bias is read by the matmul's epilogue, not by the add: its
     // range must reach the matmul. The later add makes it so already; this
     // does not rely on that.
-    if (lo.bias) {
-      BufferRequest &r = requests_[slotOf_.lookup(lo.bias)];
-      r.last = std::max(r.last, pos);
-    }
+    for (Value read : {lo.bias, lo.auxIn})
+      if (read) {
+        BufferRequest &r = requests_[slotOf_.lookup(read)];
+        r.last = std::max(r.last, pos);
+      }
     const OpLowering &l = lo.lowering;
     if (l.kind == OpLowering::Kind::Alias) {
       Meta m;
@@ -400,6 +401,15 @@ void Builder::emitSteps(Plan &plan) {
       mm.d = bufferName(lo.results[0]);
       if (lo.bias)
         mm.bias = bufferName(lo.bias);
+      // An epilogue's second result: GELU's aux output or a bias gradient.
+      if (lo.auxIn)
+        mm.aux = bufferName(lo.auxIn);
+      if (lo.results.size() == 2) {
+        if (mm.epilogue == ::llmc::MatmulEpilogue::Gelu)
+          mm.aux = bufferName(lo.results[1]);
+        else
+          mm.biasGrad = bufferName(lo.results[1]);
+      }
       plan.steps.push_back({mm, lo.name});
       continue;
     }

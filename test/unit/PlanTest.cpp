@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Plan.h"
+#include "runtime/PlanJson.h"
 
 #include <gtest/gtest.h>
 
@@ -268,3 +269,91 @@ TEST(Plan, MemsetBufferMustExist) {
 }
 
 } // namespace
+
+// The GELU / bias-gradient epilogues (docs/codegen.md): the combinations
+// cuBLASLt accepts, checked before anything reaches it.
+TEST(Plan, MatmulEpilogues) {
+  auto epiloguePlan = [](MatmulEpilogue e) {
+    Plan plan = validPlan();
+    auto &mm = std::get<MatmulStep>(plan.steps[1].op);
+    mm.m = 2; // A [2,2] in x, B [2,8] in w, D [2,8] in y
+    mm.n = 8;
+    mm.k = 2;
+    mm.epilogue = e;
+    return plan;
+  };
+  auto mm = [](Plan &plan) -> MatmulStep & {
+    return std::get<MatmulStep>(plan.steps[1].op);
+  };
+  Plan plan = epiloguePlan(MatmulEpilogue::None);
+  mm(plan).aux = "x";
+  expectError(plan, "aux and biasGrad need an epilogue");
+
+  plan = epiloguePlan(MatmulEpilogue::Gelu);
+  mm(plan).aux = "x";
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).message();
+  mm(plan).aux = "missing";
+  expectError(plan, "operand aux names unknown buffer 'missing'");
+  mm(plan).aux = "x";
+  mm(plan).biasGrad = "x";
+  expectError(plan, "epilogue 'gelu' writes no bias gradient");
+  plan = epiloguePlan(MatmulEpilogue::Gelu);
+  mm(plan).aux = "x";
+  mm(plan).batch = 2;
+  mm(plan).strideA = mm(plan).strideB = mm(plan).strideD = 0; // fits
+  expectError(plan, "epilogue 'gelu' needs one GEMM (batch 1) and no C");
+
+  plan = epiloguePlan(MatmulEpilogue::Gelu);
+  mm(plan).m = 4;
+  mm(plan).n = 4; // aux ld 4
+  mm(plan).k = 4;
+  mm(plan).aux = "x";
+  expectError(plan, "needs n a multiple of 8 (the aux ld), got 4");
+
+  plan = epiloguePlan(MatmulEpilogue::GeluGrad);
+  expectError(plan, "epilogue 'gelu_grad' needs an aux matrix");
+  mm(plan).aux = "x";
+  mm(plan).biasGrad = "x";
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).message();
+  mm(plan).bias = "x";
+  expectError(plan, "epilogue 'gelu_grad' adds no bias");
+
+  plan = epiloguePlan(MatmulEpilogue::BiasGradA);
+  mm(plan).biasGrad = "x";
+  expectError(plan, "needs biasGrad, transA and not transB");
+  mm(plan).transA = true; // A stored [k, m] = [2, 2]
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).message();
+  mm(plan).aux = "x";
+  expectError(plan, "epilogue 'bias_grad_a' takes no aux matrix");
+}
+
+TEST(Plan, MatmulEpilogueJson) {
+  Plan plan = validPlan();
+  auto &mm = std::get<MatmulStep>(plan.steps[1].op);
+  mm.m = 2;
+  mm.n = 8;
+  mm.k = 2;
+  mm.epilogue = MatmulEpilogue::GeluGrad;
+  mm.aux = "x";
+  mm.biasGrad = "x";
+  std::vector<BlobRef> blobs;
+  nlohmann::json j = planToJson(plan, blobs);
+  auto load = [&](uint64_t i, std::vector<uint8_t> &bytes) {
+    bytes.assign(blobs[i].data, blobs[i].data + blobs[i].size);
+    return Status::ok();
+  };
+  Plan back;
+  ASSERT_TRUE(planFromJson(j, load, back).isOk());
+  const auto &got = std::get<MatmulStep>(back.steps[1].op);
+  EXPECT_EQ(got.epilogue, MatmulEpilogue::GeluGrad);
+  EXPECT_EQ(got.aux, "x");
+  EXPECT_EQ(got.biasGrad, "x");
+
+  j["steps"][1]["epilogue"] = "relu";
+  Status status = planFromJson(j, load, back);
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("epilogue 'relu' is not none, gelu, "
+                                  "gelu_grad or bias_grad_a"),
+            std::string::npos)
+      << status.message();
+}

@@ -1,0 +1,154 @@
+//===- EpilogueGpuTest.cpp - GELU and bias-gradient cuBLASLt epilogues ----===//
+//
+// The groups of llmc-fuse-epilogues that carry `llmc.epilogue`
+// (passes/MatmulEpilogues.h), one case each: GELU_AUX_BIAS, DGELU_BGRAD,
+// BGRADB (the bias gradient of a weight-gradient matmul). Each runs on the
+// GPU against the CPU reference evaluator (bf16 tolerance; NaN/inf never
+// pass), and fused against unfused: not bitwise equal, since the epilogue
+// applies gelu to the fp32 accumulator (+ bias) where the unfused path
+// rounds the product to bf16 first; the harness prints the relative error
+// between the two. Without a GPU only the lowering and NVRTC checks run.
+//
+// EpilogueGpuBenchmark times GPT-2 124M's shapes (B 16 x T 1024) with and
+// without each epilogue, the heuristic's first algorithm both ways, and
+// prints a table (docs/codegen.md "GELU and bias-gradient epilogues").
+//
+//===----------------------------------------------------------------------===//
+#include "test/gpu/codegen/GpuHarness.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+using namespace llmc::test;
+
+struct EpilogueCase {
+  const char *name;
+  const char *mlir;
+};
+void PrintTo(const EpilogueCase &c, std::ostream *os) { *os << c.name; }
+
+namespace {
+
+const std::vector<EpilogueCase> &cases() {
+  static const std::vector<EpilogueCase> all = {
+      // fc of a GPT-2 MLP: the pre-activation is returned too (the aux
+      // output), as the backward's gelu_grad reads it.
+      {"GeluAuxBias",
+       R"(func.func @forward(%x: tensor<4x32x64xbf16>, %w: tensor<96x64xbf16>, %b: tensor<96xbf16>) -> (tensor<4x32x96xbf16>, tensor<4x32x96xbf16>) {
+  %0 = llmc.matmul %x, %w {transpose_rhs} : (tensor<4x32x64xbf16>, tensor<96x64xbf16>) -> tensor<4x32x96xbf16>
+  %1 = llmc.add %0, %b : (tensor<4x32x96xbf16>, tensor<96xbf16>) -> tensor<4x32x96xbf16>
+  %2 = llmc.gelu tanh %1 : tensor<4x32x96xbf16>
+  return %2, %1 : tensor<4x32x96xbf16>, tensor<4x32x96xbf16>
+})"},
+      // The MLP backward: dh = dy W2, gelu_grad and the fc bias gradient.
+      {"DGeluBGrad",
+       R"(func.func @forward(%pre: tensor<4x32x96xbf16>, %dy: tensor<4x32x64xbf16>, %w2: tensor<64x96xbf16>) -> (tensor<4x32x96xbf16>, tensor<96xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<4x32x64xbf16>, tensor<64x96xbf16>) -> tensor<4x32x96xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<4x32x96xbf16>
+  %2 = llmc.reduce_sum %1 axes [0, 1] : (tensor<4x32x96xbf16>) -> tensor<96xbf16>
+  return %1, %2 : tensor<4x32x96xbf16>, tensor<96xbf16>
+})"},
+      // A weight gradient dW = c^T x and the bias gradient, c's row sum.
+      {"BGradB",
+       R"(func.func @forward(%c: tensor<4x32x64xbf16>, %x: tensor<128x96xbf16>) -> (tensor<64xbf16>, tensor<64x96xbf16>) {
+  %0 = llmc.reduce_sum %c axes [0, 1] : (tensor<4x32x64xbf16>) -> tensor<64xbf16>
+  %1 = llmc.reshape %c : tensor<4x32x64xbf16> -> tensor<128x64xbf16>
+  %2 = llmc.matmul %1, %x {transpose_lhs} : (tensor<128x64xbf16>, tensor<128x96xbf16>) -> tensor<64x96xbf16>
+  return %0, %2 : tensor<64xbf16>, tensor<64x96xbf16>
+})"},
+  };
+  return all;
+}
+
+class EpilogueGpu : public ::testing::TestWithParam<EpilogueCase> {};
+
+TEST_P(EpilogueGpu, MatchesReference) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(GetParam().mlir, Tolerance{}, 0.5);
+}
+
+// Fewer launches fused, and within the bf16 tolerance of the unfused path
+// (the harness prints the relative L2 error between the two).
+TEST_P(EpilogueGpu, CloseToUnfused) {
+  LLMC_REQUIRE_GPU();
+  checkFusedMatchesUnfused(GetParam().mlir, "forward", 0.5,
+                           /*bitwise=*/false);
+}
+
+TEST_P(EpilogueGpu, CompilesWithNvrtc) { checkCompiles(GetParam().mlir); }
+
+INSTANTIATE_TEST_SUITE_P(Epilogues, EpilogueGpu, ::testing::ValuesIn(cases()),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
+
+/// The time of `mlir` with every epilogue and without the GELU and
+/// bias-gradient ones, per step, as one table row.
+void timeBothWays(const char *what, const std::string &mlir) {
+  llmc::FusionConfig off;
+  off.geluEpilogue = false;
+  off.biasGradEpilogue = false;
+  auto fused = stepReplayMs(mlir, 20);
+  auto unfused = stepReplayMs(mlir, 20, off);
+  ASSERT_FALSE(fused.empty()) << "the fused timing run failed";
+  ASSERT_FALSE(unfused.empty()) << "the unfused timing run failed";
+  double f = 0, u = 0, uGemm = 0;
+  for (auto &[label, ms] : fused)
+    f += ms;
+  for (auto &[label, ms] : unfused) {
+    u += ms;
+    if (label.rfind("matmul", 0) == 0)
+      uGemm += ms;
+  }
+  std::printf("[ epilogue ] %-44s fused %8.4f ms (%zu steps) | unfused "
+              "%8.4f ms (%zu steps; GEMM %8.4f + other %8.4f) | saves "
+              "%+.4f ms\n",
+              what, f, fused.size(), u, unfused.size(), uGemm, u - uGemm,
+              u - f);
+  EXPECT_LT(fused.size(), unfused.size()) << what << ": nothing was fused";
+}
+
+// GPT-2 124M, B 16 x T 1024 (16384 rows), d 768, the MLP 3072 wide.
+TEST(EpilogueGpuBenchmark, Gpt2Shapes) {
+  LLMC_REQUIRE_GPU();
+  timeBothWays(
+      "fc fwd: GELU_AUX_BIAS [16384,768]x[768,3072]",
+      R"(func.func @forward(%x: tensor<16384x768xbf16>, %w: tensor<3072x768xbf16>, %b: tensor<3072xbf16>) -> (tensor<16384x3072xbf16>, tensor<16384x3072xbf16>) {
+  %0 = llmc.matmul %x, %w {transpose_rhs} : (tensor<16384x768xbf16>, tensor<3072x768xbf16>) -> tensor<16384x3072xbf16>
+  %1 = llmc.add %0, %b : (tensor<16384x3072xbf16>, tensor<3072xbf16>) -> tensor<16384x3072xbf16>
+  %2 = llmc.gelu tanh %1 : tensor<16384x3072xbf16>
+  return %2, %1 : tensor<16384x3072xbf16>, tensor<16384x3072xbf16>
+})");
+  timeBothWays(
+      "fc bwd: DGELU_BGRAD [16384,768]x[768,3072]",
+      R"(func.func @forward(%pre: tensor<16384x3072xbf16>, %dy: tensor<16384x768xbf16>, %w2: tensor<768x3072xbf16>) -> (tensor<16384x3072xbf16>, tensor<3072xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<16384x768xbf16>, tensor<768x3072xbf16>) -> tensor<16384x3072xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<16384x3072xbf16>
+  %2 = llmc.reduce_sum %1 axes [0] : (tensor<16384x3072xbf16>) -> tensor<3072xbf16>
+  return %1, %2 : tensor<16384x3072xbf16>, tensor<3072xbf16>
+})");
+  struct WeightGrad {
+    const char *what;
+    int n, in;
+  } grads[] = {{"qkv dW: BGRADB [2304,16384]x[16384,768]", 2304, 768},
+               {"attn proj dW: BGRADB [768,16384]x[16384,768]", 768, 768},
+               {"mlp proj dW: BGRADB [768,16384]x[16384,3072]", 768, 3072}};
+  for (const WeightGrad &g : grads) {
+    std::string n = std::to_string(g.n), in = std::to_string(g.in);
+    std::string mlir =
+        "func.func @forward(%c: tensor<16384x" + n +
+        "xbf16>, %x: tensor<16384x" + in + "xbf16>) -> (tensor<" + n +
+        "xbf16>, tensor<" + n + "x" + in + "xbf16>) {\n"
+        "  %0 = llmc.reduce_sum %c axes [0] : (tensor<16384x" + n +
+        "xbf16>) -> tensor<" + n + "xbf16>\n"
+        "  %1 = llmc.matmul %c, %x {transpose_lhs} : (tensor<16384x" + n +
+        "xbf16>, tensor<16384x" + in + "xbf16>) -> tensor<" + n + "x" + in +
+        "xbf16>\n"
+        "  return %0, %1 : tensor<" + n + "xbf16>, tensor<" + n + "x" + in +
+        "xbf16>\n}\n";
+    timeBothWays(g.what, mlir);
+  }
+}
+
+} // namespace

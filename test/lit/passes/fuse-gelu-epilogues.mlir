@@ -1,0 +1,224 @@
+// RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues --split-input-file | FileCheck %s
+// RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="gelu=false bias-grad=false" --split-input-file | FileCheck %s --check-prefix=OFF
+
+// matmul + bias + gelu tanh, the pre-activation also read by a gelu_grad:
+// one group (GELU_AUX_BIAS) yielding the gelu and the pre-activation (the
+// aux output), which the gelu_grad reads.
+// CHECK-LABEL: func.func @gelu_aux_bias
+// CHECK:       %[[K:.+]]:2 = llmc.kernel -> (tensor<2x16x96xbf16>, tensor<2x16x96xbf16>) attributes {llmc.epilogue = "gelu"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg0, %arg1 {transpose_rhs}
+// CHECK-NEXT:    %[[A:.+]] = llmc.add %[[M]], %arg2
+// CHECK-NEXT:    %[[G:.+]] = llmc.gelu tanh %[[A]]
+// CHECK-NEXT:    llmc.yield %[[G]], %[[A]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  llmc.kernel
+// CHECK-NEXT:    llmc.gelu_grad tanh %[[K]]#1, %arg3
+// CHECK-NOT:   llmc.kernel
+// CHECK:       return %[[K]]#0
+// OFF-LABEL:   func.func @gelu_aux_bias
+// OFF-NOT:     llmc.epilogue
+func.func @gelu_aux_bias(%x: tensor<2x16x64xbf16>, %w: tensor<96x64xbf16>, %b: tensor<96xbf16>, %dy: tensor<2x16x96xbf16>) -> (tensor<2x16x96xbf16>, tensor<2x16x96xbf16>) {
+  %0 = llmc.matmul %x, %w {transpose_rhs} : (tensor<2x16x64xbf16>, tensor<96x64xbf16>) -> tensor<2x16x96xbf16>
+  %1 = llmc.add %0, %b : (tensor<2x16x96xbf16>, tensor<96xbf16>) -> tensor<2x16x96xbf16>
+  %2 = llmc.gelu tanh %1 : tensor<2x16x96xbf16>
+  %3 = llmc.gelu_grad tanh %1, %dy : tensor<2x16x96xbf16>
+  return %2, %3 : tensor<2x16x96xbf16>, tensor<2x16x96xbf16>
+}
+
+// -----
+
+// No bias, nothing else reads the pre-activation: GELU, one result.
+// CHECK-LABEL: func.func @gelu_alone
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<32x64xf16>) attributes {llmc.epilogue = "gelu"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg0, %arg1
+// CHECK-NEXT:    %[[G:.+]] = llmc.gelu tanh %[[M]]
+// CHECK-NEXT:    llmc.yield %[[G]] : tensor<32x64xf16>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return %[[K]]
+func.func @gelu_alone(%x: tensor<32x16xf16>, %w: tensor<16x64xf16>) -> tensor<32x64xf16> {
+  %0 = llmc.matmul %x, %w : (tensor<32x16xf16>, tensor<16x64xf16>) -> tensor<32x64xf16>
+  %1 = llmc.gelu tanh %0 : tensor<32x64xf16>
+  return %1 : tensor<32x64xf16>
+}
+
+// -----
+
+// Negative: an erf gelu (cuBLASLt's GELU is the tanh form) stays a kernel
+// of its own; the bias add still rides in the matmul (BIAS).
+// CHECK-LABEL: func.func @gelu_erf
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.kernel
+// CHECK-NEXT:    llmc.matmul
+// CHECK-NEXT:    llmc.add
+// CHECK-NEXT:    llmc.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  llmc.kernel
+// CHECK-NEXT:    llmc.gelu erf
+func.func @gelu_erf(%x: tensor<32x64xbf16>, %w: tensor<64x96xbf16>, %b: tensor<96xbf16>) -> tensor<32x96xbf16> {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.add %0, %b : (tensor<32x96xbf16>, tensor<96xbf16>) -> tensor<32x96xbf16>
+  %2 = llmc.gelu erf %1 : tensor<32x96xbf16>
+  return %2 : tensor<32x96xbf16>
+}
+
+// -----
+
+// Negative: f32 (the epilogues are formed for bf16/f16 products only).
+// CHECK-LABEL: func.func @gelu_f32
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu tanh
+func.func @gelu_f32(%x: tensor<32x64xf32>, %w: tensor<64x96xf32>) -> tensor<32x96xf32> {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xf32>, tensor<64x96xf32>) -> tensor<32x96xf32>
+  %1 = llmc.gelu tanh %0 : tensor<32x96xf32>
+  return %1 : tensor<32x96xf32>
+}
+
+// -----
+
+// Negative: n = 100 is no multiple of 8 (cuBLASLt's aux ld).
+// CHECK-LABEL: func.func @gelu_ld
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu tanh
+func.func @gelu_ld(%x: tensor<32x64xbf16>, %w: tensor<64x100xbf16>) -> tensor<32x100xbf16> {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xbf16>, tensor<64x100xbf16>) -> tensor<32x100xbf16>
+  %1 = llmc.gelu tanh %0 : tensor<32x100xbf16>
+  return %1 : tensor<32x100xbf16>
+}
+
+// -----
+
+// Negative: the raw product (before the bias) is read by another group, so
+// the add stays out and the gelu reads an add, not a matmul group.
+// CHECK-LABEL: func.func @gelu_product_read
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu tanh
+func.func @gelu_product_read(%x: tensor<32x64xbf16>, %w: tensor<64x96xbf16>, %b: tensor<96xbf16>) -> (tensor<32x96xbf16>, tensor<32x96xbf16>) {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.add %0, %b : (tensor<32x96xbf16>, tensor<96xbf16>) -> tensor<32x96xbf16>
+  %2 = llmc.gelu tanh %1 : tensor<32x96xbf16>
+  return %0, %2 : tensor<32x96xbf16>, tensor<32x96xbf16>
+}
+
+// -----
+
+// Negative: a batched matmul (two GEMMs) has no single epilogue.
+// CHECK-LABEL: func.func @gelu_batched
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu tanh
+func.func @gelu_batched(%x: tensor<2x32x64xbf16>, %w: tensor<2x64x96xbf16>) -> tensor<2x32x96xbf16> {
+  %0 = llmc.matmul %x, %w : (tensor<2x32x64xbf16>, tensor<2x64x96xbf16>) -> tensor<2x32x96xbf16>
+  %1 = llmc.gelu tanh %0 : tensor<2x32x96xbf16>
+  return %1 : tensor<2x32x96xbf16>
+}
+
+// -----
+
+// The GPT-2 MLP backward: dh = matmul(dy, W2); gelu_grad tanh %pre, dh;
+// its row sum is the fc bias gradient: one group (DGELU_BGRAD) yielding
+// the gelu_grad and the sum; the weight gradient reads the gelu_grad.
+// CHECK-LABEL: func.func @dgelu_bgrad
+// CHECK:       %[[K:.+]]:2 = llmc.kernel -> (tensor<2x16x96xbf16>, tensor<96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %arg2
+// CHECK-NEXT:    %[[G:.+]] = llmc.gelu_grad tanh %arg0, %[[M]]
+// CHECK-NEXT:    %[[S:.+]] = llmc.reduce_sum %[[G]] axes [0, 1]
+// CHECK-NEXT:    llmc.yield %[[G]], %[[S]]
+// CHECK-NEXT:  }
+// CHECK:       llmc.reshape %[[K]]#0
+// CHECK:       return %[[K]]#1
+func.func @dgelu_bgrad(%pre: tensor<2x16x96xbf16>, %dy: tensor<2x16x64xbf16>, %w2: tensor<64x96xbf16>, %x: tensor<32x64xbf16>) -> (tensor<96xbf16>, tensor<96x64xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<2x16x64xbf16>, tensor<64x96xbf16>) -> tensor<2x16x96xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<2x16x96xbf16>
+  %2 = llmc.reduce_sum %1 axes [0, 1] : (tensor<2x16x96xbf16>) -> tensor<96xbf16>
+  %3 = llmc.reshape %1 : tensor<2x16x96xbf16> -> tensor<32x96xbf16>
+  %4 = llmc.matmul %3, %x {transpose_lhs} : (tensor<32x96xbf16>, tensor<32x64xbf16>) -> tensor<96x64xbf16>
+  return %2, %4 : tensor<96xbf16>, tensor<96x64xbf16>
+}
+
+// -----
+
+// gelu_grad without a bias gradient: DGELU, one result.
+// CHECK-LABEL: func.func @dgelu
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<32x96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul
+// CHECK-NEXT:    %[[G:.+]] = llmc.gelu_grad tanh %arg0, %[[M]]
+// CHECK-NEXT:    llmc.yield %[[G]]
+func.func @dgelu(%pre: tensor<32x96xbf16>, %dy: tensor<32x64xbf16>, %w2: tensor<64x96xbf16>) -> tensor<32x96xbf16> {
+  %0 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<32x96xbf16>
+  return %1 : tensor<32x96xbf16>
+}
+
+// -----
+
+// Negative: the product dh is also returned (cuBLASLt's D is the
+// gelu_grad, dh itself is never stored).
+// CHECK-LABEL: func.func @dgelu_dh_read
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu_grad
+func.func @dgelu_dh_read(%pre: tensor<32x96xbf16>, %dy: tensor<32x64xbf16>, %w2: tensor<64x96xbf16>) -> (tensor<32x96xbf16>, tensor<32x96xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<32x96xbf16>
+  return %0, %1 : tensor<32x96xbf16>, tensor<32x96xbf16>
+}
+
+// -----
+
+// Negative: the pre-activation is computed after the matmul (the epilogue
+// reads it there), and an erf gelu_grad.
+// CHECK-LABEL: func.func @dgelu_pre_late
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu_grad tanh
+// CHECK:       llmc.gelu_grad erf
+func.func @dgelu_pre_late(%p: tensor<32x96xbf16>, %dy: tensor<32x64xbf16>, %w2: tensor<64x96xbf16>) -> (tensor<32x96xbf16>, tensor<32x96xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %pre = llmc.neg %p : tensor<32x96xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<32x96xbf16>
+  %2 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %3 = llmc.gelu_grad erf %p, %2 : tensor<32x96xbf16>
+  return %1, %3 : tensor<32x96xbf16>, tensor<32x96xbf16>
+}
+
+// -----
+
+// A bias gradient summed over all rows of the cotangent that the weight
+// gradient reads transposed (through its [rows, n] reshape): BGRADB on the
+// weight-gradient matmul; the sum moves there.
+// CHECK-LABEL: func.func @bgrad
+// CHECK:       %[[V:.+]] = llmc.reshape %arg0
+// CHECK-NEXT:  %[[K:.+]]:2 = llmc.kernel -> (tensor<64x96xbf16>, tensor<64xbf16>) attributes {llmc.epilogue = "bias_grad_lhs"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %[[V]], %arg1 {transpose_lhs}
+// CHECK-NEXT:    %[[S:.+]] = llmc.reduce_sum %arg0 axes [0, 1]
+// CHECK-NEXT:    llmc.yield %[[M]], %[[S]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return %[[K]]#1, %[[K]]#0
+// OFF-LABEL:   func.func @bgrad
+// OFF-NOT:     llmc.epilogue
+func.func @bgrad(%c: tensor<2x16x64xbf16>, %x: tensor<32x96xbf16>) -> (tensor<64xbf16>, tensor<64x96xbf16>) {
+  %0 = llmc.reduce_sum %c axes [0, 1] : (tensor<2x16x64xbf16>) -> tensor<64xbf16>
+  %1 = llmc.reshape %c : tensor<2x16x64xbf16> -> tensor<32x64xbf16>
+  %2 = llmc.matmul %1, %x {transpose_lhs} : (tensor<32x64xbf16>, tensor<32x96xbf16>) -> tensor<64x96xbf16>
+  return %0, %2 : tensor<64xbf16>, tensor<64x96xbf16>
+}
+
+// -----
+
+// Negative: a sum over the batch axis only (not all rows), an f32 sum, and
+// a sum read before the weight gradient is computed.
+// CHECK-LABEL: func.func @bgrad_negative
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.reduce_sum %arg0 axes [0] :
+// CHECK:       llmc.reduce_sum %arg2 axes [0, 1]
+// CHECK:       llmc.reduce_sum %arg0 axes [0, 1]
+// CHECK:       llmc.neg
+// CHECK:       llmc.matmul
+func.func @bgrad_negative(%c: tensor<2x16x64xbf16>, %x: tensor<32x96xbf16>, %c32: tensor<2x16x64xf32>, %x32: tensor<32x96xf32>) -> (tensor<16x64xbf16>, tensor<64x96xbf16>, tensor<64xf32>, tensor<64x96xf32>, tensor<64xbf16>) {
+  %0 = llmc.reduce_sum %c axes [0] : (tensor<2x16x64xbf16>) -> tensor<16x64xbf16>
+  %1 = llmc.reshape %c : tensor<2x16x64xbf16> -> tensor<32x64xbf16>
+  %3 = llmc.reduce_sum %c32 axes [0, 1] : (tensor<2x16x64xf32>) -> tensor<64xf32>
+  %4 = llmc.reshape %c32 : tensor<2x16x64xf32> -> tensor<32x64xf32>
+  %5 = llmc.matmul %4, %x32 {transpose_lhs} : (tensor<32x64xf32>, tensor<32x96xf32>) -> tensor<64x96xf32>
+  %6 = llmc.reduce_sum %c axes [0, 1] : (tensor<2x16x64xbf16>) -> tensor<64xbf16>
+  %7 = llmc.neg %6 : tensor<64xbf16>
+  %9 = llmc.matmul %1, %x {transpose_lhs} : (tensor<32x64xbf16>, tensor<32x96xbf16>) -> tensor<64x96xbf16>
+  return %0, %9, %3, %5, %7 : tensor<16x64xbf16>, tensor<64x96xbf16>, tensor<64xf32>, tensor<64x96xf32>, tensor<64xbf16>
+}
