@@ -162,6 +162,9 @@ mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
 /// Steps 6-9: fusion decides what runs together before in-place does, since
 /// a fused group reads more than each of its ops.
 void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
+  if (fusion.strided)
+    pm.addNestedPass<mlir::func::FuncOp>(
+        mlir::llmc::createFoldAttentionTransposesPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
   if (fusion.epilogues)
     pm.addNestedPass<mlir::func::FuncOp>(
@@ -185,7 +188,7 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
   for (llvm::StringRef name : names) {
     name = name.trim();
     if (name == "all")
-      config = {false, false, false, false};
+      config = {false, false, false, false, false};
     else if (name == "elementwise")
       config.elementwise = false;
     else if (name == "reductions")
@@ -194,9 +197,11 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.horizontal = false;
     else if (name == "epilogues")
       config.epilogues = false;
+    else if (name == "strided")
+      config.strided = false;
     else {
       error = "--no-fuse: unknown fusion '" + name.str() +
-              "' (elementwise, reductions, horizontal, epilogues or all)";
+              "' (elementwise, reductions, horizontal, epilogues, strided or all)";
       return mlir::failure();
     }
   }

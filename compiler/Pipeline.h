@@ -66,10 +66,12 @@ struct FusionConfig {
   bool elementwise = true; // llmc-fuse-elementwise vertical chains
   bool reductions = true;  // exact casts into row reductions
   bool horizontal = true;  // independent elementwise groups side by side
+  bool strided = true;     // attention reads [B, T, H, D]: no transposes
 };
 
 /// Parses `--no-fuse`'s value, a comma-separated list of elementwise,
-/// reductions, horizontal, epilogues or all; an error names a bad entry.
+/// reductions, horizontal, epilogues, strided or all; an error names a bad
+/// entry.
 mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
                                 std::string &error);
 

@@ -18,6 +18,8 @@
 #ifndef LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H
 #define LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H
 
+#include "compiler/Pipeline.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -54,13 +56,15 @@ void checkFunctionAgainstReference(mlir::func::FuncOp func, Tolerance tol = {},
 /// Needs a GPU: the best of `replays` CUDA-graph replays of @forward in
 /// milliseconds, on random arguments (no reference run); negative and a
 /// gtest failure when something fails.
-double bestReplayMs(const std::string &mlir, int replays = 10);
+double bestReplayMs(const std::string &mlir, int replays = 10,
+                    const FusionConfig &fusion = {});
 
 /// Per launch step of @forward's plan: its label and its time in ms, as the
 /// differences of the best replays of the plan cut after each step (the
 /// runtime times whole runs only). Empty and a gtest failure on errors.
 std::vector<std::pair<std::string, double>>
-stepReplayMs(const std::string &mlir, int replays = 10);
+stepReplayMs(const std::string &mlir, int replays = 10,
+             const FusionConfig &fusion = {});
 
 /// Needs a GPU: runs `function` of `mlir` twice on the same random
 /// arguments, with every fusion (docs/fusion.md) and with none, and expects
@@ -70,6 +74,15 @@ void checkFusedMatchesUnfused(const std::string &mlir,
                               const std::string &function = "forward",
                               double floatScale = 1.0, bool bitwise = true,
                               Tolerance tol = {});
+
+/// The same with two given fusion configurations: `with` must take fewer
+/// launches than `without`, and the results must match as above.
+void checkFusionConfigsMatch(const std::string &mlir,
+                             const std::string &function,
+                             const FusionConfig &with,
+                             const FusionConfig &without,
+                             double floatScale = 1.0, bool bitwise = true,
+                             Tolerance tol = {});
 
 /// Needs no GPU: lowers @forward and compiles every kernel with NVRTC for
 /// sm_90; also runs the reference on random arguments, so that the IR is
