@@ -63,13 +63,16 @@ void countModel(func::FuncOp train, CompileReport &report) {
   train.walk([&](Operation *op) {
     if (!isa<mlir::llmc::AttentionOp, mlir::llmc::AttentionLseOp>(op))
       return;
-    auto q = cast<RankedTensorType>(op->getOperand(0).getType());
-    auto k = cast<RankedTensorType>(op->getOperand(1).getType());
-    if (q.getRank() != 4 || k.getRank() != 4)
+    auto qt = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto kt = cast<RankedTensorType>(op->getOperand(1).getType());
+    if (qt.getRank() != 4 || kt.getRank() != 4)
       return;
-    double tokens = static_cast<double>(q.getDimSize(0)) * q.getDimSize(2);
-    double width = static_cast<double>(q.getDimSize(1)) * q.getDimSize(3);
-    attention += 4.0 * width * static_cast<double>(k.getDimSize(2)) * tokens;
+    bool seqMajor = op->hasAttr("seq_major");
+    auto q = mlir::llmc::attentionLogicalShape(qt.getShape(), seqMajor);
+    auto k = mlir::llmc::attentionLogicalShape(kt.getShape(), seqMajor);
+    double tokens = static_cast<double>(q[0]) * q[2];
+    double width = static_cast<double>(q[1]) * q[3];
+    attention += 4.0 * width * static_cast<double>(k[2]) * tokens;
   });
   double passes = report.eval ? 1.0 : 3.0; // forward, or forward + backward
   report.modelFlops =
@@ -359,7 +362,7 @@ bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
     return false;
   if (list.empty()) {
     error = "--no-fuse needs a value: elementwise, reductions, horizontal, "
-            "epilogues, gelu-epilogue, bias-grad-epilogue or all, "
+            "epilogues, gelu-epilogue, bias-grad-epilogue, strided or all, "
             "comma-separated";
     return true;
   }

@@ -65,7 +65,7 @@ void printHelp() {
          "  --no-fuse=LIST         fusions to skip, comma-separated: "
          "elementwise,\n"
          "                         reductions, horizontal, epilogues,\n"
-         "                         gelu-epilogue, bias-grad-epilogue, all "
+         "                         gelu-epilogue, bias-grad-epilogue, strided, all "
          "(docs/fusion.md)\n"
          "  --explain              print each kernel group, its ops and why "
          "the\n"

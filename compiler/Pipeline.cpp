@@ -162,6 +162,9 @@ mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
 /// Steps 6-9: fusion decides what runs together before in-place does, since
 /// a fused group reads more than each of its ops.
 void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
+  if (fusion.strided)
+    pm.addNestedPass<mlir::func::FuncOp>(
+        mlir::llmc::createFoldAttentionTransposesPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
   if (fusion.epilogues) {
     mlir::llmc::FuseEpiloguesPassOptions o;
@@ -189,7 +192,7 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
   for (llvm::StringRef name : names) {
     name = name.trim();
     if (name == "all")
-      config = {false, false, false, false, false, false};
+      config = {false, false, false, false, false, false, false};
     else if (name == "elementwise")
       config.elementwise = false;
     else if (name == "reductions")
@@ -202,10 +205,12 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.geluEpilogue = false;
     else if (name == "bias-grad-epilogue")
       config.biasGradEpilogue = false;
+    else if (name == "strided")
+      config.strided = false;
     else {
       error = "--no-fuse: unknown fusion '" + name.str() +
               "' (elementwise, reductions, horizontal, epilogues, "
-              "gelu-epilogue, bias-grad-epilogue or all)";
+              "gelu-epilogue, bias-grad-epilogue, strided or all)";
       return mlir::failure();
     }
   }

@@ -68,11 +68,12 @@ struct FusionConfig {
   bool horizontal = true;  // independent elementwise groups side by side
   bool geluEpilogue = true;     // GELU/DGELU in the matmul (cuBLASLt)
   bool biasGradEpilogue = true; // bias gradients in the matmul (cuBLASLt)
+  bool strided = true;          // attention reads [B, T, H, D]: no transposes
 };
 
 /// Parses `--no-fuse`'s value, a comma-separated list of elementwise,
 /// reductions, horizontal, epilogues (all of them), gelu-epilogue,
-/// bias-grad-epilogue or all; an error names a bad entry.
+/// bias-grad-epilogue, strided or all; an error names a bad entry.
 mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
                                 std::string &error);
 

@@ -455,6 +455,33 @@ def PadShapesPass : Pass<"llmc-pad-shapes", "::mlir::ModuleOp"> {
 // Kernel formation: llmc.kernel groups for the CUDA backend (docs/kernel-ir.md)
 //===----------------------------------------------------------------------===//
 
+def FoldAttentionTransposesPass
+    : Pass<"llmc-fold-attention-transposes", "::mlir::func::FuncOp"> {
+  let summary = "Attention reads and writes [B, T, H, D]: no transposes around it";
+  let description = [{
+    Runs before `llmc-form-kernels`. Attention ops whose q, k, v (and, for
+    `attention_grad`, output and grad) are `[0, 2, 1, 3]` transposes of
+    `[B, T, H, D]` values and whose results are only transposed back become
+    `seq_major`: they read the values before the transposes and their
+    results are the transposes' results (docs/fusion.md):
+    ```mlir
+    %q = llmc.transpose %x [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
+    ... same for %k, %v
+    %o, %lse = llmc.attention_lse %q, %k, %v {causal} : ...
+    %y = llmc.transpose %o [0, 2, 1, 3] : (tensor<2x4x8x16xbf16>) -> tensor<2x8x4x16xbf16>
+    // =>
+    %y, %lse = llmc.attention_lse %x, %xk, %xv {causal, seq_major} : (tensor<2x8x4x16xbf16>, ...) -> (tensor<2x8x4x16xbf16>, tensor<2x4x8xf32>)
+    ```
+    Ops that share a value (attention_lse and the attention_grad that
+    reads its q, k, v and output) switch together or not at all. A
+    transpose with another reader, another permutation, or an op between
+    the transpose and the attention (RoPE on q and k) keeps the op and its
+    transposes as they are. Numerics are unchanged: only the addressing
+    differs.
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 def FormKernelsPass : Pass<"llmc-form-kernels", "::mlir::func::FuncOp"> {
   let summary = "Put every compute op in an llmc.kernel group of its own";
   let description = [{

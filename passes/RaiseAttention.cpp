@@ -313,7 +313,7 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     rewriter.replaceOpWithNewOp<AttentionOp>(
         op, q, kValue, vValue, maskKind == MaskKind::Operand ? mask : Value(),
         maskKind == MaskKind::Causal ? rewriter.getUnitAttr() : UnitAttr(),
-        scaleAttr);
+        scaleAttr, /*seq_major=*/UnitAttr());
     return success();
   }
 };

@@ -144,7 +144,8 @@ template <int N> __device__ __forceinline__ void cpAsyncWait() {
 // dst (row stride ld); rows at or past `valid` are zero.
 template <int ROWS, int COLS>
 __device__ __forceinline__ void stageAsync(bf16_t *dst, int ld,
-                                           const bf16_t *src, index_t valid) {
+                                           const bf16_t *src, index_t srcLd,
+                                           index_t valid) {
   constexpr int kChunks = ROWS * COLS / 8, kPerRow = COLS / 8;
   // A trip count known at compile time: the loop unrolls without the
   // remainder branches a thread-strided loop compiles to.
@@ -156,7 +157,7 @@ __device__ __forceinline__ void stageAsync(bf16_t *dst, int ld,
       break;
     const int r = i / kPerRow, c = (i % kPerRow) * 8;
     const bool in = r < valid;
-    cpAsync16(dst + r * ld + c, src + (in ? (index_t)r * COLS + c : 0), in);
+    cpAsync16(dst + r * ld + c, src + (in ? (index_t)r * srcLd + c : 0), in);
   }
 }
 #else
@@ -183,13 +184,13 @@ const char *const kForward = R"(extern "C" __global__ void __launch_bounds__(@TH
   // The longest rows (last, under causal) start first.
   const index_t q0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;
   const index_t kvh = h / kGroup;
-  const bf16_t *qp = reinterpret_cast<const bf16_t *>(q) + (b * kHq + h) * kT * kD;
-  const bf16_t *kp = reinterpret_cast<const bf16_t *>(k) + (b * kHkv + kvh) * kS * kD;
-  const bf16_t *vp = reinterpret_cast<const bf16_t *>(v) + (b * kHkv + kvh) * kS * kDv;
-@KVEND@  stageAsync<kBr, kD>(Qs, kLdQ, qp + q0 * kD, kT - q0);
+  const bf16_t *qp = reinterpret_cast<const bf16_t *>(q) + b * kQsB + h * kQsH;
+  const bf16_t *kp = reinterpret_cast<const bf16_t *>(k) + b * kKsB + kvh * kKsH;
+  const bf16_t *vp = reinterpret_cast<const bf16_t *>(v) + b * kVsB + kvh * kVsH;
+@KVEND@  stageAsync<kBr, kD>(Qs, kLdQ, qp + q0 * kQsT, kQsT, kT - q0);
   if (kvEnd > 0) {
-    stageAsync<kBc, kD>(KVs, kLdK, kp, kS);
-    stageAsync<kBc, kDv>(KVs + kBc * kLdK, kLdV, vp, kS);
+    stageAsync<kBc, kD>(KVs, kLdK, kp, kKsT, kS);
+    stageAsync<kBc, kDv>(KVs + kBc * kLdK, kLdV, vp, kVsT, kS);
   }
   cpAsyncCommit();
   float o[kDv / 8][4] = {};
@@ -200,9 +201,10 @@ const char *const kForward = R"(extern "C" __global__ void __launch_bounds__(@TH
   for (index_t s0 = 0; s0 < kvEnd; s0 += kBc, buf ^= 1) {
     if (s0 + kBc < kvEnd) {
       bf16_t *next = KVs + (buf ^ 1) * kStage;
-      stageAsync<kBc, kD>(next, kLdK, kp + (s0 + kBc) * kD, kS - s0 - kBc);
-      stageAsync<kBc, kDv>(next + kBc * kLdK, kLdV, vp + (s0 + kBc) * kDv,
-                           kS - s0 - kBc);
+      stageAsync<kBc, kD>(next, kLdK, kp + (s0 + kBc) * kKsT, kKsT,
+                          kS - s0 - kBc);
+      stageAsync<kBc, kDv>(next + kBc * kLdK, kLdV, vp + (s0 + kBc) * kVsT,
+                           kVsT, kS - s0 - kBc);
       cpAsyncCommit();
       cpAsyncWait<1>();
     } else {
@@ -284,10 +286,11 @@ const char *const kForward = R"(extern "C" __global__ void __launch_bounds__(@TH
       continue;
     const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
     const index_t at = (b * kHq + h) * kT + row;
+    const index_t o0 = b * kOsB + h * kOsH + row * kOsT;
 #pragma unroll
     for (int j = 0; j < kDv / 8; ++j) {
-      out[at * kDv + j * 8 + 2 * t] = @STORE0@;
-      out[at * kDv + j * 8 + 2 * t + 1] = @STORE1@;
+      out[o0 + j * 8 + 2 * t] = @STORE0@;
+      out[o0 + j * 8 + 2 * t + 1] = @STORE1@;
     }
     if (t == 0)
       lse[at] = l[r] > 0.0f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
@@ -311,7 +314,7 @@ void bf16AttentionConstants(KernelSource &src, double scale) {
 LogicalResult emitAttentionForwardBf16(Operation *op, const EmitContext &ctx,
                                        OpLowering &out,
                                        const AttentionParts &a) {
-  Shape q = shapeOf(a.query), v = shapeOf(a.value);
+  Shape q = a.shape(a.query), v = a.shape(a.value);
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3], Dv = v[3];
   Type rt = elementTypeOf(a.result);
   if (B > 65535 || Hq > 65535)

@@ -41,7 +41,7 @@ constexpr unsigned kKeyTile = 32;
 /// (autodiff's attention_lse) rather than a scratch buffer.
 LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
                                   OpLowering &out, const AttentionParts &a) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
@@ -65,6 +65,7 @@ LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
              "[T, S]");
   src.scheme("writes the row log-sum-exp (f32 [B, Hq, T]) for the backward");
   attentionShapeConstants(src, q, k, Dv);
+  attentionStrideConstants(src, a);
   src.constant("kWarps", kWarpsPerBlock, "query rows per block");
   src.constant("kTile", kKeyTile, "keys per tile, one per lane");
   src.constant("kDvPerLane", (Dv + 31) / 32, "output features per lane");
@@ -125,14 +126,15 @@ __device__ __forceinline__ float warpMax(float v) {
       "  const index_t kvh = h / kGroup;\n"
       "  const " +
       storageType(kt) +
-      " *kp = k + (b * kHkv + kvh) * kS * kD;\n"
+      " *kp = k + b * kKsB + kvh * kKsH;\n"
       "  const " +
       storageType(vt) +
-      " *vp = v + (b * kHkv + kvh) * kS * kDv;\n"
+      " *vp = v + b * kVsB + kvh * kVsH;\n"
       "  if (t < kT)\n"
       "    for (index_t d = lane; d < kD; d += 32)\n"
       "      qs[warp * kD + d] = " +
-      loadAs(qt, "q[((b * kHq + h) * kT + t) * kD + d]") + ";\n" + causalEnd +
+      loadAs(qt, "q[b * kQsB + h * kQsH + t * kQsT + d]") + ";\n" +
+      causalEnd +
       "  float m = -INFINITY, l = 0.0f, acc[kDvPerLane];\n"
       "  for (int u = 0; u < kDvPerLane; ++u)\n"
       "    acc[u] = 0.0f;\n"
@@ -141,13 +143,13 @@ __device__ __forceinline__ float warpMax(float v) {
       "    for (index_t e = threadIdx.x; e < kTile * kD; e += kWarps * 32) {\n"
       "      const index_t j = e / kD, d = e % kD;\n"
       "      ks[j * (kD + 1) + d] = s0 + j < kS ? " +
-      loadAs(kt, "kp[(s0 + j) * kD + d]") +
+      loadAs(kt, "kp[(s0 + j) * kKsT + d]") +
       " : 0.0f;\n"
       "    }\n"
       "    for (index_t e = threadIdx.x; e < kTile * kDv; e += kWarps * 32) {\n"
       "      const index_t j = e / kDv;\n"
       "      vs[e] = s0 + j < kS ? " +
-      loadAs(vt, "vp[s0 * kDv + e]") +
+      loadAs(vt, "vp[(s0 + j) * kVsT + e % kDv]") +
       " : 0.0f;\n"
       "    }\n"
       "    __syncthreads();\n"
@@ -194,7 +196,7 @@ __device__ __forceinline__ float warpMax(float v) {
       "  for (int u = 0; u < kDvPerLane; ++u) {\n"
       "    const index_t e = lane + 32 * u;\n"
       "    if (e < kDv)\n"
-      "      out[row * kDv + e] = " +
+      "      out[b * kOsB + h * kOsH + t * kOsT + e] = " +
       storeAs(rt, "acc[u] * inv") +
       ";\n"
       "  }\n"
@@ -295,7 +297,8 @@ void registerAttentionEmitters(EmitterTable &t) {
       t, [](AttentionOp op, const EmitContext &ctx, OpLowering &out) {
         AttentionParts a{op.getQuery(),  op.getKey(),           op.getValue(),
                          op.getMask(),   op.getResult(),        Value(),
-                         op.getCausal(), op.getScaleOrDefault()};
+                         op.getCausal(), op.getScaleOrDefault(),
+                         op.getSeqMajor()};
         return emitAttentionKernel(op, ctx, out, a);
       });
   // The training forward: the same kernel, lse as result #1.
@@ -303,7 +306,8 @@ void registerAttentionEmitters(EmitterTable &t) {
       t, [](AttentionLseOp op, const EmitContext &ctx, OpLowering &out) {
         AttentionParts a{op.getQuery(),  op.getKey(),           op.getValue(),
                          op.getMask(),   op.getResult(),        op.getLse(),
-                         op.getCausal(), op.getScaleOrDefault()};
+                         op.getCausal(), op.getScaleOrDefault(),
+                         op.getSeqMajor()};
         return emitAttentionKernel(op, ctx, out, a);
       });
   addEmitter<RotaryOp>(t, emitRotary);

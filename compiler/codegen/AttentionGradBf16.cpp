@@ -47,9 +47,10 @@ const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS
   const int g = lane / 4, t = lane % 4;
   const index_t b = blockIdx.z, kvh = blockIdx.y;
   const index_t s0 = (index_t)blockIdx.x * kBc;
-  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;
-  stageAsync<kBc, kD>(Ks, kLdK, k + kvRow0 * kD, kS - s0);
-  stageAsync<kBc, kDv>(Vs, kLdV, v + kvRow0 * kDv, kS - s0);
+  stageAsync<kBc, kD>(Ks, kLdK, k + b * kKsB + kvh * kKsH + s0 * kKsT, kKsT,
+                      kS - s0);
+  stageAsync<kBc, kDv>(Vs, kLdV, v + b * kVsB + kvh * kVsH + s0 * kVsT, kVsT,
+                       kS - s0);
 @FIRST@  const index_t nTiles = (kT - tileStart + kBr - 1) / kBr;
   const index_t nIter = kGroup * nTiles;
   // Stages iteration `it` (head, query tile) into stage `st`.
@@ -59,8 +60,10 @@ const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS
     const index_t qRow0 = (b * kHq + h) * kT + t0;
     bf16_t *Qs = Stream + st * kStage, *Os = Qs + kBr * kLdQ;
     float *Ls = reinterpret_cast<float *>(Os + kBr * kLdO), *Rs = Ls + kBr;
-    stageAsync<kBr, kD>(Qs, kLdQ, q + qRow0 * kD, kT - t0);
-    stageAsync<kBr, kDv>(Os, kLdO, dout + qRow0 * kDv, kT - t0);
+    stageAsync<kBr, kD>(Qs, kLdQ, q + b * kQsB + h * kQsH + t0 * kQsT, kQsT,
+                        kT - t0);
+    stageAsync<kBr, kDv>(Os, kLdO, dout + b * kOsB + h * kOsH + t0 * kOsT,
+                         kOsT, kT - t0);
     for (int r = threadIdx.x; r < kBr; r += kThreadsPerBlock) {
       Ls[r] = t0 + r < kT ? lse[qRow0 + r] * kLog2e : -INFINITY;
       Rs[r] = t0 + r < kT ? rowdot[qRow0 + r] : 0.0f;
@@ -130,16 +133,17 @@ const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS
     const index_t s = key0 + 8 * r;
     if (s >= kS)
       continue;
-    const index_t at = (b * kHkv + kvh) * kS + s;
+    const index_t atK = b * kKsB + kvh * kKsH + s * kKsT;
+    const index_t atV = b * kVsB + kvh * kVsH + s * kVsT;
 #pragma unroll
     for (int j = 0; j < kD / 8; ++j) {
-      dk[at * kD + j * 8 + 2 * t] = @DK0@;
-      dk[at * kD + j * 8 + 2 * t + 1] = @DK1@;
+      dk[atK + j * 8 + 2 * t] = @DK0@;
+      dk[atK + j * 8 + 2 * t + 1] = @DK1@;
     }
 #pragma unroll
     for (int j = 0; j < kDv / 8; ++j) {
-      dv[at * kDv + j * 8 + 2 * t] = @DV0@;
-      dv[at * kDv + j * 8 + 2 * t + 1] = @DV1@;
+      dv[atV + j * 8 + 2 * t] = @DV0@;
+      dv[atV + j * 8 + 2 * t + 1] = @DV1@;
     }
   }
 }
@@ -158,12 +162,14 @@ const char *const kQ = R"(extern "C" __global__ void __launch_bounds__(@THREADS@
   // The longest rows (last, under causal) start first.
   const index_t t0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;
   const index_t qRow0 = (b * kHq + h) * kT + t0;
-  const index_t kvBase = (b * kHkv + kvh) * kS;
-  stageAsync<kBr, kD>(Qs, kLdQ, q + qRow0 * kD, kT - t0);
-  stageAsync<kBr, kDv>(Os, kLdO, dout + qRow0 * kDv, kT - t0);
+  const bf16_t *kp = k + b * kKsB + kvh * kKsH, *vp = v + b * kVsB + kvh * kVsH;
+  stageAsync<kBr, kD>(Qs, kLdQ, q + b * kQsB + h * kQsH + t0 * kQsT, kQsT,
+                      kT - t0);
+  stageAsync<kBr, kDv>(Os, kLdO, dout + b * kOsB + h * kOsH + t0 * kOsT, kOsT,
+                       kT - t0);
 @KVEND@  if (kvEnd > 0) {
-    stageAsync<kBc, kD>(Stream, kLdK, k + kvBase * kD, kS);
-    stageAsync<kBc, kDv>(Stream + kBc * kLdK, kLdV, v + kvBase * kDv, kS);
+    stageAsync<kBc, kD>(Stream, kLdK, kp, kKsT, kS);
+    stageAsync<kBc, kDv>(Stream + kBc * kLdK, kLdV, vp, kVsT, kS);
   }
   cpAsyncCommit();
   // This lane's rows: row0 and row0 + 8 (lse in log2 units).
@@ -180,10 +186,10 @@ const char *const kQ = R"(extern "C" __global__ void __launch_bounds__(@THREADS@
   for (index_t s0 = 0; s0 < kvEnd; s0 += kBc, buf ^= 1) {
     if (s0 + kBc < kvEnd) {
       bf16_t *next = Stream + (buf ^ 1) * kStage;
-      stageAsync<kBc, kD>(next, kLdK, k + (kvBase + s0 + kBc) * kD,
+      stageAsync<kBc, kD>(next, kLdK, kp + (s0 + kBc) * kKsT, kKsT,
                           kS - s0 - kBc);
-      stageAsync<kBc, kDv>(next + kBc * kLdK, kLdV,
-                           v + (kvBase + s0 + kBc) * kDv, kS - s0 - kBc);
+      stageAsync<kBc, kDv>(next + kBc * kLdK, kLdV, vp + (s0 + kBc) * kVsT,
+                           kVsT, kS - s0 - kBc);
       cpAsyncCommit();
       cpAsyncWait<1>();
     } else {
@@ -230,11 +236,12 @@ const char *const kQ = R"(extern "C" __global__ void __launch_bounds__(@THREADS@
   for (int r = 0; r < 2; ++r) {
     if (row0 + 8 * r >= kT)
       continue;
-    const index_t at = qRow0 + warp * 16 + g + 8 * r;
+    const index_t at =
+        b * kQsB + h * kQsH + (t0 + warp * 16 + g + 8 * r) * kQsT;
 #pragma unroll
     for (int j = 0; j < kD / 8; ++j) {
-      dq[at * kD + j * 8 + 2 * t] = @DQ0@;
-      dq[at * kD + j * 8 + 2 * t + 1] = @DQ1@;
+      dq[at + j * 8 + 2 * t] = @DQ0@;
+      dq[at + j * 8 + 2 * t + 1] = @DQ1@;
     }
   }
 }
@@ -246,7 +253,7 @@ std::string visibleExpr(bool causal) {
 
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key);
+  Shape q = a.shape(a.query), k = a.shape(a.key);
   src.use(elementTypeOf(a.query));
   tileConstants(src, a, rowTile, keyTile, warps, 8, /*grad=*/true);
   if (a.mask)
@@ -260,7 +267,7 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
                                       OpLowering &out, const AttentionParts &a,
                                       const std::string &common,
                                       const std::vector<KernelArg> &commonArgs) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t Hkv = k[1], S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),

@@ -45,9 +45,11 @@ constexpr int64_t kKeyTile = 64;
 constexpr unsigned kSharedLimit = 227 * 1024;
 
 /// Kernel constants shared by the three kernels.
-void attentionConstants(KernelSource &src, const Shape &q, const Shape &k,
-                        int64_t Dv, int64_t rowTile, double scale) {
+void attentionConstants(KernelSource &src, const AttentionParts &a,
+                        const Shape &q, const Shape &k, int64_t Dv,
+                        int64_t rowTile, double scale) {
   attentionShapeConstants(src, q, k, Dv);
+  attentionStrideConstants(src, a);
   src.constant("kBr", rowTile, "query rows per tile");
   src.constant("kBc", kKeyTile, "keys per tile");
   src.constant("kRowsPT", rowTile / 16, "tile rows per thread (16 x 16)");
@@ -133,13 +135,13 @@ std::string loadRows(Type qt, Type gt) {
   return "    for (index_t e = threadIdx.x; e < kBr * kD; e += blockDim.x) {\n"
          "      const index_t r = e / kD, d = e % kD;\n"
          "      qs[r * (kD + 1) + d] = t0 + r < kT ? " +
-         loadAs(qt, "q[(qRow0 + r) * kD + d]") +
+         loadAs(qt, "q[b * kQsB + h * kQsH + (t0 + r) * kQsT + d]") +
          " : 0.0f;\n"
          "    }\n"
          "    for (index_t e = threadIdx.x; e < kBr * kDv; e += blockDim.x) {\n"
          "      const index_t r = e / kDv, d = e % kDv;\n"
          "      dos[r * (kDv + 1) + d] = t0 + r < kT ? " +
-         loadAs(gt, "dout[(qRow0 + r) * kDv + d]") +
+         loadAs(gt, "dout[b * kOsB + h * kOsH + (t0 + r) * kOsT + d]") +
          " : 0.0f;\n"
          "    }\n"
          "    for (index_t r = threadIdx.x; r < kBr; r += blockDim.x) {\n"
@@ -153,13 +155,13 @@ std::string loadKeys(Type kt, Type vt) {
   return "    for (index_t e = threadIdx.x; e < kBc * kD; e += blockDim.x) {\n"
          "      const index_t c = e / kD, d = e % kD;\n"
          "      ks[c * (kD + 1) + d] = s0 + c < kS ? " +
-         loadAs(kt, "k[(kvRow0 + c) * kD + d]") +
+         loadAs(kt, "k[b * kKsB + kvh * kKsH + (s0 + c) * kKsT + d]") +
          " : 0.0f;\n"
          "    }\n"
          "    for (index_t e = threadIdx.x; e < kBc * kDv; e += blockDim.x) {\n"
          "      const index_t c = e / kDv, d = e % kDv;\n"
          "      vs[c * (kDv + 1) + d] = s0 + c < kS ? " +
-         loadAs(vt, "v[(kvRow0 + c) * kDv + d]") +
+         loadAs(vt, "v[b * kVsB + kvh * kVsH + (s0 + c) * kVsT + d]") +
          " : 0.0f;\n"
          "    }\n";
 }
@@ -178,8 +180,12 @@ const char *kSharedLayout =
 
 LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
                                 OpLowering &out) {
-  Shape q = shapeOf(op.getQuery()), k = shapeOf(op.getKey()),
-        v = shapeOf(op.getValue());
+  AttentionParts parts{op.getQuery(), op.getKey(), op.getValue(),
+                       op.getMask(),  Value(),     Value(),
+                       op.getCausal(), op.getScaleOrDefault(),
+                       op.getSeqMajor()};
+  Shape q = parts.shape(op.getQuery()), k = parts.shape(op.getKey()),
+        v = parts.shape(op.getValue());
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t Hkv = k[1], S = k[2], Dv = v[3];
   if (B > 65535 || Hq > 65535)
@@ -227,6 +233,13 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
              "per query row, into the f32 scratch `rowdot`");
   dot.constant("kRows", B * Hq * T, "query rows");
   dot.constant("kDv", Dv, "v head dim");
+  // Row (b, h, t) of the [B, Hq, T] rowdot; out/dout may be [B, T, Hq, Dv].
+  std::string rowAt = "row * kDv";
+  if (parts.seqMajor) {
+    dot.constant("kHq", Hq, "query heads");
+    dot.constant("kT", T, "query positions");
+    rowAt = "((row / (kHq * kT) * kT + row % kT) * kHq + row / kT % kHq) * kDv";
+  }
   dot.kernel(
       "extern \"C\" __global__ void __launch_bounds__(256)\n" + dotName + "(" +
       inParam(ot, "out") + ", " + inParam(gt, "dout") +
@@ -236,10 +249,10 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
       "  if (row >= kRows)\n"
       "    return;\n"
       "  float acc = 0.0f;\n"
+      "  const index_t at = " + rowAt + ";\n"
       "  for (index_t e = lane; e < kDv; e += 32)\n"
       "    acc += " +
-      loadAs(gt, "dout[row * kDv + e]") + " * " +
-      loadAs(ot, "out[row * kDv + e]") +
+      loadAs(gt, "dout[at + e]") + " * " + loadAs(ot, "out[at + e]") +
       ";\n"
       "  for (int o = 16; o > 0; o >>= 1)\n"
       "    acc += __shfl_xor_sync(0xffffffffu, acc, o);\n"
@@ -263,9 +276,6 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
       KernelArg::operand(0), KernelArg::operand(1), KernelArg::operand(2),
       KernelArg::operand(4), KernelArg::operand(5), KernelArg::scratch(0)};
   commonArgs.insert(commonArgs.end(), maskArg.begin(), maskArg.end());
-  AttentionParts parts{op.getQuery(), op.getKey(), op.getValue(),
-                       op.getMask(),  Value(),     Value(),
-                       causal,        scale};
   if (attentionBf16Eligible(qt, kt, vt, D, Dv) && gt.isBF16())
     return appendAttentionGradBf16(op, ctx, out, parts, common, commonArgs);
   if (attentionMmaEligible(D, Dv))
@@ -278,7 +288,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
             std::to_string(kKeyTile) +
             " keys) and walks the query tiles of every head of its group: "
             "dV += P^T dout, dK += scale dS^T q in registers (no atomics)");
-  attentionConstants(kv, q, k, Dv, rowTile, scale);
+  attentionConstants(kv, parts, q, k, Dv, rowTile, scale);
   if (op.getMask())
     maskConstants(kv, op.getMask(), {B, Hq, T, S});
   std::string firstTile =
@@ -290,8 +300,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
             "(" + common + ", " + outParam(kt, "dk") + ", " +
             outParam(vt, "dv") + ") {\n" + kSharedLayout +
             "  const index_t b = blockIdx.z, kvh = blockIdx.y;\n"
-            "  const index_t s0 = (index_t)blockIdx.x * kBc;\n"
-            "  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n" +
+            "  const index_t s0 = (index_t)blockIdx.x * kBc;\n" +
             loadKeys(kt, vt) +
             "  const int ky = threadIdx.x / 16, fx = threadIdx.x % 16;\n"
             "  float dkAcc[kKeysPT][kDPT], dvAcc[kKeysPT][kDvPT];\n"
@@ -348,7 +357,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
             "    for (int j = 0; j < kDPT; ++j) {\n"
             "      const int d = fx + 16 * j;\n"
             "      if (d < kD)\n"
-            "        dk[((b * kHkv + kvh) * kS + s) * kD + d] = " +
+            "        dk[b * kKsB + kvh * kKsH + s * kKsT + d] = " +
             storeAs(kt, "dkAcc[i][j] * kScale") +
             ";\n"
             "    }\n"
@@ -356,7 +365,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
             "    for (int j = 0; j < kDvPT; ++j) {\n"
             "      const int e = fx + 16 * j;\n"
             "      if (e < kDv)\n"
-            "        dv[((b * kHkv + kvh) * kS + s) * kDv + e] = " +
+            "        dv[b * kVsB + kvh * kVsH + s * kVsT + e] = " +
             storeAs(vt, "dvAcc[i][j]") +
             ";\n"
             "    }\n"
@@ -381,7 +390,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
             std::to_string(rowTile) +
             " queries) and walks the key tiles they see: dQ += scale dS k in "
             "registers; the longest (last, under causal) tiles start first");
-  attentionConstants(qk, q, k, Dv, rowTile, scale);
+  attentionConstants(qk, parts, q, k, Dv, rowTile, scale);
   if (op.getMask())
     maskConstants(qk, op.getMask(), {B, Hq, T, S});
   std::string kvEnd =
@@ -405,7 +414,6 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
       "    for (int j = 0; j < kDPT; ++j)\n"
       "      dqAcc[i][j] = 0.0f;\n"
       "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
-      "    const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
       loadKeys(kt, vt) + "    __syncthreads();\n" +
       stepA(causal, maskCode, /*withP=*/false) +
@@ -434,7 +442,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
       "    for (int j = 0; j < kDPT; ++j) {\n"
       "      const int d = fx + 16 * j;\n"
       "      if (d < kD)\n"
-      "        dq[(qRow0 + ry + 16 * i) * kD + d] = " +
+      "        dq[b * kQsB + h * kQsH + (t0 + ry + 16 * i) * kQsT + d] = " +
       storeAs(qt, "dqAcc[i][j] * kScale") +
       ";\n"
       "    }\n"

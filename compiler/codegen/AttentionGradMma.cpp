@@ -35,7 +35,7 @@ constexpr unsigned kSharedLimit = 227 * 1024;
 
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key);
+  Shape q = a.shape(a.query), k = a.shape(a.key);
   tileConstants(src, a, rowTile, keyTile, warps, 4, /*grad=*/true);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
@@ -52,9 +52,10 @@ std::string loadQueryTile(Type qt, Type gt, int64_t rows, int64_t D,
                           int64_t Dv, bool stats) {
   auto stage = stats ? stageSplit : stageTile;
   std::string code =
-      stage(qt, "Qs", "kLdQ", "q + qRow0 * kD", rows, D, "kT - t0", "    ") +
-      stage(gt, "Os", "kLdO", "dout + qRow0 * kDv", rows, Dv, "kT - t0",
-            "    ");
+      stage(qt, "Qs", "kLdQ", "q + b * kQsB + h * kQsH + t0 * kQsT", "kQsT",
+            rows, D, "kT - t0", "    ") +
+      stage(gt, "Os", "kLdO", "dout + b * kOsB + h * kOsH + t0 * kOsT",
+            "kOsT", rows, Dv, "kT - t0", "    ");
   if (stats)
     code += "    for (index_t r = threadIdx.x; r < kBr; r += blockDim.x) {\n"
             "      Ls[r] = t0 + r < kT ? lse[qRow0 + r] : -INFINITY;\n"
@@ -68,10 +69,10 @@ std::string loadQueryTile(Type qt, Type gt, int64_t rows, int64_t D,
 std::string loadKeyTile(Type kt, Type vt, int64_t rows, int64_t D, int64_t Dv,
                         bool split) {
   auto stage = split ? stageSplit : stageTile;
-  return stage(kt, "Ks", "kLdK", "k + kvRow0 * kD", rows, D, "kS - s0",
-               "    ") +
-         stage(vt, "Vs", "kLdV", "v + kvRow0 * kDv", rows, Dv, "kS - s0",
-               "    ");
+  return stage(kt, "Ks", "kLdK", "k + b * kKsB + kvh * kKsH + s0 * kKsT",
+               "kKsT", rows, D, "kS - s0", "    ") +
+         stage(vt, "Vs", "kLdV", "v + b * kVsB + kvh * kVsH + s0 * kVsT",
+               "kVsT", rows, Dv, "kS - s0", "    ");
 }
 
 std::string visibleExpr(bool causal) {
@@ -89,7 +90,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
                                      OpLowering &out, const AttentionParts &a,
                                      const std::string &common,
                                      const std::vector<KernelArg> &commonArgs) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t Hkv = k[1], S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
@@ -138,8 +139,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
       "  const int g = lane / 4, t = lane % 4;\n"
       "  const index_t b = blockIdx.z, kvh = blockIdx.y;\n"
-      "  const index_t s0 = (index_t)blockIdx.x * kBc;\n"
-      "  const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n" +
+      "  const index_t s0 = (index_t)blockIdx.x * kBc;\n" +
       loadKeyTile(kt, vt, kvOwned, D, Dv, false) + zeroTile("dkAcc", "kD / 8") +
       zeroTile("dvAcc", "kDv / 8") + firstTile +
       "  // This lane's keys: key0 and key0 + 8.\n"
@@ -200,22 +200,23 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "    const index_t s = key0 + 8 * r;\n"
       "    if (s >= kS)\n"
       "      continue;\n"
-      "    const index_t at = (b * kHkv + kvh) * kS + s;\n"
+      "    const index_t atK = b * kKsB + kvh * kKsH + s * kKsT;\n"
+      "    const index_t atV = b * kVsB + kvh * kVsH + s * kVsT;\n"
       "#pragma unroll\n"
       "    for (int j = 0; j < kD / 8; ++j) {\n"
-      "      dk[at * kD + j * 8 + 2 * t] = " +
+      "      dk[atK + j * 8 + 2 * t] = " +
       storeAs(kt, "dkAcc[j][2 * r] * kScale") +
       ";\n"
-      "      dk[at * kD + j * 8 + 2 * t + 1] = " +
+      "      dk[atK + j * 8 + 2 * t + 1] = " +
       storeAs(kt, "dkAcc[j][2 * r + 1] * kScale") +
       ";\n"
       "    }\n"
       "#pragma unroll\n"
       "    for (int j = 0; j < kDv / 8; ++j) {\n"
-      "      dv[at * kDv + j * 8 + 2 * t] = " +
+      "      dv[atV + j * 8 + 2 * t] = " +
       storeAs(vt, "dvAcc[j][2 * r]") +
       ";\n"
-      "      dv[at * kDv + j * 8 + 2 * t + 1] = " +
+      "      dv[atV + j * 8 + 2 * t + 1] = " +
       storeAs(vt, "dvAcc[j][2 * r + 1]") +
       ";\n"
       "    }\n"
@@ -272,7 +273,6 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  }\n" +
       kvEnd + zeroTile("dqAcc", "kD / 8") +
       "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
-      "    const index_t kvRow0 = (b * kHkv + kvh) * kS + s0;\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
       loadKeyTile(kt, vt, kStream, D, Dv, true) +
       "    __syncthreads();\n"
@@ -304,13 +304,13 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  for (int r = 0; r < 2; ++r) {\n"
       "    if (row0 + 8 * r >= kT)\n"
       "      continue;\n"
-      "    const index_t at = qRow0 + warp * 16 + g + 8 * r;\n"
+      "    const index_t at = b * kQsB + h * kQsH + (row0 + 8 * r) * kQsT;\n"
       "#pragma unroll\n"
       "    for (int j = 0; j < kD / 8; ++j) {\n"
-      "      dq[at * kD + j * 8 + 2 * t] = " +
+      "      dq[at + j * 8 + 2 * t] = " +
       storeAs(qt, "dqAcc[j][2 * r] * kScale") +
       ";\n"
-      "      dq[at * kD + j * 8 + 2 * t + 1] = " +
+      "      dq[at + j * 8 + 2 * t + 1] = " +
       storeAs(qt, "dqAcc[j][2 * r + 1] * kScale") +
       ";\n"
       "    }\n"

@@ -144,6 +144,30 @@ void attentionShapeConstants(KernelSource &src, const Shape &q, const Shape &k,
   src.constant("kGroup", q[1] / k[1], "query heads per kv head (GQA)");
 }
 
+Shape AttentionParts::shape(Value v) const {
+  auto logical = mlir::llmc::attentionLogicalShape(shapeOf(v), seqMajor);
+  return Shape(logical.begin(), logical.end());
+}
+
+void attentionStrideConstants(KernelSource &src, const AttentionParts &a) {
+  auto strides = [&](const std::string &name, int64_t heads, int64_t rows,
+                     int64_t dim, const char *what) {
+    int64_t sB = heads * rows * dim;
+    int64_t sH = a.seqMajor ? dim : rows * dim;
+    int64_t sT = a.seqMajor ? heads * dim : dim;
+    src.constant("k" + name + "sB", sB, what);
+    src.constant("k" + name + "sH", sH);
+    src.constant("k" + name + "sT", sT);
+  };
+  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
+  const char *layout = a.seqMajor ? " ([B, T, H, D])" : " ([B, H, T, D])";
+  strides("Q", q[1], q[2], q[3],
+          (std::string("q/dq batch, head, row strides") + layout).c_str());
+  strides("K", k[1], k[2], k[3], "k/dk strides");
+  strides("V", v[1], v[2], v[3], "v/dv strides");
+  strides("O", q[1], q[2], v[3], "out/dout strides");
+}
+
 void maskConstants(KernelSource &src, Value mask, const Shape &scores) {
   Strides ms = broadcastStrides(shapeOf(mask), scores);
   src.constant("kMaskB", ms[0], "mask strides in [B, Hq, T, S]");
@@ -166,7 +190,7 @@ std::string maskStatements(Type mt, const std::string &row,
 ForwardInterface forwardInterface(KernelSource &src, OpLowering &out,
                                   const AttentionParts &a,
                                   const std::string &maskIndent) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key);
+  Shape q = a.shape(a.query), k = a.shape(a.key);
   int64_t B = q[0], Hq = q[1], T = q[2], S = k[2];
   ForwardInterface f;
   f.params = inParam(elementTypeOf(a.query), "q") + ", " +
@@ -201,8 +225,9 @@ ForwardInterface forwardInterface(KernelSource &src, OpLowering &out,
 void tileConstants(KernelSource &src, const AttentionParts &a,
                    int64_t rowTile, int64_t keyTile, unsigned warps,
                    int64_t pad, bool grad) {
-  Shape q = shapeOf(a.query), k = shapeOf(a.key), v = shapeOf(a.value);
+  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
   attentionShapeConstants(src, q, k, v[3]);
+  attentionStrideConstants(src, a);
   src.constant("kBr", rowTile,
                grad ? "query rows per tile" : "query rows per block (16 per warp)");
   src.constant("kBc", keyTile, "keys per tile");
@@ -253,7 +278,8 @@ namespace {
 /// four elements reach `storeFour(at, vec)` as the float4 expression `vec`.
 using StoreFour =
     std::function<std::string(const std::string &, const std::string &)>;
-std::string stageLoop(Type t, const std::string &src, int64_t rows,
+std::string stageLoop(Type t, const std::string &src,
+                      const std::string &srcLd, int64_t rows,
                       int64_t cols, const std::string &valid,
                       const std::string &indent,
                       const std::function<std::string(
@@ -266,7 +292,7 @@ std::string stageLoop(Type t, const std::string &src, int64_t rows,
            "; e += blockDim.x) {\n" + indent + "  const index_t r = e / " + c +
            ", d = e % " + c + ";\n" +
            storeOne("r < " + valid + " ? " +
-                        loadAs(t, "(" + src + ")[r * " + c + " + d]") +
+                        loadAs(t, "(" + src + ")[r * " + srcLd + " + d]") +
                         " : 0.0f",
                     "r * LD + d") +
            indent + "}\n";
@@ -289,8 +315,8 @@ std::string stageLoop(Type t, const std::string &src, int64_t rows,
          "#pragma unroll\n" + indent + "  for (int i = 0; i < kPer; ++i) {\n" +
          indent + "    const int e = threadIdx.x + i * kThreadsPerBlock, r = e / " +
          c4 + ";\n" + indent + "    " + arr + "[i] = e < kVecs && r < " + valid +
-         " ? reinterpret_cast<const " + vec + " *>(" + src + ")[e] : " + zero +
-         ";\n" + indent + "  }\n" + indent + "#pragma unroll\n" + indent +
+         " ? reinterpret_cast<const " + vec + " *>((" + src + ") + r * " +
+         srcLd + ")[e % " + c4 + "] : " + zero + ";\n" + indent + "  }\n" + indent + "#pragma unroll\n" + indent +
          "  for (int i = 0; i < kPer; ++i) {\n" + indent +
          "    const int e = threadIdx.x + i * kThreadsPerBlock;\n" + indent +
          "    if (e >= kVecs)\n" + indent + "      continue;\n" + widen +
@@ -308,10 +334,11 @@ std::string withLd(std::string text, const std::string &ld) {
 } // namespace
 
 std::string stageTile(Type t, const std::string &dst, const std::string &ld,
-                      const std::string &src, int64_t rows, int64_t cols,
-                      const std::string &valid, const std::string &indent) {
+                      const std::string &src, const std::string &srcLd,
+                      int64_t rows, int64_t cols, const std::string &valid,
+                      const std::string &indent) {
   return stageLoop(
-      t, src, rows, cols, valid, indent,
+      t, src, srcLd, rows, cols, valid, indent,
       [&](const std::string &value, const std::string &index) {
         return indent + "  " + dst + "[" + withLd(index, ld) + "] = " + value +
                ";\n";
@@ -323,10 +350,11 @@ std::string stageTile(Type t, const std::string &dst, const std::string &ld,
 }
 
 std::string stageSplit(Type t, const std::string &dst, const std::string &ld,
-                       const std::string &src, int64_t rows, int64_t cols,
-                       const std::string &valid, const std::string &indent) {
+                       const std::string &src, const std::string &srcLd,
+                       int64_t rows, int64_t cols, const std::string &valid,
+                       const std::string &indent) {
   return stageLoop(
-      t, src, rows, cols, valid, indent,
+      t, src, srcLd, rows, cols, valid, indent,
       [&](const std::string &value, const std::string &index) {
         return indent + "  uint2 hl;\n" + indent + "  splitTf32(" + value +
                ", hl.x, hl.y);\n" + indent + "  " + dst + "[" +
@@ -357,7 +385,7 @@ constexpr int64_t kKeyTile = 64;
 LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
                                       OpLowering &out,
                                       const AttentionParts &a) {
-  Shape q = shapeOf(a.query), v = shapeOf(a.value);
+  Shape q = a.shape(a.query), v = a.shape(a.value);
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);
@@ -410,14 +438,15 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "  const index_t kvh = h / kGroup;\n"
       "  const " +
       storageType(qt) +
-      " *qp = q + (b * kHq + h) * kT * kD;\n"
+      " *qp = q + b * kQsB + h * kQsH;\n"
       "  const " +
       storageType(kt) +
-      " *kp = k + (b * kHkv + kvh) * kS * kD;\n"
+      " *kp = k + b * kKsB + kvh * kKsH;\n"
       "  const " +
       storageType(vt) +
-      " *vp = v + (b * kHkv + kvh) * kS * kDv;\n" +
-      stageTile(qt, "Qs", "kLdQ", "qp + q0 * kD", kRowTile, D, "kT - q0",
+      " *vp = v + b * kVsB + kvh * kVsH;\n" +
+      stageTile(qt, "Qs", "kLdQ", "qp + q0 * kQsT", "kQsT", kRowTile, D,
+                "kT - q0",
                 "  ") +
       causalEnd +
       "  float o[kDv / 8][4] = {};\n"
@@ -426,9 +455,11 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "  const index_t rowBase = q0 + warp * 16 + g;\n"
       "  for (index_t s0 = 0; s0 < kvEnd; s0 += kBc) {\n"
       "    __syncthreads(); // the previous tile is consumed\n" +
-      stageSplit(kt, "Ks", "kLdK", "kp + s0 * kD", kKeyTile, D, "kS - s0",
+      stageSplit(kt, "Ks", "kLdK", "kp + s0 * kKsT", "kKsT", kKeyTile, D,
+                 "kS - s0",
                  "    ") +
-      stageSplit(vt, "Vs", "kLdV", "vp + s0 * kDv", kKeyTile, Dv, "kS - s0",
+      stageSplit(vt, "Vs", "kLdV", "vp + s0 * kVsT", "kVsT", kKeyTile, Dv,
+                 "kS - s0",
                  "    ") +
       "    __syncthreads();\n"
       "    float s[kBc / 8][4] = {};\n"
@@ -494,12 +525,13 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "      continue;\n"
       "    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;\n"
       "    const index_t at = (b * kHq + h) * kT + row;\n"
+      "    const index_t o0 = b * kOsB + h * kOsH + row * kOsT;\n"
       "#pragma unroll\n"
       "    for (int j = 0; j < kDv / 8; ++j) {\n"
-      "      out[at * kDv + j * 8 + 2 * t] = " +
+      "      out[o0 + j * 8 + 2 * t] = " +
       storeAs(rt, "o[j][2 * r] * inv") +
       ";\n"
-      "      out[at * kDv + j * 8 + 2 * t + 1] = " +
+      "      out[o0 + j * 8 + 2 * t + 1] = " +
       storeAs(rt, "o[j][2 * r + 1] * inv") +
       ";\n"
       "    }\n"

@@ -24,6 +24,11 @@ struct AttentionParts {
   mlir::Value query, key, value, mask, result, lse;
   bool causal = false;
   double scale = 1.0;
+  /// Operands and results [B, T, H, D] (the op's `seq_major`): rows of a
+  /// head are kH * kD elements apart instead of kD.
+  bool seqMajor = false;
+  /// `v`'s shape as [B, H, T, D] whatever the layout.
+  Shape shape(mlir::Value v) const;
 };
 
 /// True when the tensor-core kernels take head dims `d` (q/k) and `dv`.
@@ -34,9 +39,15 @@ bool attentionMmaEligible(int64_t d, int64_t dv);
 extern const char *const kMmaTf32Helpers;
 
 /// kB, kHq, kHkv, kT, kS, kD, kDv, kGroup: the constants of every attention
-/// kernel (both schemes, forward and backward).
+/// kernel (both schemes, forward and backward); `q`, `k` as [B, H, T, D].
 void attentionShapeConstants(KernelSource &src, const Shape &q, const Shape &k,
                              int64_t dv);
+
+/// Element strides of batch, head and row (token) of each attention
+/// operand, for the dense [B, H, T, D] or the `seqMajor` [B, T, H, D]
+/// layout: kQsB/kQsH/kQsT (q, dq), kKs* (k, dk), kVs* (v, dv), kOs* (out,
+/// dout). The head dim is contiguous in both.
+void attentionStrideConstants(KernelSource &src, const AttentionParts &a);
 
 /// The scores' mask as CUDA statements on `x` at (b, h, row, col), using the
 /// kernel constants kMaskB/H/T/S that `maskConstants` defines.
@@ -84,6 +95,7 @@ EmittedKernel attentionLaunch(const KernelSource &src,
 /// once. Needs `kThreadsPerBlock` and `index_t`.
 std::string stageTile(mlir::Type t, const std::string &dst,
                       const std::string &ld, const std::string &src,
+                      const std::string &srcLd,
                       int64_t rows, int64_t cols, const std::string &valid,
                       const std::string &indent);
 
@@ -91,6 +103,7 @@ std::string stageTile(mlir::Type t, const std::string &dst,
 /// {hi, lo} TF32 split of each element, done once at staging).
 std::string stageSplit(mlir::Type t, const std::string &dst,
                        const std::string &ld, const std::string &src,
+                       const std::string &srcLd,
                        int64_t rows, int64_t cols, const std::string &valid,
                        const std::string &indent);
 

@@ -161,11 +161,56 @@ LogicalResult attentionGradKernel(AttentionGradOp op, Operands in,
   return success();
 }
 
+/// `t` ([A, X, Y, D]) as [A, Y, X, D].
+RefTensor swapMiddleAxes(const RefTensor &t) {
+  int64_t A = t.shape[0], X = t.shape[1], Y = t.shape[2], D = t.shape[3];
+  RefTensor r(t.kind, {A, Y, X, D});
+  for (int64_t a = 0; a < A; ++a)
+    for (int64_t x = 0; x < X; ++x)
+      for (int64_t y = 0; y < Y; ++y)
+        for (int64_t d = 0; d < D; ++d)
+          r.copyElement(((a * Y + y) * X + x) * D + d, t,
+                        ((a * X + x) * Y + y) * D + d);
+  return r;
+}
+
 } // namespace
+
+Kernel seqMajorAware(Kernel kernel, std::vector<unsigned> layoutOperands) {
+  return [kernel, layoutOperands](Operation *op, Operands in,
+                                  std::vector<RefTensor> &out) {
+    if (!op->hasAttr("seq_major"))
+      return kernel(op, in, out);
+    std::vector<RefTensor> dense;
+    dense.reserve(layoutOperands.size());
+    std::vector<const RefTensor *> operands(in.begin(), in.end());
+    for (unsigned i : layoutOperands) {
+      dense.push_back(swapMiddleAxes(*in[i]));
+      operands[i] = &dense.back();
+    }
+    size_t first = out.size();
+    if (failed(kernel(op, operands, out)))
+      return failure();
+    // The kernel filled each result in [B, H, T, D] order into a buffer of
+    // the op's [B, T, H, D] shape.
+    for (size_t i = first; i < out.size(); ++i) {
+      if (out[i].rank() != 4)
+        continue;
+      auto logical = attentionLogicalShape(out[i].shape, true);
+      out[i].shape.assign(logical.begin(), logical.end());
+      out[i] = swapMiddleAxes(out[i]);
+    }
+    return success();
+  };
+}
 
 void registerAttentionGradKernels(KernelTable &table) {
   addKernel<AttentionLseOp>(table, attentionLseKernel);
+  table[AttentionLseOp::getOperationName()] =
+      seqMajorAware(table[AttentionLseOp::getOperationName()], {0, 1, 2});
   addKernel<AttentionGradOp>(table, attentionGradKernel);
+  table[AttentionGradOp::getOperationName()] = seqMajorAware(
+      table[AttentionGradOp::getOperationName()], {0, 1, 2, 3, 5});
 }
 
 } // namespace llmc

@@ -74,6 +74,13 @@ private:
   std::vector<int64_t> operandStrides_; // 0 along broadcast dims
 };
 
+/// `kernel` for an attention op that may be `seq_major` (operands and
+/// results [B, T, H, D]): such an op's operands at `layoutOperands` are
+/// permuted to [B, H, T, D], `kernel` computes as for the dense layout, and
+/// its rank-4 results are permuted back. Pure data movement, so the values
+/// are those of the transposes the layout replaces (AttentionGradKernels.cpp).
+Kernel seqMajorAware(Kernel kernel, std::vector<unsigned> layoutOperands);
+
 /// Rounds every float element of `t` to its kind's format (after a kernel
 /// wrote double values), or wraps every integer to its width.
 void roundInPlace(RefTensor &t);

@@ -39,11 +39,12 @@ inline bool dimsConflict(int64_t a, int64_t b) {
 }
 
 /// Checks the operands of attention-like ops (errors name `opName`) and
-/// returns the output shape [B, Hq, T, Dv]. Defined in LlmcNNOps.cpp.
+/// returns the output shape [B, Hq, T, Dv] ([B, T, Hq, Dv] with `seqMajor`,
+/// whose operands are [B, T, H, D]). Defined in LlmcNNOps.cpp.
 FailureOr<SmallVector<int64_t>>
 inferAttentionShape(std::optional<Location> loc, StringRef opName, Value query,
                     Value key, Value value, Value mask,
-                    std::optional<APFloat> scale);
+                    std::optional<APFloat> scale, bool seqMajor);
 
 inline RankedTensorType rankedOf(Value v) {
   return cast<RankedTensorType>(v.getType());

@@ -101,12 +101,14 @@ static double attentionScale(std::optional<APFloat> scale, Value query) {
 
 /// [B, Hq, T] in f32 (f64 for f64 reference runs): the row statistics of
 /// attention.
-static RankedTensorType lseType(Value query) {
+static RankedTensorType lseType(Value query, bool seqMajor) {
   auto q = rankedOf(query);
   Type element = q.getElementType().isF64()
                      ? Type(q.getElementType())
                      : Type(Float32Type::get(query.getContext()));
-  return RankedTensorType::get(q.getShape().take_front(3), element);
+  SmallVector<int64_t> shape = attentionLogicalShape(q.getShape(), seqMajor);
+  shape.resize(3);
+  return RankedTensorType::get(shape, element);
 }
 
 LogicalResult AttentionLseOp::inferReturnTypes(MLIRContext *,
@@ -115,11 +117,12 @@ LogicalResult AttentionLseOp::inferReturnTypes(MLIRContext *,
                                                SmallVectorImpl<Type> &out) {
   auto shape =
       inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
-                          a.getValue(), a.getMask(), a.getScale());
+                          a.getValue(), a.getMask(), a.getScale(),
+                          a.getSeqMajor());
   if (failed(shape))
     return failure();
   out.push_back(rankedOf(a.getQuery()).clone(*shape));
-  out.push_back(lseType(a.getQuery()));
+  out.push_back(lseType(a.getQuery(), a.getSeqMajor()));
   return success();
 }
 
@@ -133,7 +136,8 @@ LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
                                                 SmallVectorImpl<Type> &out) {
   auto shape =
       inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
-                          a.getValue(), a.getMask(), a.getScale());
+                          a.getValue(), a.getMask(), a.getScale(),
+                          a.getSeqMajor());
   if (failed(shape))
     return failure();
   Type outType = rankedOf(a.getQuery()).clone(*shape);
@@ -142,10 +146,11 @@ LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
       failed(checkGradType<AttentionGradOp>(loc, a.getGrad(), outType,
                                             "the attention result")))
     return failure();
-  if (a.getLse().getType() != lseType(a.getQuery()))
+  Type lse = lseType(a.getQuery(), a.getSeqMajor());
+  if (a.getLse().getType() != lse)
     return inferError<AttentionGradOp>(loc, "lse has type ",
                                        a.getLse().getType(), ", expected ",
-                                       lseType(a.getQuery()));
+                                       lse);
   out.push_back(a.getQuery().getType());
   out.push_back(a.getKey().getType());
   out.push_back(a.getValue().getType());

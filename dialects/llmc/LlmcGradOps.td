@@ -165,7 +165,8 @@ def Llmc_AttentionLseOp : Llmc_Op<"attention_lse", [Pure, InferTypeOpAdaptor]> {
     positions the row may see. It is what a flash-attention forward kernel
     writes out, and all that attention_grad needs besides q, k, v and the
     output to rebuild the probabilities `exp(score - lse)` blockwise. A row
-    that sees no key has `lse = -inf` and output 0.
+    that sees no key has `lse = -inf` and output 0. `seq_major` as for
+    `llmc.attention` (q, k, v, result `[B, T, H, D]`); `lse` stays `[B, Hq, T]`.
 
     ```mlir
     %o, %lse = llmc.attention_lse %q, %k, %v {causal} : (tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>) -> (tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>)
@@ -174,7 +175,8 @@ def Llmc_AttentionLseOp : Llmc_Op<"attention_lse", [Pure, InferTypeOpAdaptor]> {
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value,
                        Optional<Llmc_Tensor>:$mask,
-                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       UnitAttr:$seq_major);
   let results = (outs Llmc_FloatTensor:$result, Llmc_LseTensor:$lse);
   let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
                        "attr-dict `:` functional-type(operands, results)";
@@ -197,7 +199,8 @@ def Llmc_AttentionGradOp : Llmc_Op<"attention_grad",
     `dq = scale * dS k`, `dk = scale * dS^T q`. With grouped-query
     attention, `dk` and `dv` are summed over the query heads that share a
     key/value head, so they have the shapes of `key` and `value`. The mask
-    receives no gradient.
+    receives no gradient. With `seq_major`, q, k, v, output, grad and the
+    three results are `[B, T, H, D]` (`lse` stays `[B, Hq, T]`).
 
     ```mlir
     %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %lse, %do {causal} : (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>, tensor<2x8x64x32xf32>, tensor<2x8x64xf32>, tensor<2x8x64x32xf32>) -> (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>)
@@ -207,7 +210,8 @@ def Llmc_AttentionGradOp : Llmc_Op<"attention_grad",
                        Llmc_FloatTensor:$value, Llmc_FloatTensor:$output,
                        Llmc_LseTensor:$lse, Llmc_FloatTensor:$grad,
                        Optional<Llmc_Tensor>:$mask,
-                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       UnitAttr:$seq_major);
   let results = (outs Llmc_FloatTensor:$dquery, Llmc_FloatTensor:$dkey,
                       Llmc_FloatTensor:$dvalue);
   let assemblyFormat = "$query `,` $key `,` $value `,` $output `,` $lse `,` "

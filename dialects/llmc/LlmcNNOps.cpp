@@ -135,7 +135,8 @@ LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
 FailureOr<SmallVector<int64_t>>
 mlir::llmc::inferAttentionShape(std::optional<Location> loc, StringRef opName,
                                 Value query, Value key, Value value, Value mask,
-                                std::optional<APFloat> scale) {
+                                std::optional<APFloat> scale,
+                                bool seqMajor) {
   auto fail = [&](auto &&...args) -> FailureOr<SmallVector<int64_t>> {
     (void)inferErrorNamed(loc, opName, std::forward<decltype(args)>(args)...);
     return failure();
@@ -151,7 +152,10 @@ mlir::llmc::inferAttentionShape(std::optional<Location> loc, StringRef opName,
       return fail(name, " has element type ", t.getElementType(),
                   " but query has ", q.getElementType());
   }
-  auto qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  // Checked as [B, H, T, D] whatever the layout, so messages read the same.
+  SmallVector<int64_t> qs = attentionLogicalShape(q.getShape(), seqMajor),
+                       ks = attentionLogicalShape(k.getShape(), seqMajor),
+                       vs = attentionLogicalShape(v.getShape(), seqMajor);
   if (dimsConflict(qs[0], ks[0]) || dimsConflict(ks[0], vs[0]))
     return fail("batch sizes differ: query ", shapeToString(qs), ", key ",
                 shapeToString(ks), ", value ", shapeToString(vs));
@@ -179,7 +183,15 @@ mlir::llmc::inferAttentionShape(std::optional<Location> loc, StringRef opName,
                   " does not broadcast to the scores [batch, heads, T, S] = ",
                   shapeToString(scores));
   }
-  return SmallVector<int64_t>{qs[0], qs[1], qs[2], vs[3]};
+  return attentionLogicalShape({qs[0], qs[1], qs[2], vs[3]}, seqMajor);
+}
+
+SmallVector<int64_t> mlir::llmc::attentionLogicalShape(ArrayRef<int64_t> shape,
+                                                       bool seqMajor) {
+  SmallVector<int64_t> out(shape);
+  if (seqMajor && out.size() == 4)
+    std::swap(out[1], out[2]);
+  return out;
 }
 
 LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
@@ -188,7 +200,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &out) {
   auto shape =
       inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
-                          a.getValue(), a.getMask(), a.getScale());
+                          a.getValue(), a.getMask(), a.getScale(),
+                          a.getSeqMajor());
   if (failed(shape))
     return failure();
   out.push_back(rankedOf(a.getQuery()).clone(*shape));

@@ -152,6 +152,10 @@ def Llmc_AttentionOp : Llmc_Op<"attention", [Pure, InferTypeOpAdaptor,
     `mask` is optional, broadcastable to `[B, Hq, T, S]`: a float mask is
     added to the scores, an `i1` mask keeps the positions where it is true.
     `scale` defaults to `1 / sqrt(D)`.
+    `seq_major` (set by `llmc-fold-attention-transposes`, docs/fusion.md):
+    q, k, v and the result are `[batch, seq, heads, head_dim]` instead,
+    the layout the projections produce, so no transpose is needed around
+    the op; the values computed are the same.
 
     ```mlir
     %o = llmc.attention %q, %k, %v {causal} : (tensor<8x12x1024x64xf32>, tensor<8x12x1024x64xf32>, tensor<8x12x1024x64xf32>) -> tensor<8x12x1024x64xf32>
@@ -160,7 +164,8 @@ def Llmc_AttentionOp : Llmc_Op<"attention", [Pure, InferTypeOpAdaptor,
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value,
                        Optional<Llmc_Tensor>:$mask,
-                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       UnitAttr:$seq_major);
   let results = (outs Llmc_FloatTensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
                        "attr-dict `:` functional-type(operands, results)";

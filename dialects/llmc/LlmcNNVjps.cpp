@@ -160,13 +160,14 @@ LogicalResult AttentionOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
     builder.setInsertionPoint(*this);
     forward = builder.create<AttentionLseOp>(getLoc(), getQuery(), getKey(),
                                              getValue(), getMask(),
-                                             getCausalAttr(), getScaleAttr());
+                                             getCausalAttr(), getScaleAttr(),
+                                             getSeqMajorAttr());
   }
   getResult().replaceAllUsesWith(forward.getResult());
   auto grad = builder.create<AttentionGradOp>(
       getLoc(), getQuery(), getKey(), getValue(), forward.getResult(),
       forward.getLse(), resultGrads[0], getMask(), getCausalAttr(),
-      getScaleAttr());
+      getScaleAttr(), getSeqMajorAttr());
   out[0] = grad.getDquery();
   out[1] = grad.getDkey();
   out[2] = grad.getDvalue();

@@ -24,6 +24,12 @@ namespace mlir::llmc {
 /// evaluator rounds such a narrow-typed pair once, as cuBLASLt's bias
 /// epilogue and torch's addmm do (docs/precision.md).
 AddOp linearBiasAdd(MatmulOp matmul);
+
+/// An attention operand's shape as [batch, heads, seq, head_dim]: `shape`
+/// itself, or with seq and heads swapped when the op is `seq_major` (its
+/// operands are [batch, seq, heads, head_dim]). The swap is its own inverse.
+SmallVector<int64_t> attentionLogicalShape(ArrayRef<int64_t> shape,
+                                           bool seqMajor);
 } // namespace mlir::llmc
 
 #endif // LLMC_DIALECTS_LLMC_LLMCOPS_H

@@ -1,6 +1,11 @@
 //===- EvalAttentionTest.cpp - Evaluator: attention, rotary, loss ---------===//
 #include "EvalTestUtils.h"
 
+#include "dialects/llmc/LlmcOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
 #include <cmath>
 #include <functional>
 
@@ -245,6 +250,57 @@ TEST_F(CrossEntropy, TargetOutOfRangeIsAnError) {
                              "classes"),
             std::string::npos)
       << diagnostics;
+}
+
+// llmc-fold-attention-transposes on a GQA training block (k, v with 2
+// heads of 4, bf16): the rewritten IR evaluates bitwise as the original
+// (seq_major is addressing only), and the pass did rewrite it.
+TEST_F(Attention, SeqMajorEvaluatesAsTransposes) {
+  const std::string ir = R"(
+    func.func @f(%q: tensor<2x5x4x8xbf16>, %k: tensor<2x5x2x8xbf16>, %v: tensor<2x5x2x8xbf16>, %dy: tensor<2x5x4x8xbf16>) -> (tensor<2x5x4x8xbf16>, tensor<2x5x4x8xbf16>, tensor<2x5x2x8xbf16>, tensor<2x5x2x8xbf16>) {
+      %qt = llmc.transpose %q [0, 2, 1, 3] : (tensor<2x5x4x8xbf16>) -> tensor<2x4x5x8xbf16>
+      %kt = llmc.transpose %k [0, 2, 1, 3] : (tensor<2x5x2x8xbf16>) -> tensor<2x2x5x8xbf16>
+      %vt = llmc.transpose %v [0, 2, 1, 3] : (tensor<2x5x2x8xbf16>) -> tensor<2x2x5x8xbf16>
+      %dyt = llmc.transpose %dy [0, 2, 1, 3] : (tensor<2x5x4x8xbf16>) -> tensor<2x4x5x8xbf16>
+      %o, %lse = llmc.attention_lse %qt, %kt, %vt {causal} : (tensor<2x4x5x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x8xbf16>) -> (tensor<2x4x5x8xbf16>, tensor<2x4x5xf32>)
+      %y = llmc.transpose %o [0, 2, 1, 3] : (tensor<2x4x5x8xbf16>) -> tensor<2x5x4x8xbf16>
+      %dq, %dk, %dv = llmc.attention_grad %qt, %kt, %vt, %o, %lse, %dyt {causal} : (tensor<2x4x5x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x4x5x8xbf16>, tensor<2x4x5xf32>, tensor<2x4x5x8xbf16>) -> (tensor<2x4x5x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x8xbf16>)
+      %a = llmc.transpose %dq [0, 2, 1, 3] : (tensor<2x4x5x8xbf16>) -> tensor<2x5x4x8xbf16>
+      %b = llmc.transpose %dk [0, 2, 1, 3] : (tensor<2x2x5x8xbf16>) -> tensor<2x5x2x8xbf16>
+      %c = llmc.transpose %dv [0, 2, 1, 3] : (tensor<2x2x5x8xbf16>) -> tensor<2x5x2x8xbf16>
+      return %y, %a, %b, %c : tensor<2x5x4x8xbf16>, tensor<2x5x4x8xbf16>, tensor<2x5x2x8xbf16>, tensor<2x5x2x8xbf16>
+    })";
+  auto bf16 = [](std::vector<int64_t> shape, int n, double f) {
+    return RefTensor::fromFloats(ElementKind::BF16, std::move(shape),
+                                 wave(n, f, 0.3 * f));
+  };
+  std::vector<RefTensor> args = {bf16({2, 5, 4, 8}, 320, 0.37),
+                                 bf16({2, 5, 2, 8}, 160, 0.91),
+                                 bf16({2, 5, 2, 8}, 160, 0.53),
+                                 bf16({2, 5, 4, 8}, 320, 0.29)};
+  std::vector<RefTensor> before = run(ir, args);
+  ASSERT_EQ(before.size(), 4u) << diagnostics;
+
+  mlir::func::FuncOp func = parse(ir);
+  ASSERT_TRUE(func);
+  mlir::PassManager pm(&context);
+  pm.addNestedPass<mlir::func::FuncOp>(
+      mlir::llmc::createFoldAttentionTransposesPass());
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  int transposes = 0, seqMajor = 0;
+  func.walk([&](mlir::Operation *op) {
+    transposes += mlir::isa<mlir::llmc::TransposeOp>(op);
+    seqMajor += op->hasAttr("seq_major");
+  });
+  EXPECT_EQ(transposes, 0);
+  EXPECT_EQ(seqMajor, 2);
+  auto after = evaluate(func, args);
+  ASSERT_TRUE(mlir::succeeded(after));
+  ASSERT_EQ(after->size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ((*after)[i].shape, before[i].shape) << "result " << i;
+    EXPECT_EQ((*after)[i].floats, before[i].floats) << "result " << i;
+  }
 }
 
 } // namespace

@@ -202,7 +202,8 @@ double bestOf(const Plan &plan, func::FuncOp func,
 /// that fails.
 bool planForward(const std::string &mlir, MLIRContext &context,
                  OwningOpRef<ModuleOp> &module, func::FuncOp &func,
-                 codegen::UnplannedPlan &plan, const FusionConfig &fusion) {
+                 codegen::UnplannedPlan &plan,
+                 const FusionConfig &fusion = {}) {
   context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
   module = parseSourceString<ModuleOp>(mlir, &context);
   func = module ? module->lookupSymbol<func::FuncOp>("forward") : nullptr;
@@ -381,12 +382,21 @@ void runPlainOnce(const std::string &mlir, const std::string &function,
 void checkFusedMatchesUnfused(const std::string &mlir,
                               const std::string &function, double floatScale,
                               bool bitwise, Tolerance tol) {
+  checkFusionConfigsMatch(mlir, function, FusionConfig(),
+                          FusionConfig{false, false, false, false, false},
+                          floatScale, bitwise, tol);
+}
+
+void checkFusionConfigsMatch(const std::string &mlir,
+                             const std::string &function,
+                             const FusionConfig &with,
+                             const FusionConfig &without, double floatScale,
+                             bool bitwise, Tolerance tol) {
   PlainRun fused, unfused;
-  runPlainOnce(mlir, function, FusionConfig(), floatScale, fused);
+  runPlainOnce(mlir, function, with, floatScale, fused);
   if (::testing::Test::HasFatalFailure())
     return;
-  runPlainOnce(mlir, function, FusionConfig{false, false, false, false},
-               floatScale, unfused);
+  runPlainOnce(mlir, function, without, floatScale, unfused);
   if (::testing::Test::HasFatalFailure())
     return;
   std::string test =

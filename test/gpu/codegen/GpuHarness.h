@@ -18,6 +18,8 @@
 #ifndef LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H
 #define LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H
 
+#include "compiler/Pipeline.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -73,6 +75,15 @@ void checkFusedMatchesUnfused(const std::string &mlir,
                               const std::string &function = "forward",
                               double floatScale = 1.0, bool bitwise = true,
                               Tolerance tol = {});
+
+/// The same with two given fusion configurations: `with` must take fewer
+/// launches than `without`, and the results must match as above.
+void checkFusionConfigsMatch(const std::string &mlir,
+                             const std::string &function,
+                             const FusionConfig &with,
+                             const FusionConfig &without,
+                             double floatScale = 1.0, bool bitwise = true,
+                             Tolerance tol = {});
 
 /// Needs no GPU: lowers @forward and compiles every kernel with NVRTC for
 /// sm_90; also runs the reference on random arguments, so that the IR is

@@ -11,12 +11,14 @@
 // CHECK:       attention_lse_0(const float *__restrict__ q, const float *__restrict__ k, const float *__restrict__ v, const unsigned char *__restrict__ mask, float *__restrict__ out, float *__restrict__ lse)
 // CHECK-LABEL: // ===== attention_grad_1_dot.cu =====
 // CHECK:       //   attention_grad, kernel 1/3: Dr = rowsum(dout * out), one warp per query row, into the f32 scratch `rowdot`
-// CHECK:       acc += dout[row * kDv + e] * out[row * kDv + e];
+// CHECK:       const index_t at = row * kDv;
+// CHECK:       acc += dout[at + e] * out[at + e];
 // CHECK-LABEL: // ===== attention_grad_1_kv.cu =====
 // CHECK:       // attention_grad_1_kv: llmc.attention_grad "/h.0/attn/sdpa"
 // CHECK:       //   attention_grad, kernel 2/3, tensor cores (3xTF32)
 // CHECK:       constexpr index_t kGroup = 4;  // query heads per kv head (GQA)
-// CHECK-NEXT:  constexpr index_t kBr = 64;  // query rows per tile
+// CHECK-NEXT:  constexpr index_t kQsB = 2097152;  // q/dq batch, head, row strides ([B, H, T, D])
+// CHECK:       constexpr index_t kBr = 64;  // query rows per tile
 // CHECK-NEXT:  constexpr index_t kBc = 128;  // keys per tile
 // CHECK:       constexpr float kScale = 0.125f;  // applied to q.k
 // CHECK:       constexpr index_t kMaskB = 1048576;  // mask strides in [B, Hq, T, S]
@@ -33,15 +35,15 @@
 // CHECK:       dvAcc[j][e] += tile[j][e];
 // CHECK:       mmaRegA<kD / 8, kBr / 8, false>(tile, dpt, Qs, kLdQ);
 // CHECK:       dkAcc[j][e] += tile[j][e];
-// CHECK:       dk[at * kD + j * 8 + 2 * t] = dkAcc[j][2 * r] * kScale;
-// CHECK:       dv[at * kDv + j * 8 + 2 * t] = dvAcc[j][2 * r];
+// CHECK:       dk[atK + j * 8 + 2 * t] = dkAcc[j][2 * r] * kScale;
+// CHECK:       dv[atV + j * 8 + 2 * t] = dvAcc[j][2 * r];
 // CHECK-NOT:   atomic
 // CHECK-LABEL: // ===== attention_grad_1_q.cu =====
 // CHECK:       const index_t t0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;
 // CHECK:       const index_t kvEnd = max((index_t)0, min(kS, lastRow + kS - kT + 1));
 // CHECK:       sc[j][e] = p * (dp[j][e] - rd[r]);
 // CHECK:       mmaRegA<kD / 8, kBc / 8, false>(dqAcc, sc, Ks, kLdK);
-// CHECK:       dq[at * kD + j * 8 + 2 * t] = dqAcc[j][2 * r] * kScale;
+// CHECK:       dq[at + j * 8 + 2 * t] = dqAcc[j][2 * r] * kScale;
 // NVRTC:       buffer attention_grad_1.rowdot scratch f32[8, 32, 1024]
 // NVRTC:       step 0 launch attention_lse_0 grid [8, 32, 8] block [256, 1, 1] smem 104448 args (arg0, arg1, arg2, arg4, attention_lse_0.out0, attention_lse_0.out1)
 // NVRTC-NEXT:  step 1 launch attention_grad_1_dot grid [32768, 1, 1] block [256, 1, 1] smem 0 args (attention_lse_0.out0, arg3, attention_grad_1.rowdot)
@@ -72,11 +74,11 @@ func.func @forward(%q: tensor<8x32x1024x64xf32>, %k: tensor<8x8x1024x64xf32>, %v
 // CHECK:       if (mask[b * kMaskB + h * kMaskH + (tq) * kMaskT + (s) * kMaskS] == 0)
 // CHECK:       mmaCZ<kDv / 8, kBr / 8>(dvAcc, sT, Os, kLdO);
 // CHECK-NEXT:  mmaCZ<kD / 8, kBr / 8>(dkAcc, dpT, Qs, kLdQ);
-// CHECK:       dk[at * kD + j * 8 + 2 * t] = __float2bfloat16(dkAcc[j][2 * r] * kScale);
+// CHECK:       dk[atK + j * 8 + 2 * t] = __float2bfloat16(dkAcc[j][2 * r] * kScale);
 // CHECK-NOT:   atomic
 // CHECK-LABEL: // ===== attention_grad_1_q.cu =====
 // CHECK:       mmaCZ<kD / 8, kBc / 8>(dqAcc, sc, Ks, kLdK);
-// CHECK:       dq[at * kD + j * 8 + 2 * t] = __float2bfloat16(dqAcc[j][2 * r] * kScale);
+// CHECK:       dq[at + j * 8 + 2 * t] = __float2bfloat16(dqAcc[j][2 * r] * kScale);
 // NVRTC:       step 2 launch attention_grad_1_kv grid [16, 8, 8] block [128, 1, 1] smem 37376
 // NVRTC-NEXT:  step 3 launch attention_grad_1_q grid [16, 32, 8] block [128, 1, 1] smem 36864
 // NVRTC:       compiled 4 kernels for sm_90
