@@ -170,8 +170,8 @@ int runCodegen(const Args &args) {
                       "kernel\nwith NVRTC for --arch (default sm_90; no GPU "
                       "needed). LLMC_DEBUG=4 prints\nevery kernel's source "
                       "on stderr. --no-fuse=LIST skips fusions (elementwise,"
-                      "\nreductions, horizontal, epilogues, all; docs/"
-                      "fusion.md).\n";
+                      "\nreductions, horizontal, epilogues, classifier, "
+                      "all; docs/fusion.md).\n";
       return 0;
     }
     std::string error;

@@ -352,7 +352,7 @@ bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
     return false;
   if (list.empty()) {
     error = "--no-fuse needs a value: elementwise, reductions, horizontal, "
-            "epilogues or all, comma-separated";
+            "epilogues, classifier or all, comma-separated";
     return true;
   }
   (void)parseNoFuse(list, fusion, error);

@@ -174,6 +174,9 @@ void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
     pm.addNestedPass<mlir::func::FuncOp>(
         mlir::llmc::createFuseElementwisePass(o));
   }
+  if (fusion.classifier)
+    pm.addNestedPass<mlir::func::FuncOp>(
+        mlir::llmc::createFuseClassifierPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkInPlacePass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkScalarSlotsPass());
 }
@@ -185,7 +188,7 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
   for (llvm::StringRef name : names) {
     name = name.trim();
     if (name == "all")
-      config = {false, false, false, false};
+      config = {false, false, false, false, false};
     else if (name == "elementwise")
       config.elementwise = false;
     else if (name == "reductions")
@@ -194,9 +197,11 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.horizontal = false;
     else if (name == "epilogues")
       config.epilogues = false;
+    else if (name == "classifier")
+      config.classifier = false;
     else {
       error = "--no-fuse: unknown fusion '" + name.str() +
-              "' (elementwise, reductions, horizontal, epilogues or all)";
+              "' (elementwise, reductions, horizontal, epilogues, classifier or all)";
       return mlir::failure();
     }
   }

@@ -66,10 +66,11 @@ struct FusionConfig {
   bool elementwise = true; // llmc-fuse-elementwise vertical chains
   bool reductions = true;  // exact casts into row reductions
   bool horizontal = true;  // independent elementwise groups side by side
+  bool classifier = true;  // llmc-fuse-classifier: loss + gradient, in place
 };
 
 /// Parses `--no-fuse`'s value, a comma-separated list of elementwise,
-/// reductions, horizontal, epilogues or all; an error names a bad entry.
+/// reductions, horizontal, epilogues, classifier or all; an error names a bad entry.
 mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
                                 std::string &error);
 

@@ -202,14 +202,15 @@ double bestOf(const Plan &plan, func::FuncOp func,
 /// that fails.
 bool planForward(const std::string &mlir, MLIRContext &context,
                  OwningOpRef<ModuleOp> &module, func::FuncOp &func,
-                 codegen::UnplannedPlan &plan) {
+                 codegen::UnplannedPlan &plan,
+                 const FusionConfig &fusion) {
   context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
   module = parseSourceString<ModuleOp>(mlir, &context);
   func = module ? module->lookupSymbol<func::FuncOp>("forward") : nullptr;
   EXPECT_TRUE(func) << "test IR does not parse or has no @forward";
   if (!func)
     return false;
-  auto lowered = lowerGroups(func, codegen::CodegenOptions());
+  auto lowered = lowerGroups(func, codegen::CodegenOptions(), fusion);
   auto planned = succeeded(lowered)
                      ? codegen::buildUnplannedPlan(func, *lowered)
                      : FailureOr<codegen::UnplannedPlan>();
@@ -222,24 +223,26 @@ bool planForward(const std::string &mlir, MLIRContext &context,
 
 } // namespace
 
-double bestReplayMs(const std::string &mlir, int replays) {
+double bestReplayMs(const std::string &mlir, int replays,
+                    const FusionConfig &fusion) {
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
   func::FuncOp func;
   codegen::UnplannedPlan plan;
-  if (!planForward(mlir, context, module, func, plan))
+  if (!planForward(mlir, context, module, func, plan, fusion))
     return -1;
   return bestOf(plan.plan, func, plan.argumentBuffers, replays);
 }
 
 std::vector<std::pair<std::string, double>>
-stepReplayMs(const std::string &mlir, int replays) {
+stepReplayMs(const std::string &mlir, int replays,
+             const FusionConfig &fusion) {
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
   func::FuncOp func;
   codegen::UnplannedPlan plan;
   std::vector<std::pair<std::string, double>> out;
-  if (!planForward(mlir, context, module, func, plan))
+  if (!planForward(mlir, context, module, func, plan, fusion))
     return out;
   double before = 0;
   for (size_t k = 1; k <= plan.plan.steps.size(); ++k) {
@@ -383,7 +386,7 @@ void checkFusedMatchesUnfused(const std::string &mlir,
   runPlainOnce(mlir, function, FusionConfig(), floatScale, fused);
   if (::testing::Test::HasFatalFailure())
     return;
-  runPlainOnce(mlir, function, FusionConfig{false, false, false, false},
+  runPlainOnce(mlir, function, FusionConfig{false, false, false, false, false},
                floatScale, unfused);
   if (::testing::Test::HasFatalFailure())
     return;

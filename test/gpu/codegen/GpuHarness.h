@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "compiler/Pipeline.h"
 #include "runtime/Executor.h"
 
 #include <string>
@@ -53,14 +54,16 @@ void checkFunctionAgainstReference(mlir::func::FuncOp func, Tolerance tol = {},
 
 /// Needs a GPU: the best of `replays` CUDA-graph replays of @forward in
 /// milliseconds, on random arguments (no reference run); negative and a
-/// gtest failure when something fails.
-double bestReplayMs(const std::string &mlir, int replays = 10);
+/// gtest failure when something fails. `fusion` picks the fusions.
+double bestReplayMs(const std::string &mlir, int replays = 10,
+                    const FusionConfig &fusion = {});
 
 /// Per launch step of @forward's plan: its label and its time in ms, as the
 /// differences of the best replays of the plan cut after each step (the
 /// runtime times whole runs only). Empty and a gtest failure on errors.
 std::vector<std::pair<std::string, double>>
-stepReplayMs(const std::string &mlir, int replays = 10);
+stepReplayMs(const std::string &mlir, int replays = 10,
+             const FusionConfig &fusion = {});
 
 /// Needs a GPU: runs `function` of `mlir` twice on the same random
 /// arguments, with every fusion (docs/fusion.md) and with none, and expects

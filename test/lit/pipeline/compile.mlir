@@ -19,8 +19,8 @@
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
 // GPT2-NEXT: precision       fp32
-// GPT2-NEXT: kernels         36 (0 from the cache)
-// GPT2-NEXT: launches        67 per step (kernel launches and cuBLASLt calls)
+// GPT2-NEXT: kernels         35 (0 from the cache)
+// GPT2-NEXT: launches        66 per step (kernel launches and cuBLASLt calls)
 // GPT2-NEXT: cuBLASLt calls  15
 // GPT2-NEXT: memsets         0
 // GPT2-NEXT: arena           {{[0-9.]+}} MiB ({{[0-9]+}} bytes; persistent {{[0-9.]+}} MiB; one buffer per value would take {{[0-9.]+}} MiB)

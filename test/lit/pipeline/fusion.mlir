@@ -37,5 +37,5 @@
 // HF-EPI:  launches        174 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
-// BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, epilogues or all)
+// BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, epilogues, classifier or all)
 // EMPTY: llmc compile: error: --no-fuse needs a value
