@@ -362,8 +362,8 @@ bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
     return false;
   if (list.empty()) {
     error = "--no-fuse needs a value: elementwise, reductions, horizontal, "
-            "epilogues, gelu-epilogue, bias-grad-epilogue, strided or all, "
-            "comma-separated";
+            "epilogues, gelu-epilogue, bias-grad-epilogue, strided, classifier "
+            "or all, comma-separated";
     return true;
   }
   (void)parseNoFuse(list, fusion, error);

@@ -181,6 +181,9 @@ void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
     pm.addNestedPass<mlir::func::FuncOp>(
         mlir::llmc::createFuseElementwisePass(o));
   }
+  if (fusion.classifier)
+    pm.addNestedPass<mlir::func::FuncOp>(
+        mlir::llmc::createFuseClassifierPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkInPlacePass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkScalarSlotsPass());
 }
@@ -192,7 +195,7 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
   for (llvm::StringRef name : names) {
     name = name.trim();
     if (name == "all")
-      config = {false, false, false, false, false, false, false};
+      config = FusionConfig::none();
     else if (name == "elementwise")
       config.elementwise = false;
     else if (name == "reductions")
@@ -207,10 +210,12 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.biasGradEpilogue = false;
     else if (name == "strided")
       config.strided = false;
+    else if (name == "classifier")
+      config.classifier = false;
     else {
       error = "--no-fuse: unknown fusion '" + name.str() +
               "' (elementwise, reductions, horizontal, epilogues, "
-              "gelu-epilogue, bias-grad-epilogue, strided or all)";
+              "gelu-epilogue, bias-grad-epilogue, strided, classifier or all)";
       return mlir::failure();
     }
   }

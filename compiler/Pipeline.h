@@ -69,11 +69,29 @@ struct FusionConfig {
   bool geluEpilogue = true;     // GELU/DGELU in the matmul (cuBLASLt)
   bool biasGradEpilogue = true; // bias gradients in the matmul (cuBLASLt)
   bool strided = true;          // attention reads [B, T, H, D]: no transposes
+  bool classifier = true; // llmc-fuse-classifier: loss + gradient, in place
+
+  /// Every rewrite off (`--no-fuse=all`).
+  static FusionConfig none() {
+    FusionConfig c;
+    c.epilogues = c.elementwise = c.reductions = c.horizontal = false;
+    c.geluEpilogue = c.biasGradEpilogue = c.strided = c.classifier = false;
+    return c;
+  }
+  /// Every rewrite that is bit-exact against the unfused kernels: all but
+  /// the cuBLASLt GELU and bias-gradient epilogues, which round once where
+  /// the unfused path rounds the product first (docs/codegen.md).
+  static FusionConfig exact() {
+    FusionConfig c;
+    c.geluEpilogue = c.biasGradEpilogue = false;
+    return c;
+  }
 };
 
 /// Parses `--no-fuse`'s value, a comma-separated list of elementwise,
 /// reductions, horizontal, epilogues (all of them), gelu-epilogue,
-/// bias-grad-epilogue, strided or all; an error names a bad entry.
+/// bias-grad-epilogue, strided, classifier or all; an error names a bad
+/// entry.
 mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
                                 std::string &error);
 

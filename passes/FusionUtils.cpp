@@ -109,6 +109,8 @@ GroupKind classify(KernelOp group) {
           return GroupKind::Unknown;
     return GroupKind::Elementwise;
   }
+  if (classifierOps(group).first)
+    return GroupKind::Classifier;
   if (Operation *r = reductionOp(group)) {
     // Every cast reads from outside into r, or reads r's result.
     for (Operation *op : ops) {
@@ -142,6 +144,8 @@ const char *kindName(GroupKind kind) {
     return "elementwise";
   case GroupKind::Reduction:
     return "reduction+casts";
+  case GroupKind::Classifier:
+    return "classifier";
   case GroupKind::Unknown:
     break;
   }
@@ -165,6 +169,54 @@ Operation *reductionOp(KernelOp group) {
   return nullptr;
 }
 
+std::pair<CrossEntropyOp, CrossEntropyGradOp> classifierOps(KernelOp group) {
+  CrossEntropyOp ce;
+  CrossEntropyGradOp grad;
+  SmallVector<Operation *> casts;
+  for (Operation &op : group.getGroupOps()) {
+    if (auto c = dyn_cast<CrossEntropyOp>(op); c && !ce)
+      ce = c;
+    else if (auto g = dyn_cast<CrossEntropyGradOp>(op); g && !grad)
+      grad = g;
+    else if (isa<CastOp>(op))
+      casts.push_back(&op);
+    else
+      return {};
+  }
+  if (!ce || !grad || ce.getLogits() != grad.getLogits() ||
+      ce.getTargets() != grad.getTargets() ||
+      ce.getReduction() != grad.getReduction() ||
+      ce.getReduction() == LossReduction::none ||
+      ce.getIgnoreIndex() != grad.getIgnoreIndex() ||
+      ce.getClasses() != grad.getClasses() ||
+      grad.getGrad().getParentRegion() == &group.getBody() ||
+      ce.getTargets().getParentRegion() == &group.getBody())
+    return {};
+  // At most the logits' widening cast (read by both, from outside) and the
+  // gradient's narrowing cast (its only reader).
+  for (Operation *c : casts) {
+    Value in = c->getOperand(0);
+    bool prologue = isWideningFloatCast(c) && c->getResult(0) == ce.getLogits() &&
+                    in.getParentRegion() != &group.getBody();
+    bool epilogue = isNarrowingFloatCast(c) && in == grad.getResult() &&
+                    in.hasOneUse();
+    if (!prologue && !epilogue)
+      return {};
+  }
+  if (!ce.getLogits().getDefiningOp<CastOp>() &&
+      ce.getLogits().getParentRegion() == &group.getBody())
+    return {};
+  // The group yields the loss and the gradient (through its cast), in order.
+  Operation *yield = group.getYield();
+  Value gradOut = grad.getResult();
+  if (gradOut.hasOneUse() && isa<CastOp>(*gradOut.user_begin()))
+    gradOut = gradOut.user_begin()->getResult(0);
+  if (yield->getNumOperands() != 2 || yield->getOperand(0) != ce.getResult() ||
+      yield->getOperand(1) != gradOut)
+    return {};
+  return {ce, grad};
+}
+
 SmallVector<Value> groupInputs(KernelOp group) {
   llvm::SetVector<Value> inputs;
   for (Operation &op : group.getGroupOps())
@@ -172,6 +224,13 @@ SmallVector<Value> groupInputs(KernelOp group) {
       if (v.getParentRegion() != &group.getBody())
         inputs.insert(v);
   return SmallVector<Value>(inputs.begin(), inputs.end());
+}
+
+int64_t overwrittenInput(KernelOp group, unsigned r) {
+  auto attr = group->getAttrOfType<DenseI64ArrayAttr>(kOverwritesAttr);
+  if (!attr || r >= attr.size())
+    return -1;
+  return attr[r];
 }
 
 std::optional<std::string> verticalBlocker(KernelOp producer,

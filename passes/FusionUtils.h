@@ -41,6 +41,8 @@ enum class GroupKind {
   Elementwise, // elementwise ops: one generated kernel, one segment per
                // independent chain (llmc-fuse-elementwise)
   Reduction,   // one absorbing op and the casts in its loads and stores
+  Classifier,  // cross_entropy + cross_entropy_grad over the same logits,
+               // with their casts: one row pass (llmc-fuse-classifier)
   Unknown,
 };
 GroupKind classify(KernelOp group);
@@ -48,6 +50,9 @@ const char *kindName(GroupKind kind);
 
 /// For a Reduction group: the absorbing op (the one op that is not a cast).
 Operation *reductionOp(KernelOp group);
+
+/// For a Classifier group: its cross_entropy and its cross_entropy_grad.
+std::pair<CrossEntropyOp, CrossEntropyGradOp> classifierOps(KernelOp group);
 
 /// Segments of an Elementwise group: its ops partitioned by data flow
 /// inside the group, each in group order. Every op of a segment has the
@@ -68,6 +73,16 @@ constexpr unsigned kMaxSegments = 128;
 
 /// The distinct values a group's ops read from outside it, in first-use order.
 SmallVector<Value> groupInputs(KernelOp group);
+
+/// `llmc.overwrites` (llmc-fuse-classifier): one entry per result of a
+/// group, the index in groupInputs of the input whose buffer the result is
+/// written over, or -1. The group is that input's last reader and reads
+/// each element before it overwrites it; the memory plan makes the result
+/// an alias of the input's buffer. The KernelOp verifier checks entries
+/// and sizes.
+constexpr llvm::StringLiteral kOverwritesAttr = "llmc.overwrites";
+/// The entry of result `r` (-1 without the attribute).
+int64_t overwrittenInput(KernelOp group, unsigned r);
 
 } // namespace mlir::llmc::fusion
 

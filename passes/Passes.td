@@ -624,6 +624,52 @@ def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def FuseClassifierPass : Pass<"llmc-fuse-classifier", "::mlir::func::FuncOp"> {
+  let summary = "Fuse cross_entropy and its gradient into one group, in place";
+  let description = [{
+    Runs after `llmc-fuse-elementwise`. A `cross_entropy` group and a
+    `cross_entropy_grad` group over the same logits (each read through the
+    same widening cast, or both directly), with the same targets,
+    reduction (`mean` or `sum`), `ignore_index` and `classes`, become one
+    group that yields (loss, gradient); the gradient's narrowing cast comes
+    along. The CUDA backend runs it as one pass over each row (max and
+    sum-exp, the row's loss, the gradient), between a tiny count of the
+    valid targets (`mean`: the normalizer before the gradients) and a
+    fixed-order sum of the row losses (compiler/codegen/ClassifierEmitter.cpp).
+    ```mlir
+    %l = llmc.kernel -> (tensor<f32>) {
+      %0 = llmc.cast %x : tensor<4x16xbf16> -> tensor<4x16xf32>
+      %1 = llmc.cross_entropy mean %0, %t : (...) -> tensor<f32>
+      llmc.yield %1 : tensor<f32>
+    }
+    %g = llmc.kernel -> (tensor<4x16xbf16>) {
+      %0 = llmc.cast %x : tensor<4x16xbf16> -> tensor<4x16xf32>
+      %1 = llmc.cross_entropy_grad mean %0, %t, %d : (...) -> tensor<4x16xf32>
+      %2 = llmc.cast %1 : tensor<4x16xf32> -> tensor<4x16xbf16>
+      llmc.yield %2 : tensor<4x16xbf16>
+    }
+    // =>
+    %lg:2 = llmc.kernel -> (tensor<f32>, tensor<4x16xbf16>) attributes {llmc.overwrites = array<i64: -1, 0>} {
+      %0 = llmc.cast %x : tensor<4x16xbf16> -> tensor<4x16xf32>
+      %1 = llmc.cross_entropy mean %0, %t : (...) -> tensor<f32>
+      %2 = llmc.cross_entropy_grad mean %0, %t, %d : (...) -> tensor<4x16xf32>
+      %3 = llmc.cast %2 : tensor<4x16xf32> -> tensor<4x16xbf16>
+      llmc.yield %1, %3 : tensor<f32>, tensor<4x16xbf16>
+    }
+    ```
+    The group goes to the later group's place when nothing reads the
+    earlier one's result in between, else to the earlier one's when the
+    later one's inputs are all defined there; otherwise, or when the
+    gradient's cotangent is computed from the loss, nothing changes.
+    `llmc.overwrites` (one entry per result: a group input whose buffer the
+    result is written over, or -1; passes/FusionUtils.h) is set for the gradient when the logits
+    are a group's result of the gradient's type and nothing but the fused
+    group reads them, directly or through a reshape (the return included):
+    each row is read before it is overwritten, by the block that owns it.
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 def MarkInPlacePass : Pass<"llmc-mark-in-place", "::mlir::func::FuncOp"> {
   let summary = "Mark the llmc.next results that are written in place";
   let description = [{

@@ -24,6 +24,9 @@
 
 namespace mlir::llmc {
 class KernelOp;
+class CrossEntropyOp;
+class CrossEntropyGradOp;
+enum class LossReduction : uint32_t; // LlmcEnums.td
 } // namespace mlir::llmc
 
 namespace llmc::codegen {
@@ -68,6 +71,36 @@ mlir::LogicalResult emitFusedElementwise(mlir::llmc::KernelOp group,
                                          llvm::ArrayRef<mlir::Value> inputs,
                                          const EmitContext &ctx,
                                          OpLowering &out);
+/// The one-block-per-row kernel of cross_entropy (loss), its gradient
+/// (grad) or both (ClassifierEmitter.cpp): every variant visits a row's
+/// elements in the same order, so that the loss and the gradient computed
+/// apart or together, from bf16 or f32 logits, round alike.
+struct CrossEntropyRows {
+  mlir::Operation *op = nullptr; // named in the kernel's header
+  std::string name;
+  enum class Reduction { Mean, Sum, None } reduction = Reduction::Mean;
+  int64_t positions = 0, cols = 0, classes = 0, ignoreIndex = -100;
+  mlir::Type lt, tt;          // logits (as loaded) and targets
+  bool loss = false;          // write each row's loss ...
+  bool lossToScratch = false; // ... as f32 into `row_loss`, else to `out`
+  mlir::Type lossType;        // `out`'s element type
+  bool grad = false;          // write the gradient
+  mlir::Type gt, rt;          // dloss and the gradient (as stored)
+  KernelArg logitsArg, targetsArg, dlossArg, countArg, lossArg, gradArg;
+};
+EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &rows);
+/// An llmc.cross_entropy reduction as CrossEntropyRows sees it.
+CrossEntropyRows::Reduction reductionOf(mlir::llmc::LossReduction r);
+
+/// The kernels of a classifier group (passes/FusionUtils.h): the loss of
+/// `ce` and the gradient of `grad` over the same logits, read as `lt` and
+/// stored as `rt` (the casts in the group's loads and stores).
+/// KernelArg::operand 0..2 are the logits, targets and dloss; results 0
+/// and 1 the loss and the gradient, which may share the logits' buffer.
+mlir::LogicalResult emitClassifier(mlir::llmc::CrossEntropyOp ce,
+                                   mlir::llmc::CrossEntropyGradOp grad,
+                                   mlir::Type lt, mlir::Type rt,
+                                   const EmitContext &ctx, OpLowering &out);
 void registerShapeEmitters(EmitterTable &table);
 void registerReduceEmitters(EmitterTable &table);
 void registerNormEmitters(EmitterTable &table);

@@ -130,6 +130,40 @@ FailureOr<LoweredOp> lowerReductionGroup(mlir::llmc::KernelOp group,
   return out;
 }
 
+/// cross_entropy and its gradient over the same logits (llmc-fuse-classifier):
+/// one row pass; operands are the logits as stored (before the group's
+/// widening cast), targets and dloss; results the loss and the gradient.
+FailureOr<LoweredOp> lowerClassifierGroup(mlir::llmc::KernelOp group,
+                                          const CodegenOptions &options,
+                                          unsigned &index) {
+  auto [ce, grad] = mlir::llmc::fusion::classifierOps(group);
+  LoweredOp out;
+  out.op = ce;
+  unsigned at = index;
+  for (Operation &op : group.getGroupOps()) {
+    if (&op == ce.getOperation())
+      break;
+    ++at;
+  }
+  out.name = opName(*ce, at);
+  index += std::distance(group.getGroupOps().begin(),
+                         group.getGroupOps().end());
+  Value logits = ce.getLogits();
+  if (auto cast = logits.getDefiningOp<mlir::llmc::CastOp>();
+      cast && cast->getParentOp() == group.getOperation())
+    logits = cast.getInput();
+  out.operands = {logits, grad.getTargets(), grad.getGrad()};
+  out.results = {group.getResult(0), group.getResult(1)};
+  EmitContext ctx{options, out.name};
+  if (failed(emitClassifier(ce, grad, elementTypeOf(logits),
+                            elementTypeOf(group.getResult(1)), ctx,
+                            out.lowering)))
+    return failure();
+  for (EmittedKernel &k : out.lowering.kernels)
+    k.origin = KernelSource::origin(group);
+  return out;
+}
+
 } // namespace
 
 FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
@@ -146,6 +180,8 @@ FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
     return lowerElementwiseGroup(group, options, index);
   if (kind == GroupKind::Reduction)
     return lowerReductionGroup(group, options, index);
+  if (kind == GroupKind::Classifier)
+    return lowerClassifierGroup(group, options, index);
   mlir::llmc::AddOp add = biasAdd(group);
   if (count != 1 && !add)
     return group.emitError("codegen: a kernel group of ")

@@ -19,6 +19,7 @@
 #include "compiler/codegen/DeviceBytes.h"
 #include "compiler/eval/ModelArguments.h"
 #include "dialects/llmc/LlmcOps.h"
+#include "passes/FusionUtils.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -49,6 +50,15 @@ int64_t inPlaceArgument(Value v) {
   if (!group || !group.getInPlace())
     return -1;
   return (*group.getInPlace())[cast<OpResult>(v).getResultNumber()];
+}
+
+/// The input of its group whose buffer `v` is written over
+/// (llmc-fuse-classifier's `llmc.overwrites`), or -1.
+int64_t overwrittenInput(Value v) {
+  auto group = v.getDefiningOp<KernelOp>();
+  if (!group)
+    return -1;
+  return fusion::overwrittenInput(group, cast<OpResult>(v).getResultNumber());
 }
 
 /// The gradients an optimizer op reads, with their parameters.
@@ -241,6 +251,29 @@ LogicalResult Builder::addOps() {
       continue;
     }
     for (auto [j, result] : llvm::enumerate(lo.results)) {
+      // Written over one of the group's inputs (llmc-fuse-classifier
+      // decided it is the input's last reader): an alias, as a reshape.
+      if (int64_t input = overwrittenInput(result); input >= 0) {
+        auto group = result.getDefiningOp<KernelOp>();
+        Value in = fusion::groupInputs(group)[input];
+        int64_t inSlot = slotOf_.lookup(in);
+        uint64_t bytes = cast<RankedTensorType>(result.getType())
+                             .getNumElements() *
+                         dtypeSize(*dtypeOf(cast<RankedTensorType>(
+                                                result.getType())
+                                                .getElementType()));
+        if (requests_[rootOf(inSlot)].persistent ||
+            requests_[rootOf(inSlot)].bytes != bytes)
+          return group.emitError("codegen: result #")
+                 << j << " is marked to overwrite input #" << input
+                 << ", whose buffer is an argument, a constant or of "
+                    "another size";
+        int64_t slot = addRequest(Meta{}, 0, false, pos);
+        requests_[slot].aliasOf = inSlot;
+        slotOf_[result] = slot;
+        ++out_.overwrittenInputs;
+        continue;
+      }
       Meta m;
       m.name = uniqueName(lo.name + ".out" + std::to_string(j));
       if (options_.unplanned)

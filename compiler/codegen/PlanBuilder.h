@@ -58,6 +58,7 @@ struct PlannedFunction {
   uint64_t unplannedBytes = 0;          // one buffer per value, for reference
   size_t inPlaceUpdates = 0;            // llmc.next results sharing a buffer
   size_t copiedUpdates = 0;             // llmc.next results copied at the end
+  size_t overwrittenInputs = 0; // results written over an input (overwrites)
 };
 
 /// Errors (an argument type the device cannot hold, a parameter without

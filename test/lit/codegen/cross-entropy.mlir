@@ -6,15 +6,14 @@
 
 // CHECK-LABEL: // ===== cross_entropy_0_rows.cu =====
 // CHECK:       // cross_entropy_0_rows: llmc.cross_entropy "/loss/SoftmaxCrossEntropyLoss"
-// CHECK:       //   per-position losses go to the f32 scratch buffer `row_loss`; cross_entropy_0_reduce sums them
+// CHECK:       //   cross_entropy (mean): one block per position; the row is read in vectors of 1 elements, online max/sum of exp, loss = max + log(sum) - x[target] into `row_loss`
 // CHECK:       constexpr index_t kRows = 2048;  // positions
-// CHECK-NEXT:  constexpr index_t kCols = 50257;  // classes
+// CHECK-NEXT:  constexpr index_t kCols = 50257;  // columns of a row
 // CHECK:       constexpr index_t kIgnore = -100;  // ignore_index
-// CHECK:       if (target != kIgnore)
-// CHECK-NEXT:    loss = (target >= 0 && target < kCols)
-// CHECK-NEXT:               ? m + logf(s) - x[target]
-// CHECK-NEXT:               : NAN;
-// CHECK-NEXT:  row_loss[row] = loss;
+// CHECK:       if (target == kIgnore) {
+// CHECK:         row_loss[row] = 0.0f;
+// CHECK:       const float xt = threadIdx.x == 0 && valid ? logits[row * kCols + target] : 0.0f;
+// CHECK:       row_loss[row] = valid ? m + logf(s) - xt : NAN;
 // CHECK-LABEL: // ===== cross_entropy_0_reduce.cu =====
 // CHECK:       static_assert(kRows < (1 << 24), "the count is exact in f32");
 // CHECK:       const float counted = blockSum(count);
@@ -32,7 +31,7 @@ func.func @forward(%logits: tensor<2x1024x50257xf32>, %t: tensor<2x1024xi64>) ->
 
 // none: one kernel writes the losses; sum: no count.
 // CHECK-LABEL: // ===== cross_entropy_0.cu =====
-// CHECK:       out[row] = __float2bfloat16(loss);
+// CHECK:       out[row] = __float2bfloat16(valid ? m + logf(s) - xt : NAN);
 // CHECK-LABEL: // ===== cross_entropy_1_reduce.cu =====
 // CHECK-NOT:   counted
 // CHECK:       out[0] = __float2bfloat16(total);
@@ -41,4 +40,36 @@ func.func @forward(%logits: tensor<4x7xbf16>, %t: tensor<4xi32>) -> (tensor<4xbf
   %0 = llmc.cross_entropy none %logits, %t {ignore_index = 0 : i64} : (tensor<4x7xbf16>, tensor<4xi32>) -> tensor<4xbf16>
   %1 = llmc.cross_entropy sum %logits, %t : (tensor<4x7xbf16>, tensor<4xi32>) -> tensor<bf16>
   return %0, %1 : tensor<4xbf16>, tensor<bf16>
+}
+
+// -----
+
+// A classifier group (llmc-fuse-classifier): bf16 logits from a matmul,
+// padded to 16 columns (13 classes). The count, one row kernel that writes
+// each row's loss and the bf16 gradient over the logits (vectors of 8 bf16
+// kept in registers), and the fixed-order sum.
+// CHECK-LABEL: // ===== cross_entropy_2_rows.cu =====
+// CHECK:       //   cross_entropy and its gradient (mean): one block per position; the row is read in vectors of 8 elements, online max/sum of exp, loss = max + log(sum) - x[target] into `row_loss`, then w * (exp(x - max) / sum - onehot(target)) over the row from registers
+// CHECK:       struct alignas(16) InVec {
+// CHECK:       cross_entropy_2_rows(const __nv_bfloat16 *logits, const long long *__restrict__ targets, const float *__restrict__ dloss, const float *__restrict__ count, float *__restrict__ row_loss, __nv_bfloat16 *dlogits)
+// CHECK:       InVec cached[kIters];
+// CHECK:       blockOnline(m, s);
+// CHECK:       o.v[e] = __float2bfloat16(w * (p - (j == target ? 1.0f : 0.0f)));
+// CHECK-LABEL: // ===== cross_entropy_2_reduce.cu =====
+// CHECK:       out[0] = total / count[0];
+// The gradient is written over the matmul's buffer, which the next matmul
+// reads.
+// NVRTC:      step 1 launch cross_entropy_2_count grid [1, 1, 1] block [1024, 1, 1] smem 0 args (arg2, cross_entropy_2.count)
+// NVRTC-NEXT: step 2 launch cross_entropy_2_rows grid [4, 1, 1] block [32, 1, 1] smem 0 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0)
+// NVRTC-NEXT: step 3 launch cross_entropy_2_reduce grid [1, 1, 1] block [1024, 1, 1] smem 0 args (cross_entropy_2.row_loss, cross_entropy_2.count, cross_entropy_2.out0)
+// NVRTC-NEXT: step 4 matmul matmul_5 {{.*}} (matmul_0.out0, arg1 -> matmul_5.out0)
+// NVRTC:      compiled 3 kernels for sm_90
+func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64>, %d: tensor<f32>) -> (tensor<f32>, tensor<4x8xbf16>) {
+  %x = llmc.matmul %h, %w : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+  %0 = llmc.cast %x : tensor<4x16xbf16> -> tensor<4x16xf32>
+  %1 = llmc.cross_entropy mean %0, %t {classes = 13 : i64, ignore_index = -1 : i64} : (tensor<4x16xf32>, tensor<4xi64>) -> tensor<f32>
+  %2 = llmc.cross_entropy_grad mean %0, %t, %d {classes = 13 : i64, ignore_index = -1 : i64} : (tensor<4x16xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x16xf32>
+  %3 = llmc.cast %2 : tensor<4x16xf32> -> tensor<4x16xbf16>
+  %4 = llmc.matmul %3, %w {transpose_rhs} : (tensor<4x16xbf16>, tensor<8x16xbf16>) -> tensor<4x8xbf16>
+  return %1, %4 : tensor<f32>, tensor<4x8xbf16>
 }

@@ -33,7 +33,7 @@ func.func @forward(%a: tensor<2130706432xf32>) -> tensor<2130706432xf32> {
 // CHECK-LABEL: // ===== cross_entropy_0_rows.cu =====
 // CHECK:       typedef long long index_t;
 // CHECK:       for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {
-// CHECK:       *x = logits + row * kCols;
+// CHECK:       const InVec *x = reinterpret_cast<const InVec *>(logits + row * kCols);
 // CHECK-LABEL: // ===== cross_entropy_0_reduce.cu =====
 // CHECK:       typedef long long index_t;
 // NVRTC: compiled 2 kernels for sm_90

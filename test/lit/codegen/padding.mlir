@@ -13,17 +13,14 @@
 // CHECK-LABEL: // ===== gather_grad_1_count.cu =====
 // CHECK:       constexpr index_t kBound = 1001;
 // CHECK:       if (k < 0 || k >= kBound)
+// The loss and its gradient are one classifier group (llmc-fuse-classifier).
 // CHECK-LABEL: // ===== cross_entropy_2_rows.cu =====
-// CHECK:       constexpr index_t kCols = 1024;  // classes
+// CHECK:       constexpr index_t kCols = 1024;  // columns of a row
 // CHECK-NEXT:  constexpr index_t kClasses = 1001;  // real classes; the columns after them are padding
-// CHECK:       for (index_t j = threadIdx.x; j < kClasses; j += kBlock)
-// CHECK:       loss = (target >= 0 && target < kClasses)
-// CHECK-LABEL: // ===== cross_entropy_grad_3.cu =====
-// CHECK:       constexpr index_t kClasses = 1001;
-// CHECK:       for (index_t j = threadIdx.x; j < kClasses; j += kBlock)
-// CHECK:       const float w = (target >= 0 && target < kClasses)
-// CHECK:       for (index_t j = threadIdx.x; j < kCols; j += kBlock) {
-// CHECK-NEXT:    const float p = j >= kClasses ? 0.0f : expf(x[j] - m) * inv;
+// CHECK:       const bool valid = target >= 0 && target < kClasses;
+// CHECK:       if (v * kVec + e < kClasses)
+// CHECK:       row_loss[row] = valid ? m + logf(s) - xt : NAN;
+// CHECK:       const float p = j >= kClasses ? 0.0f : expf(in.v[e] - m) * inv;
 // NVRTC:       compiled {{[0-9]+}} kernels for sm_90
 func.func @forward(%wte: tensor<1024x64xf32>, %idx: tensor<32xi64>,
                    %logits: tensor<32x1024xf32>, %t: tensor<32xi64>,

@@ -10,14 +10,14 @@
 // CHECK:       c += targets[j] != kIgnore ? 1.0f : 0.0f;
 // CHECK:       count[0] = total;
 // CHECK-LABEL: // ===== cross_entropy_grad_0.cu =====
-// CHECK:       //   cross_entropy_grad (mean): one block per position; online max/sum of exp over the classes, then w * (exp(x - max) / sum - onehot(target))
-// CHECK:       constexpr index_t kCols = 50257;  // classes
-// CHECK:       cross_entropy_grad_0(const float *__restrict__ logits, const long long *__restrict__ targets, const float *__restrict__ dloss, const float *__restrict__ count, float *__restrict__ dlogits)
+// CHECK:       //   cross_entropy_grad (mean): one block per position; the row is read in vectors of 1 elements, online max/sum of exp, then w * (exp(x - max) / sum - onehot(target)) over the row
+// CHECK:       constexpr index_t kCols = 50257;  // columns of a row
+// CHECK:       cross_entropy_grad_0(const float *logits, const long long *__restrict__ targets, const float *__restrict__ dloss, const float *__restrict__ count, float *dlogits)
 // CHECK:       if (target == kIgnore) {
-// CHECK:       const float w = (target >= 0 && target < kCols) ? dloss[0] / count[0] : NAN;
-// CHECK:       d[j] = w * (p - (j == target ? 1.0f : 0.0f));
+// CHECK:       const float w = valid ? dloss[0] / count[0] : NAN;
+// CHECK:       o.v[e] = w * (p - (j == target ? 1.0f : 0.0f));
 // CHECK-LABEL: // ===== cross_entropy_grad_1.cu =====
-// CHECK:       const float w = (target >= 0 && target < kCols) ? __bfloat162float(dloss[row]) : NAN;
+// CHECK:       const float w = valid ? __bfloat162float(dloss[row]) : NAN;
 // NVRTC:       buffer cross_entropy_grad_0.count scratch f32[1]
 // NVRTC:       step 0 launch cross_entropy_grad_0_count grid [1, 1, 1] block [1024, 1, 1] smem 0 args (arg1, cross_entropy_grad_0.count)
 // NVRTC-NEXT:  step 1 launch cross_entropy_grad_0 grid [1024, 1, 1] block [1024, 1, 1] smem 0 args (arg0, arg1, arg2, cross_entropy_grad_0.count, cross_entropy_grad_0.out0)

@@ -3,11 +3,11 @@
 // errors of a bad `--no-fuse`. NVRTC needs no GPU.
 // RUN: rm -rf %t.cache
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 | FileCheck %s --check-prefix=TINY
-// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=elementwise,reductions,horizontal | FileCheck %s --check-prefix=TINY-EPI
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=elementwise,reductions,horizontal,classifier | FileCheck %s --check-prefix=TINY-EPI
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=all | FileCheck %s --check-prefix=TINY-OFF
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=gelu-epilogue,bias-grad-epilogue | FileCheck %s --check-prefix=TINY-NOGELU
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --explain --explain-json %t.json | FileCheck %s --check-prefix=HF
-// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --no-fuse elementwise,reductions,horizontal | FileCheck %s --check-prefix=HF-EPI
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --no-fuse elementwise,reductions,horizontal,classifier | FileCheck %s --check-prefix=HF-EPI
 // RUN: %python -c "import json,sys; d=json.load(open(sys.argv[1])); g=d['groups']; print(len(g), sum(len(x['members'])>1 for x in g), g[0]['kind'], g[0]['members'][0]['names'][0], d['fusion']['elementwise'])" %t.json | FileCheck %s --check-prefix=JSON
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse=bogus 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse 2>&1 | FileCheck %s --check-prefix=EMPTY
@@ -37,7 +37,10 @@
 // HF-NEXT:     llmc.cast "node_view_8" at
 // HF-NEXT:     llmc.add "node_add_4" at
 // HF:      not fused with group {{[0-9]+}}: 'llmc.matmul' is a cuBLASLt call: it reads its operands from memory as they are (no prologue)
-// HF:      group {{[0-9]+}} (reduction+casts, 3 ops)
+// HF:      group {{[0-9]+}} (classifier, 4 ops)
+// HF-NEXT:     llmc.cast "node_view_26"
+// HF-NEXT:     llmc.cross_entropy "node_cross_entropy_loss"
+// HF-NEXT:     llmc.cross_entropy_grad "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cast
 // HF-NEXT:     llmc.cross_entropy_grad
 // HF-NEXT:     llmc.cast

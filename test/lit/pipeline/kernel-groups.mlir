@@ -7,9 +7,9 @@
 // RUN: grep -c "= llmc.kernel" %t.mlir | FileCheck %s --check-prefix=GROUPS
 // RUN: awk '/^    %%[^ ]+ = [l]lmc\./ && !/[l]lmc\.(kernel|reshape|constant)/ {n++} END {print "outside", n+0}' %t.mlir | FileCheck %s --check-prefix=OUTSIDE
 // RUN: llmc codegen %t.mlir | grep -c "^step " | FileCheck %s --check-prefix=LAUNCHES
-// RUN: llmc-opt %t.mlir --llmc-form-kernels --llmc-fuse-epilogues --llmc-fuse-elementwise --llmc-mark-in-place | diff %t.mlir -
+// RUN: llmc-opt %t.mlir --llmc-form-kernels --llmc-fuse-epilogues --llmc-fuse-elementwise --llmc-fuse-classifier --llmc-mark-in-place | diff %t.mlir -
 // RUN: llmc-opt %models/gpt2-tiny.mlir --llmc-pipeline=precision=bf16 -o %t.bf16.mlir
-// RUN: llmc-opt %t.bf16.mlir --llmc-form-kernels --llmc-fuse-epilogues --llmc-fuse-elementwise --llmc-mark-in-place | diff %t.bf16.mlir -
+// RUN: llmc-opt %t.bf16.mlir --llmc-form-kernels --llmc-fuse-epilogues --llmc-fuse-elementwise --llmc-fuse-classifier --llmc-mark-in-place | diff %t.bf16.mlir -
 // RUN: grep -c "= llmc.kernel" %t.bf16.mlir | FileCheck %s --check-prefix=BF16-GROUPS
 // RUN: llmc codegen %t.bf16.mlir | grep -c "^step " | FileCheck %s --check-prefix=BF16-LAUNCHES
 

@@ -84,3 +84,36 @@ func.func @yield_outside(%a: tensor<8xf32>) -> tensor<8xf32> {
   llmc.yield %a : tensor<8xf32>
   return %a : tensor<8xf32>
 }
+
+// -----
+
+func.func @overwrites_size(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'llmc.kernel' op llmc.overwrites has 2 entries for 1 results}}
+  %0 = llmc.kernel -> (tensor<8xf32>) attributes {llmc.overwrites = array<i64: 0, -1>} {
+    %1 = llmc.neg %a : tensor<8xf32>
+    llmc.yield %1 : tensor<8xf32>
+  }
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @overwrites_entry(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'llmc.kernel' op llmc.overwrites entry 1 is neither one of the group's 1 inputs nor -1}}
+  %0 = llmc.kernel -> (tensor<8xf32>) attributes {llmc.overwrites = array<i64: 1>} {
+    %1 = llmc.neg %a : tensor<8xf32>
+    llmc.yield %1 : tensor<8xf32>
+  }
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @overwrites_bytes(%a: tensor<8xbf16>) -> tensor<8xf32> {
+  // expected-error @+1 {{'llmc.kernel' op result #0 ('tensor<8xf32>') cannot overwrite input #0 ('tensor<8xbf16>'): their sizes differ}}
+  %0 = llmc.kernel -> (tensor<8xf32>) attributes {llmc.overwrites = array<i64: 0>} {
+    %1 = llmc.cast %a : tensor<8xbf16> -> tensor<8xf32>
+    llmc.yield %1 : tensor<8xf32>
+  }
+  return %0 : tensor<8xf32>
+}

@@ -1,0 +1,360 @@
+//===- ClassifierEmitter.cpp - cross_entropy and its gradient in one pass -===//
+//
+// A classifier group (llmc-fuse-classifier) yields the loss of
+// cross_entropy(logits, targets) and its gradient
+// cross_entropy_grad(logits, targets, dloss), `mean` or `sum`, as three
+// kernels:
+//
+//   <name>_count   (`mean` only) one block counts the positions whose
+//                  target is not ignore_index, in a fixed order, into the
+//                  f32 scratch `count`: the normalizer, known before any
+//                  gradient is written.
+//   <name>_rows    one block per row: the row is loaded once, in vectors
+//                  of 8 elements (kept in registers when they fit, else
+//                  re-read from L2), its max/sum of exp computed online;
+//                  thread 0 writes the row's loss m + log(s) - x[target] to
+//                  the f32 scratch `row_loss`; then every element's
+//                  gradient w * (exp(x - m) / s - onehot(target)) is
+//                  stored, over the logits when the group has
+//                  `llmc.overwrites` (each thread stores the vectors it
+//                  loaded, after the block's reduction, and x[target] is
+//                  read before it).
+//   <name>_reduce  one block sums `row_loss` in a fixed order and divides
+//                  by `count` (`mean`): a deterministic loss, no atomics.
+//
+// The row kernel (crossEntropyRowsKernel) is also the one of the unfused
+// cross_entropy and cross_entropy_grad (LossEmitters.cpp): the same
+// expressions (ignore_index, padded `classes` masked to a zero gradient,
+// NaN for an out-of-range target) over the elements in the same order, so
+// the fused results are bitwise the unfused ones; the count and the sum of
+// the row losses are the same fixed-order block sums.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/Emitters.h"
+
+#include "dialects/llmc/LlmcOps.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+namespace llmc::codegen {
+
+namespace {
+
+/// Bytes of one element of a float storage type.
+int64_t floatBytes(Type t) { return t.isF32() ? 4 : 2; }
+
+/// Registers (32-bit) a thread may spend on its cached vectors: with 1024
+/// threads a block has 64 per thread in all. GPT-2's rows (6288 vectors of
+/// 8 bf16) take 28 and ptxas spills 20 bytes at 64 registers, one block per
+/// SM; without the cache the gradient re-reads the row from L2 and two
+/// blocks fit per SM. Which is faster is measured (ClassifierGpuTest);
+/// LLMC_CE_ROW_CACHE=none switches the cache off for that comparison.
+int64_t maxCacheRegisters() {
+  const char *v = std::getenv("LLMC_CE_ROW_CACHE");
+  return v && std::string(v) == "none" ? 0 : 32;
+}
+
+EmittedKernel countKernel(CrossEntropyGradOp op, Type tt, int64_t positions,
+                          const std::string &name) {
+  KernelSource cnt(op, name);
+  cnt.scheme("classifier (mean), kernel 1: one block counts the positions "
+             "that are not ignored into the f32 scratch `count`");
+  cnt.constant("kRows", positions, "positions");
+  cnt.constant("kBlock", 1024, "threads of the one block");
+  cnt.constant("kIgnore", op.getIgnoreIndex(), "ignore_index");
+  cnt.staticAssert("kRows < (1 << 24)", "the count is exact in f32");
+  cnt.helper(blockReduceHelpers(kBlockSum));
+  cnt.kernel("extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
+             name + "(" + inParam(tt, "targets") +
+             ", float *__restrict__ count) {\n"
+             "  float c = 0.0f;\n"
+             "  for (index_t j = threadIdx.x; j < kRows; j += kBlock)\n"
+             "    c += targets[j] != kIgnore ? 1.0f : 0.0f;\n"
+             "  const float total = blockSum(c);\n"
+             "  if (threadIdx.x == 0)\n"
+             "    count[0] = total;\n"
+             "}\n");
+  EmittedKernel k;
+  k.name = name;
+  k.source = cnt.str();
+  k.block = {1024, 1, 1};
+  k.args = {KernelArg::operand(1), KernelArg::scratch(1)};
+  return k;
+}
+
+EmittedKernel reduceKernel(CrossEntropyOp op, Type lossType,
+                           int64_t positions, bool mean,
+                           const std::string &name) {
+  KernelSource red(op, name);
+  red.use(lossType);
+  red.scheme(std::string("classifier (") + (mean ? "mean" : "sum") +
+             "), last kernel: one block sums `row_loss` in a fixed order" +
+             (mean ? " and divides by `count`" : ""));
+  red.constant("kRows", positions, "positions");
+  red.constant("kBlock", 1024, "threads of the one block");
+  red.helper(blockReduceHelpers(kBlockSum));
+  std::string params = "const float *__restrict__ row_loss, ";
+  if (mean)
+    params += "const float *__restrict__ count, ";
+  params += outParam(lossType, "out");
+  red.kernel("extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
+             name + "(" + params +
+             ") {\n"
+             "  float sum = 0.0f;\n"
+             "  for (index_t j = threadIdx.x; j < kRows; j += kBlock)\n"
+             "    sum += row_loss[j];\n"
+             "  const float total = blockSum(sum);\n"
+             "  if (threadIdx.x == 0)\n"
+             "    out[0] = " +
+             storeAs(lossType, mean ? "total / count[0]" : "total") +
+             ";\n"
+             "}\n");
+  EmittedKernel k;
+  k.name = name;
+  k.source = red.str();
+  k.block = {1024, 1, 1};
+  k.args = {KernelArg::scratch(0)};
+  if (mean)
+    k.args.push_back(KernelArg::scratch(1));
+  k.args.push_back(KernelArg::result(0));
+  return k;
+}
+
+} // namespace
+
+CrossEntropyRows::Reduction reductionOf(LossReduction r) {
+  return r == LossReduction::mean ? CrossEntropyRows::Reduction::Mean
+         : r == LossReduction::sum ? CrossEntropyRows::Reduction::Sum
+                                   : CrossEntropyRows::Reduction::None;
+}
+
+EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
+  bool mean = r.reduction == CrossEntropyRows::Reduction::Mean;
+  bool none = r.reduction == CrossEntropyRows::Reduction::None;
+  // Vectors of 8 elements whatever the type (16 bytes of bf16, 32 of f32),
+  // so that a row's elements meet in the same order whether the logits
+  // are loaded as bf16 or f32: the fused and unfused kernels round alike.
+  int64_t vec = r.cols % 8 == 0 ? 8 : 1;
+  int64_t vecs = r.cols / vec;
+  unsigned block = rowBlockSize(vecs);
+  int64_t iters = (vecs + block - 1) / block;
+  bool cache = r.grad &&
+               iters * vec * floatBytes(r.lt) / 4 <= maxCacheRegisters();
+  int64_t inAlign = std::min<int64_t>(16, vec * floatBytes(r.lt));
+  int64_t outAlign = r.grad ? std::min<int64_t>(16, vec * floatBytes(r.rt)) : 1;
+
+  KernelSource src(r.op, r.name);
+  src.use(r.lt);
+  if (r.grad)
+    src.use(r.rt);
+  if (r.loss && !r.lossToScratch)
+    src.use(r.lossType);
+  std::string what = r.loss && r.grad ? "cross_entropy and its gradient"
+                     : r.loss         ? "cross_entropy"
+                                      : "cross_entropy_grad";
+  src.scheme(what + " (" + (mean ? "mean" : none ? "none" : "sum") +
+             "): one block per position; the row is read in vectors of " +
+             std::to_string(vec) + " elements, online max/sum of exp" +
+             (r.loss ? std::string(", loss = max + log(sum) - x[target]") +
+                           (r.lossToScratch ? " into `row_loss`" : "")
+                     : std::string()) +
+             (r.grad ? std::string(", then w * (exp(x - max) / sum - "
+                                   "onehot(target)) over the row") +
+                           (r.loss ? (cache ? " from registers"
+                                            : " (the row re-read from L2)")
+                                   : "")
+                     : std::string()));
+  src.constant("kRows", r.positions, "positions");
+  src.constant("kCols", r.cols, "columns of a row");
+  src.constant("kClasses", r.classes,
+               "real classes; the columns after them are padding");
+  src.constant("kVec", vec, "elements per vector");
+  src.constant("kVecs", vecs, "vectors per row");
+  src.constant("kBlock", block, "threads per block, one block per position");
+  src.constant("kIters", iters, "vectors per thread, at most");
+  src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
+                   "whole warps, one block");
+  src.constant("kIgnore", r.ignoreIndex, "ignore_index");
+  src.helper(blockReduceHelpers(kBlockOnline));
+  std::string ls = storageType(r.lt), rs = r.grad ? storageType(r.rt) : "";
+  std::string vecs_ = "struct alignas(" + std::to_string(inAlign) +
+                      ") InVec {\n  " + ls + " v[kVec];\n};\n";
+  if (r.grad)
+    vecs_ += "struct alignas(" + std::to_string(outAlign) + ") OutVec {\n  " +
+             rs + " v[kVec];\n};\n";
+  src.helper(vecs_);
+
+  // Parameters in a fixed order; the logits and the gradient may be one
+  // buffer (`llmc.overwrites`): no __restrict__ on either.
+  std::string params = "const " + ls + " *logits, " + inParam(r.tt, "targets");
+  std::vector<KernelArg> args = {r.logitsArg, r.targetsArg};
+  if (r.grad) {
+    params += ", " + inParam(r.gt, "dloss");
+    args.push_back(r.dlossArg);
+    if (mean) {
+      params += ", const float *__restrict__ count";
+      args.push_back(r.countArg);
+    }
+  }
+  if (r.loss) {
+    params += r.lossToScratch ? ", float *__restrict__ row_loss"
+                              : ", " + outParam(r.lossType, "out");
+    args.push_back(r.lossArg);
+  }
+  if (r.grad) {
+    params += ", " + rs + " *dlogits";
+    args.push_back(r.gradArg);
+  }
+  auto storeLoss = [&](const std::string &v) {
+    return r.lossToScratch ? "row_loss[row] = " + v
+                           : "out[row] = " + storeAs(r.lossType, v);
+  };
+  std::string weight;
+  if (r.grad)
+    weight = none   ? loadAs(r.gt, "dloss[row]")
+             : mean ? loadAs(r.gt, "dloss[0]") + " / count[0]"
+                    : loadAs(r.gt, "dloss[0]");
+
+  std::string body =
+      "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n"
+      "    const InVec *x = reinterpret_cast<const InVec *>(logits + row * "
+      "kCols);\n";
+  if (r.grad)
+    body += "    OutVec *d = reinterpret_cast<OutVec *>(dlogits + row * "
+            "kCols);\n";
+  body += "    const long long target = targets[row];\n"
+          "    if (target == kIgnore) {\n";
+  if (r.grad)
+    body += "      OutVec zero;\n"
+            "      for (int e = 0; e < kVec; ++e)\n"
+            "        zero.v[e] = " +
+            storeAs(r.rt, "0.0f") +
+            ";\n"
+            "      for (index_t v = threadIdx.x; v < kVecs; v += kBlock)\n"
+            "        d[v] = zero;\n";
+  if (r.loss)
+    body += "      if (threadIdx.x == 0)\n        " + storeLoss("0.0f") +
+            ";\n";
+  body += "      continue; // uniformly for the block\n"
+          "    }\n"
+          "    const bool valid = target >= 0 && target < kClasses;\n";
+  if (r.loss)
+    body += "    // x[target], read before the block's reduction: after it, "
+            "the\n    // row may be overwritten.\n"
+            "    const float xt = threadIdx.x == 0 && valid ? " +
+            loadAs(r.lt, "logits[row * kCols + target]") + " : 0.0f;\n";
+  body += "    float m = -INFINITY, s = 0.0f;\n";
+  std::string fold = "        for (int e = 0; e < kVec; ++e)\n"
+                     "          if (v * kVec + e < kClasses)\n"
+                     "            onlineAdd(m, s, " +
+                     loadAs(r.lt, "in.v[e]") + ");\n";
+  std::string grads;
+  if (r.grad)
+    grads =
+      "        OutVec o;\n"
+      "        for (int e = 0; e < kVec; ++e) {\n"
+      "          const index_t j = v * kVec + e;\n"
+      "          const float p = j >= kClasses ? 0.0f : expf(" +
+      loadAs(r.lt, "in.v[e]") +
+      " - m) * inv;\n"
+      "          o.v[e] = " +
+      storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") +
+      ";\n"
+      "        }\n"
+      "        d[v] = o;\n";
+  if (cache)
+    body += "    InVec cached[kIters];\n"
+            "#pragma unroll\n"
+            "    for (int i = 0; i < kIters; ++i) {\n"
+            "      const index_t v = threadIdx.x + i * kBlock;\n"
+            "      if (v < kVecs) {\n"
+            "        const InVec in = x[v];\n"
+            "        cached[i] = in;\n" +
+            fold + "      }\n    }\n";
+  else
+    body += "    for (index_t v = threadIdx.x; v < kVecs; v += kBlock) {\n"
+            "      {\n"
+            "        const InVec in = x[v];\n" +
+            fold + "      }\n    }\n";
+  body += "    blockOnline(m, s);\n";
+  if (r.loss)
+    body += "    if (threadIdx.x == 0)\n      " +
+            storeLoss("valid ? m + logf(s) - xt : NAN") + ";\n";
+  if (r.grad) {
+    body += "    const float w = valid ? " + weight +
+            " : NAN;\n"
+            "    const float inv = 1.0f / s;\n";
+    if (cache)
+      body += "#pragma unroll\n"
+              "    for (int i = 0; i < kIters; ++i) {\n"
+              "      const index_t v = threadIdx.x + i * kBlock;\n"
+              "      if (v < kVecs) {\n"
+              "        const InVec in = cached[i];\n" +
+              grads + "      }\n    }\n";
+    else
+      body += "    for (index_t v = threadIdx.x; v < kVecs; v += kBlock) {\n"
+              "      {\n"
+              "        const InVec in = x[v];\n" +
+              grads + "      }\n    }\n";
+  }
+  body += "  }\n}\n";
+  src.kernel("extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
+             r.name + "(" + params + ") {\n" + body);
+  EmittedKernel k;
+  k.name = r.name;
+  k.source = src.str();
+  k.grid = {static_cast<unsigned>(std::min<int64_t>(r.positions, 1 << 30)), 1,
+            1};
+  k.block = {block, 1, 1};
+  k.args = std::move(args);
+  return k;
+}
+
+LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
+                             Type lt, Type rt, const EmitContext &ctx,
+                             OpLowering &out) {
+  Shape logits = shapeOf(grad.getLogits());
+  int64_t positions = numElements(shapeOf(grad.getTargets()));
+  Type lossType = elementTypeOf(ce.getResult());
+  if (!isFloatType(lt) || !isFloatType(rt) || !isFloatType(lossType))
+    return grad.emitError("codegen: a classifier group reads and writes "
+                          "float logits and loss");
+  bool mean = grad.getReduction() == LossReduction::mean;
+  out.kind = OpLowering::Kind::Kernels;
+  out.scratch.push_back({"row_loss", DType::F32, {positions}});
+  if (mean) {
+    out.scratch.push_back({"count", DType::F32, {1}});
+    out.kernels.push_back(countKernel(grad, elementTypeOf(grad.getTargets()),
+                                      positions, ctx.name + "_count"));
+  }
+  CrossEntropyRows r;
+  r.op = grad;
+  r.name = ctx.name + "_rows";
+  r.reduction = reductionOf(grad.getReduction());
+  r.positions = positions;
+  r.cols = logits.back();
+  r.classes = grad.getClasses() ? *grad.getClasses() : r.cols;
+  r.ignoreIndex = grad.getIgnoreIndex();
+  r.lt = lt;
+  r.tt = elementTypeOf(grad.getTargets());
+  r.loss = r.grad = true;
+  r.lossToScratch = true;
+  r.gt = elementTypeOf(grad.getGrad());
+  r.rt = rt;
+  r.logitsArg = KernelArg::operand(0);
+  r.targetsArg = KernelArg::operand(1);
+  r.dlossArg = KernelArg::operand(2);
+  r.countArg = KernelArg::scratch(1);
+  r.lossArg = KernelArg::scratch(0);
+  r.gradArg = KernelArg::result(1);
+  out.kernels.push_back(crossEntropyRowsKernel(r));
+  out.kernels.push_back(
+      reduceKernel(ce, lossType, positions, mean, ctx.name + "_reduce"));
+  return success();
+}
+
+} // namespace llmc::codegen
