@@ -56,7 +56,7 @@ static_assert(sizeof(OptimizerConfig) == 96,
 static_assert(sizeof(PrecisionConfig) == 104,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 360,
+static_assert(sizeof(CompileConfig) == 368,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
@@ -133,6 +133,10 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("fuseElementwise", std::to_string(f.elementwise));
   add("fuseReductions", std::to_string(f.reductions));
   add("fuseHorizontal", std::to_string(f.horizontal));
+  add("fuseGeluEpilogue", std::to_string(f.geluEpilogue));
+  add("fuseBiasGradEpilogue", std::to_string(f.biasGradEpilogue));
+  add("fuseStrided", std::to_string(f.strided));
+  add("fuseClassifier", std::to_string(f.classifier));
   add("injectNanOp", c.injectNanOp);
   // c.explain only adds a description (and bypasses the cache); c.name
   // only names the plan (set after a hit); c.cacheDir is where, not what;
