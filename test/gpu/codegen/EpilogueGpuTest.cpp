@@ -72,8 +72,11 @@ TEST_P(EpilogueGpu, MatchesReference) {
 // (the harness prints the relative L2 error between the two).
 TEST_P(EpilogueGpu, CloseToUnfused) {
   LLMC_REQUIRE_GPU();
-  checkFusedMatchesUnfused(GetParam().mlir, "forward", 0.5,
-                           /*bitwise=*/false);
+  llmc::FusionConfig on;
+  on.geluEpilogue = true; // off by default (compiler/Pipeline.h)
+  checkFusionConfigsMatch(GetParam().mlir, "forward", on,
+                          llmc::FusionConfig::none(), 0.5, /*bitwise=*/false,
+                          Tolerance{});
 }
 
 TEST_P(EpilogueGpu, CompilesWithNvrtc) { checkCompiles(GetParam().mlir); }
@@ -89,7 +92,9 @@ void timeBothWays(const char *what, const std::string &mlir) {
   llmc::FusionConfig off;
   off.geluEpilogue = false;
   off.biasGradEpilogue = false;
-  auto fused = stepReplayMs(mlir, 20);
+  llmc::FusionConfig on;
+  on.geluEpilogue = true; // off by default (compiler/Pipeline.h)
+  auto fused = stepReplayMs(mlir, 20, on);
   auto unfused = stepReplayMs(mlir, 20, off);
   ASSERT_FALSE(fused.empty()) << "the fused timing run failed";
   ASSERT_FALSE(unfused.empty()) << "the unfused timing run failed";
