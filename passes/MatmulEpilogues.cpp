@@ -2,7 +2,7 @@
 //
 // The rewrites of llmc-fuse-epilogues beyond the bias add (MatmulEpilogues.h;
 // the conditions are in Passes.td, each with a negative case in
-// test/lit/passes/fuse-gelu-epilogues.mlir). Each builds one new group at
+// test/lit/passes/matmul-epilogues.mlir). Each builds one new group at
 // the matmul's place from the matmul's ops and the ops it takes, yields
 // what outside reads, and names its cuBLASLt epilogue in `llmc.epilogue`.
 //

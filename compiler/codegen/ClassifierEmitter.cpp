@@ -64,10 +64,16 @@ int64_t maxCacheRegisters() {
   return 16;
 }
 
-EmittedKernel countKernel(CrossEntropyGradOp op, Type tt, int64_t positions,
-                          const std::string &name) {
+} // namespace
+
+EmittedKernel crossEntropyCountKernel(CrossEntropyGradOp op,
+                                      const std::string &what,
+                                      int64_t positions,
+                                      const std::string &name,
+                                      unsigned countScratch) {
+  Type tt = elementTypeOf(op.getTargets());
   KernelSource cnt(op, name);
-  cnt.scheme("classifier (mean), kernel 1: one block counts the positions "
+  cnt.scheme(what + " (mean), kernel 1: one block counts the positions "
              "that are not ignored into the f32 scratch `count`");
   cnt.constant("kRows", positions, "positions");
   cnt.constant("kBlock", 1024, "threads of the one block");
@@ -88,9 +94,11 @@ EmittedKernel countKernel(CrossEntropyGradOp op, Type tt, int64_t positions,
   k.name = name;
   k.source = cnt.str();
   k.block = {1024, 1, 1};
-  k.args = {KernelArg::operand(1), KernelArg::scratch(1)};
+  k.args = {KernelArg::operand(1), KernelArg::scratch(countScratch)};
   return k;
 }
+
+namespace {
 
 EmittedKernel reduceKernel(CrossEntropyOp op, Type lossType,
                            int64_t positions, bool mean,
@@ -334,8 +342,8 @@ LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
   out.scratch.push_back({"row_loss", DType::F32, {positions}});
   if (mean) {
     out.scratch.push_back({"count", DType::F32, {1}});
-    out.kernels.push_back(countKernel(grad, elementTypeOf(grad.getTargets()),
-                                      positions, ctx.name + "_count"));
+    out.kernels.push_back(crossEntropyCountKernel(
+        grad, "classifier", positions, ctx.name + "_count", 1));
   }
   CrossEntropyRows r;
   r.op = grad;

@@ -89,6 +89,14 @@ struct CrossEntropyRows {
   KernelArg logitsArg, targetsArg, dlossArg, countArg, lossArg, gradArg;
 };
 EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &rows);
+/// The one-block count of a mean cross-entropy gradient's non-ignored
+/// positions into the f32 scratch `countScratch` (the normalizer, known
+/// before any gradient is written); `what` names the op in the scheme.
+EmittedKernel crossEntropyCountKernel(mlir::llmc::CrossEntropyGradOp op,
+                                      const std::string &what,
+                                      int64_t positions,
+                                      const std::string &name,
+                                      unsigned countScratch);
 /// An llmc.cross_entropy reduction as CrossEntropyRows sees it.
 CrossEntropyRows::Reduction reductionOf(mlir::llmc::LossReduction r);
 

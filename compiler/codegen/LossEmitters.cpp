@@ -131,31 +131,8 @@ LogicalResult emitCrossEntropyGrad(CrossEntropyGradOp op,
   out.kind = OpLowering::Kind::Kernels;
 
   if (mean) {
-    std::string countName = ctx.name + "_count";
-    KernelSource cnt(op, countName);
-    cnt.scheme("cross_entropy_grad (mean), kernel 1: one block counts the "
-               "positions that are not ignored into the f32 scratch `count`");
-    cnt.constant("kRows", positions, "positions");
-    cnt.constant("kBlock", 1024, "threads of the one block");
-    cnt.constant("kIgnore", op.getIgnoreIndex(), "ignore_index");
-    cnt.staticAssert("kRows < (1 << 24)", "the count is exact in f32");
-    cnt.helper(blockReduceHelpers(kBlockSum));
-    cnt.kernel("extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
-               countName + "(" + inParam(tt, "targets") +
-               ", float *__restrict__ count) {\n"
-               "  float c = 0.0f;\n"
-               "  for (index_t j = threadIdx.x; j < kRows; j += kBlock)\n"
-               "    c += targets[j] != kIgnore ? 1.0f : 0.0f;\n"
-               "  const float total = blockSum(c);\n"
-               "  if (threadIdx.x == 0)\n"
-               "    count[0] = total;\n"
-               "}\n");
-    EmittedKernel k;
-    k.name = countName;
-    k.source = cnt.str();
-    k.block = {1024, 1, 1};
-    k.args = {KernelArg::operand(1), KernelArg::scratch(0)};
-    out.kernels.push_back(std::move(k));
+    out.kernels.push_back(crossEntropyCountKernel(
+        op, "cross_entropy_grad", positions, ctx.name + "_count", 0));
     out.scratch.push_back({"count", DType::F32, {1}});
   }
 
