@@ -129,18 +129,25 @@ def main():
               wall, n, gpu_us, wall - gpu_us, statistics.mean(walls)))
     check(wall - gpu_us <= 30, "per-call overhead %.1f us <= 30 us"
           % (wall - gpu_us))
-    # Where the overhead goes: Python's argument handling alone, queueing a
-    # step on an idle GPU, and reading the loss of a step already finished.
+    # Where the overhead goes: Python's argument handling alone (a tight
+    # loop), queueing a step on an idle GPU, and reading the loss of a step
+    # already finished. The waits spin rather than sleep: after a sleep the
+    # CPU is cold and every piece reads several times slower than in a loop.
+    def spin(seconds):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
     fills, queues, reads = [], [], []
-    for _ in range(200):
+    for _ in range(500):
         t0 = time.perf_counter()
         step._fill((xg, yg))
         fills.append((time.perf_counter() - t0) * 1e6)
+    for _ in range(200):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         step(xg, yg, lr=1e-4, wait=False)
         queues.append((time.perf_counter() - t0) * 1e6)
-        time.sleep(0.002)  # the step has finished
+        spin(0.002)  # the step has finished
         t0 = time.perf_counter()
         step.last_loss
         reads.append((time.perf_counter() - t0) * 1e6)
