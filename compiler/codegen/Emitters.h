@@ -230,6 +230,9 @@ enum BlockReduce : unsigned {
                      // onlineAdd(m, s, x) folding x into a thread's pair
 };
 std::string blockReduceHelpers(unsigned which);
+/// The warp-per-row kernels' helpers: an aligned vector type `Vec<T, N>`
+/// and `warpAllSum`, a butterfly sum that gives every lane the same bits.
+std::string warpRowHelpers();
 
 } // namespace llmc::codegen
 

@@ -400,6 +400,18 @@ __device__ void blockOnline(float &m, float &s) {
 }
 )";
 
+std::string warpRowHelpers() {
+  return "template <typename T, int N> struct alignas(sizeof(T) * N) Vec "
+         "{\n  T v[N];\n};\n"
+         "// Butterfly sum: every lane adds the same pairs (a + b == b + "
+         "a), so every lane gets the same bits.\n"
+         "__device__ __forceinline__ float warpAllSum(float v) {\n"
+         "  for (int o = 16; o > 0; o >>= 1)\n"
+         "    v += __shfl_xor_sync(0xffffffffu, v, o);\n"
+         "  return v;\n"
+         "}\n";
+}
+
 std::string blockReduceHelpers(unsigned which) {
   std::string s;
   if (which & kBlockSum)

@@ -112,15 +112,7 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
   src.floatConstant("kEps", p.epsilon, "epsilon");
   src.staticAssert("kCols % 4 == 0 && kBlock % 32 == 0",
                    "whole vectors, whole warps");
-  src.helper("template <typename T, int N> struct alignas(sizeof(T) * N) Vec "
-             "{\n  T v[N];\n};\n"
-             "// Butterfly sum: every lane adds the same pairs (a + b == b + "
-             "a), so every lane gets the same bits.\n"
-             "__device__ __forceinline__ float warpAllSum(float v) {\n"
-             "  for (int o = 16; o > 0; o >>= 1)\n"
-             "    v += __shfl_xor_sync(0xffffffffu, v, o);\n"
-             "  return v;\n"
-             "}\n");
+  src.helper(warpRowHelpers());
 
   std::string sig = inParam(t, "in") + ", " + inParam(gt, "grad");
   std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1)};
