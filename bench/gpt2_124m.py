@@ -10,6 +10,7 @@ llmc (the modes it supports). Prints one table with llmc's ratios.
 Usage (on the GPU machine, from the repository root, with build/bin/llmc or
 the binary named by $LLMC):
   python3 bench/gpt2_124m.py [--steps 20] [--warmup 5] [--batch 16]
+      [--model gpt2-124M|gpt2-350M|llama-1B]
       [--modes eager-fp32,eager-bf16,compile-bf16,compile-bf16-v50304,llmc-fp32,llmc-bf16]
       [--out DIR]
 
@@ -25,7 +26,9 @@ modes with TF32 off, so that fp32 means fp32.
 
 torch.compile at vocab 50304 is the yardstick (issue 19): a run counts only
 when it lands within 3% of its recorded median for the device kind
-(BASELINES below); the script says whether it did.
+(BASELINES below); the script says whether it did. `--model gpt2-350M` and
+`--model llama-1B` (TinyLlama's shape) run the same modes on other shapes
+(issue 19: not tuned to one shape); the yardstick check is for 124M only.
 """
 import argparse
 import json
@@ -56,7 +59,7 @@ def parse_mode(mode):
             raise ValueError(f"mode {mode!r}: -nopad is an llmc mode")
         mode = mode[:-len("-nopad")]
     parts = mode.split("-")
-    vocab = 50257
+    vocab = MODEL["vocab"]
     if len(parts) == 3 and parts[2].startswith("v"):
         vocab = int(parts[2][1:])
     elif len(parts) != 2:
@@ -71,12 +74,40 @@ def no_pad(mode):
     return mode.endswith("-nopad")
 
 
+# The models of issue 19: the yardstick and two that show llmc is not tuned
+# to one shape. (layers, d, heads) feed the FLOP count and the SOL floors.
+MODELS = {
+    "gpt2-124M": dict(kind="gpt2", layers=12, d=768, heads=12, vocab=50257),
+    "gpt2-350M": dict(kind="gpt2", layers=24, d=1024, heads=16, vocab=50257),
+    # TinyLlama-1.1B's shape: GQA (4 kv heads), SwiGLU 5632, vocab 32000.
+    "llama-1B": dict(kind="llama", layers=22, d=2048, heads=32, vocab=32000,
+                     kv_heads=4, inner=5632),
+}
+MODEL = MODELS["gpt2-124M"]
+
+
 def make_model(vocab):
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
     torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=vocab, n_positions=1024, n_embd=768, n_layer=12,
-                     n_head=12, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    if MODEL["kind"] == "llama":
+        cfg = LlamaConfig(vocab_size=vocab, hidden_size=MODEL["d"],
+                          intermediate_size=MODEL["inner"],
+                          num_hidden_layers=MODEL["layers"],
+                          num_attention_heads=MODEL["heads"],
+                          num_key_value_heads=MODEL["kv_heads"],
+                          max_position_embeddings=1024, tie_word_embeddings=False)
+        return LlamaForCausalLM(cfg)
+    cfg = GPT2Config(vocab_size=vocab, n_positions=1024, n_embd=MODEL["d"],
+                     n_layer=MODEL["layers"], n_head=MODEL["heads"],
+                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     return GPT2LMHeadModel(cfg)
+
+
+def count_params(vocab):
+    """The model's parameter count (tied weights once), built on the meta
+    device so that a 1B model costs nothing."""
+    with torch.device("meta"):
+        return sum(p.numel() for p in make_model(vocab).parameters())
 
 
 class Wrap(nn.Module):
@@ -92,8 +123,8 @@ class Wrap(nn.Module):
                                            tgt.flatten())
 
 
-def flops_per_token(params, layers=12, d=768, seq=1024):
-    return 6 * params + 12 * layers * d * seq
+def flops_per_token(params, seq=1024):
+    return 6 * params + 12 * MODEL["layers"] * MODEL["d"] * seq
 
 
 def time_pytorch(mode, args):
@@ -110,8 +141,8 @@ def time_pytorch(mode, args):
     torch.backends.cuda.matmul.allow_tf32 = use_bf16
     torch.backends.cudnn.allow_tf32 = use_bf16
     g = torch.Generator(device=dev).manual_seed(0)
-    idx = torch.randint(0, 50257, (args.batch, 1024), device=dev, generator=g)
-    tgt = torch.randint(0, 50257, (args.batch, 1024), device=dev, generator=g)
+    idx = torch.randint(0, MODEL["vocab"], (args.batch, 1024), device=dev, generator=g)
+    tgt = torch.randint(0, MODEL["vocab"], (args.batch, 1024), device=dev, generator=g)
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -147,31 +178,32 @@ def time_pytorch(mode, args):
 def run_llmc(mode, args, out):
     """Exports the model, compiles it with llmc and trains it on the GPU."""
     _, precision, vocab = parse_mode(mode)
-    suffix = "" if vocab == 50257 else f"_v{vocab}"
-    onnx_path = os.path.join(out, f"gpt2_124m{suffix}.onnx")
+    suffix = "" if vocab == MODEL["vocab"] else f"_v{vocab}"
+    stem = args.model.replace("-", "_").lower()
+    onnx_path = os.path.join(out, f"{stem}{suffix}.onnx")
     if not os.path.exists(onnx_path):
         model = Wrap(make_model(vocab)).eval()
         # Two distinct tensors: the exporter turns one tensor passed twice
         # into one graph input read by both uses (the model would then
         # predict its own input).
-        idx = torch.randint(0, 50257, (args.batch, 1024))
-        tgt = torch.randint(0, 50257, (args.batch, 1024))
+        idx = torch.randint(0, MODEL["vocab"], (args.batch, 1024))
+        tgt = torch.randint(0, MODEL["vocab"], (args.batch, 1024))
         torch.onnx.export(model, (idx, tgt), onnx_path, dynamo=True,
                           optimize=False, input_names=["idx", "tgt"],
                           output_names=["loss"])
-    data = os.path.join(out, "tokens.bin")
+    data = os.path.join(out, f"tokens_v{MODEL['vocab']}.bin")
     if not os.path.exists(data):
         # Random GPT-2 token ids in llm.c's shard format: throughput only.
         import numpy as np
         n = args.batch * 1024 * (args.steps + args.warmup + 2) + 1
         header = np.zeros(256, dtype=np.int32)
         header[:3] = [20240520, 1, n]
-        toks = np.random.default_rng(0).integers(0, 50257, n, dtype=np.uint16)
+        toks = np.random.default_rng(0).integers(0, MODEL["vocab"], n, dtype=np.uint16)
         with open(data, "wb") as f:
             f.write(header.tobytes())
             f.write(toks.tobytes())
     nopad = "_nopad" if no_pad(mode) else ""
-    bundle = os.path.join(out, f"gpt2_124m{suffix}_{precision}{nopad}.llmc")
+    bundle = os.path.join(out, f"{stem}{suffix}_{precision}{nopad}.llmc")
     llmc = os.path.abspath(os.environ.get("LLMC", "build/bin/llmc"))
     compile_cmd = [llmc, "compile", onnx_path, "-o", bundle]
     if precision != "fp32":
@@ -203,14 +235,16 @@ def run_llmc(mode, args, out):
         profile = r.stdout[r.stdout.find("profile:"):]
         print(profile)
         # The model's own vocabulary: padding is work beyond the floor.
-        print(sol.sol_table(profile, args.gemm_tflops, args.copy_tbps,
-                            args.batch, 1024, 50257))
+        if MODEL["kind"] == "gpt2":
+            print(sol.sol_table(profile, args.gemm_tflops, args.copy_tbps,
+                                args.batch, 1024, MODEL["vocab"], MODEL["layers"],
+                                MODEL["d"], MODEL["heads"]))
         steps = steps[:-1]
     timed = [float(ms) for _, ms in steps[args.warmup:]]
     ms = sorted(timed)[len(timed) // 2]
     # The HF model's parameter count at this vocabulary (the embedding is
     # tied to the lm_head): what MFU counts, as for PyTorch.
-    params = 124439808 + (vocab - 50257) * 768
+    params = count_params(vocab)
     tok_s = args.batch * 1024 / (ms / 1000)
     # llmc allocates one arena; its size (from the compile report) is the
     # device memory the step uses, apart from the cuBLASLt handle.
@@ -228,6 +262,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--model", default="gpt2-124M", choices=sorted(MODELS),
+                    help="the model (default the yardstick, gpt2-124M)")
     ap.add_argument("--modes", default="eager-fp32,eager-bf16,compile-bf16,compile-bf16-v50304,llmc-fp32,llmc-bf16")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/bench"))
     ap.add_argument("--profile", action="store_true",
@@ -235,6 +271,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=240,
                     help="seconds for each llmc command")
     args = ap.parse_args()
+    global MODEL
+    MODEL = MODELS[args.model]
     os.makedirs(args.out, exist_ok=True)
     args.gemm_tflops, args.copy_tbps = sol.measure_ceilings()
     print(f"ceilings measured: bf16 GEMM 8192^3 {args.gemm_tflops:.0f} TFLOP/s, "
@@ -251,7 +289,7 @@ def main():
         torch.cuda.empty_cache()
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     json.dump(rows, open(os.path.join(args.out, "gpt2_bench.json"), "w"), indent=1)
-    print(f"{torch.cuda.get_device_name()} | GPT-2 124M | batch {args.batch} x 1024 | "
+    print(f"{torch.cuda.get_device_name()} | {args.model} | batch {args.batch} x 1024 | "
           f"median of {args.steps} steps after {args.warmup} warm-up")
     print(f"{'mode':14} {'ms/step':>9} {'tok/s':>10} {'MFU':>6} {'peak GB':>8} "
           f"{'1st step s':>10} {'loss':>8}")
@@ -277,7 +315,7 @@ def main():
                     print(f"{r['mode']} / {other}: {r['tok_s'] / base[other]['tok_s']:.3f}x tok/s")
     yard = base.get("compile-bf16-v50304")
     kind = next((k for k in BASELINES if k in torch.cuda.get_device_name()), None)
-    if yard and kind and args.batch == 16:
+    if yard and kind and args.batch == 16 and args.model == "gpt2-124M":
         off = yard["tok_s"] / BASELINES[kind] - 1
         verdict = "counts" if abs(off) <= 0.03 else "does NOT count (baseline off by more than 3%)"
         print(f"yardstick compile-bf16-v50304 {yard['tok_s']:.0f} tok/s vs recorded "

@@ -83,12 +83,13 @@ def parse_profile(text):
     return rows
 
 
-def sol_table(profile_text, tflops, tbps, batch, seq, vocab):
+def sol_table(profile_text, tflops, tbps, batch, seq, vocab, layers=12, d=768,
+              heads=12):
     """The table as text, or '' when the profile has no family table."""
     rows = parse_profile(profile_text)
     if not rows:
         return ""
-    floors = gpt2_floors(batch, seq, vocab)
+    floors = gpt2_floors(batch, seq, vocab, layers, d, heads)
     measured = {c: 0.0 for c, _ in CATEGORY}
     launches = {c: 0 for c, _ in CATEGORY}
     other_ms, other_launches = 0.0, 0
