@@ -90,8 +90,8 @@ class TinyGpt(nn.Module):
 
 class HfGpt2(nn.Module):
     """test/models/hf_gpt2_*: transformers' GPT2LMHeadModel with the loss the
-    export computes: HF's own `labels=` loss (which shifts the targets once
-    more, so both sides learn to predict the token after next)."""
+    export computes: cross-entropy of logits[t] against tgt[t] (the graph has
+    no shift; HF's own `labels=` loss would shift the targets once more)."""
 
     def __init__(self, w):
         super().__init__()
@@ -104,7 +104,8 @@ class HfGpt2(nn.Module):
         self.m = GPT2LMHeadModel(cfg)
 
     def forward(self, idx, tgt):
-        return self.m(input_ids=idx, labels=tgt).loss
+        logits = self.m(input_ids=idx).logits
+        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt.view(-1))
 
 
 def build(name, w):
