@@ -33,7 +33,7 @@
 // GPT2-NEXT:   modules {{[0-9.]+ [KM]iB}}  (33 cubins, 64 KiB granules)
 // GPT2-NEXT:   local memory             0 bytes  (known when loaded on a GPU)
 // GPT2-NEXT:   CUDA graph              58.00 KiB  (58 nodes)
-// GPT2-NEXT:   cuBLASLt library         8.00 MiB  (handle and lazily loaded kernels)
+// GPT2-NEXT:   cuBLASLt library         2.00 MiB  (handle and lazily loaded kernels)
 // GPT2-NEXT:   input staging            0 bytes  (batches are copied straight into the arena)
 // GPT2-NEXT:   total {{[0-9.]+ MiB}}  ({{[0-9]+}} bytes)
 // GPT2-NEXT: parameters      83904
