@@ -99,6 +99,7 @@ mlir::LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   if (mlir::failed(runKernelPipeline(*module, req.fusion)))
     return failure("kernel formation failed (see the diagnostics above)");
   codegen::CodegenOptions options;
+  options.vectorSingles = req.fusion.elementwise;
   auto lowered = codegen::lowerFunction(func, options);
   if (mlir::failed(lowered))
     return failure("code generation failed (see the diagnostics above)");

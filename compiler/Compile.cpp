@@ -242,7 +242,9 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
 
   auto t1 = std::chrono::steady_clock::now();
   countModel(*func, report);
-  auto lowered = codegen::lowerFunction(*func, codegen::CodegenOptions());
+  codegen::CodegenOptions codegenOptions;
+  codegenOptions.vectorSingles = config.fusion.elementwise;
+  auto lowered = codegen::lowerFunction(*func, codegenOptions);
   if (failed(lowered))
     return failure();
   codegen::PlanBuildOptions planOptions;

@@ -40,6 +40,11 @@ struct CodegenOptions {
   /// Grid-stride kernels launch at most this many blocks (a few waves on an
   /// H100's 132 SMs); the loop covers the rest.
   unsigned maxBlocks = 132 * 16;
+  /// A group of one elementwise op lowers through the fused emitter (16
+  /// bytes a thread) instead of the one-element-a-thread emitter; off with
+  /// elementwise fusion (`--no-fuse=elementwise`), which keeps the one-op
+  /// kernels the fused ones are checked against.
+  bool vectorSingles = true;
 };
 
 /// Where a kernel argument comes from. The plan builder resolves operands,

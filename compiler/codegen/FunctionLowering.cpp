@@ -61,6 +61,21 @@ void resultsThroughYield(mlir::llmc::KernelOp group, Operation *op,
   }
 }
 
+/// Every operand and result a static tensor of a type kernels store; the
+/// rest goes to the one-op emitter, whose checks say what is wrong.
+bool holdsOnlyKernelTypes(Operation *op) {
+  auto ok = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape())
+      return false;
+    Type e = tensor.getElementType();
+    return e.isF32() || e.isBF16() || e.isF16() || e.isSignlessInteger(1) ||
+           e.isSignlessInteger(32) || e.isSignlessInteger(64);
+  };
+  return llvm::all_of(op->getOperandTypes(), ok) &&
+         llvm::all_of(op->getResultTypes(), ok);
+}
+
 FailureOr<LoweredOp> lowerElementwiseGroup(mlir::llmc::KernelOp group,
                                            const CodegenOptions &options,
                                            unsigned &index) {
@@ -176,7 +191,12 @@ FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
   if (group->hasAttr(mlir::llmc::epilogue::kAttr))
     return lowerEpilogueGroup(group, options, index);
   GroupKind kind = mlir::llmc::fusion::classify(group);
-  if (count > 1 && kind == GroupKind::Elementwise)
+  // One elementwise op is a group of one: the fused emitter's vector
+  // loads and stores (16 bytes a thread) instead of one element a thread.
+  if ((count > 1 && kind == GroupKind::Elementwise) ||
+      (count == 1 && options.vectorSingles &&
+       mlir::llmc::fusion::isElementwise(&first) &&
+       first.getNumResults() == 1 && holdsOnlyKernelTypes(&first)))
     return lowerElementwiseGroup(group, options, index);
   if (kind == GroupKind::Reduction)
     return lowerReductionGroup(group, options, index);

@@ -31,7 +31,10 @@ namespace llmc::codegen {
 
 namespace {
 
-constexpr int64_t kVector = 4;
+/// A thread's item is 16 bytes of its widest tensor: 4 elements where a
+/// segment touches f32, 8 where every tensor is 2 bytes (bf16/f16), so the
+/// widest loads and stores are 16-byte vector accesses.
+constexpr int64_t kVectorBytes = 16;
 
 struct SegmentPlan {
   llvm::SmallVector<Operation *> ops;
@@ -43,23 +46,32 @@ struct SegmentPlan {
   int64_t items = 0, start = 0;
 };
 
-/// V = 4 when the flat space's innermost dim holds whole vectors and every
-/// input is contiguous (stride 1, other strides keep vectors aligned) or
-/// constant (stride 0) along it. Buffers start 256-byte aligned
-/// (MemoryPlan.h), so a vector's first element offset, a multiple of 4
-/// elements, is aligned.
-int64_t vectorWidth(const IndexSpace &flat) {
-  if (flat.shape.empty() || flat.shape.back() % kVector != 0)
+/// V = 16 bytes / the widest element when the flat space's innermost dim
+/// holds whole vectors and every input is contiguous (stride 1, other
+/// strides keep vectors aligned) or constant (stride 0) along it. Buffers
+/// start 256-byte aligned (MemoryPlan.h), so a vector's first element
+/// offset, a multiple of V elements, is aligned.
+int64_t vectorWidth(const IndexSpace &flat, int64_t widestBytes) {
+  // At most 8 elements (i1 tensors: 8 bytes), so a thread's registers stay
+  // what a bf16 item takes.
+  int64_t v = std::min<int64_t>(kVectorBytes / widestBytes, 8);
+  if (flat.shape.empty() || flat.shape.back() % v != 0)
     return 1;
   for (const Strides &s : flat.strides) {
     if (s.back() != 0 && s.back() != 1)
       return 1;
     if (s.back() == 1)
       for (size_t d = 0; d + 1 < s.size(); ++d)
-        if (s[d] % kVector != 0)
+        if (s[d] % v != 0)
           return 1;
   }
-  return kVector;
+  return v;
+}
+
+int64_t storageBytes(Type t) {
+  if (t.isSignlessInteger(1))
+    return 1;
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
 }
 
 std::string vecType(Type t, int64_t v) {
@@ -194,7 +206,12 @@ LogicalResult emitFusedElementwise(mlir::llmc::KernelOp group,
     for (unsigned k : seg.inputs)
       space.strides.push_back(broadcastStrides(shapeOf(inputs[k]), seg.shape));
     seg.flat = collapseDims(space);
-    seg.vector = vectorWidth(seg.flat);
+    int64_t widest = 1;
+    for (unsigned k : seg.inputs)
+      widest = std::max(widest, storageBytes(elementTypeOf(inputs[k])));
+    for (unsigned r : seg.outputs)
+      widest = std::max(widest, storageBytes(elementTypeOf(yielded[r])));
+    seg.vector = vectorWidth(seg.flat, widest);
     int64_t n = numElements(seg.shape);
     seg.items = n / seg.vector;
     seg.start = items;

@@ -37,7 +37,9 @@
 
 // TABLE: buffer arg0:wte param f32[512, 64] offset 0
 // TABLE: buffer arg16:idx input i64[2, 16]
-// TABLE: step 1 launch add_1 grid [8, 1, 1] block [256, 1, 1] smem 0 args (gather_0.out0, arg1:wpe, add_1.out0)
+// One add alone is a group of one, lowered with 16-byte vectors: 4 f32 a
+// thread, 512 items, 2 blocks.
+// TABLE: step 1 launch add_1 grid [2, 1, 1] block [256, 1, 1] smem 0 args (gather_0.out0, arg1:wpe, add_1.out0)
 
 // ATTN:      // attention_9: llmc.attention at gpt2-tiny.mlir:{{[0-9]+}}:{{[0-9]+}}
 // ATTN-NEXT: //   (f32[2, 16, 4, 16], f32[2, 16, 4, 16], f32[2, 16, 4, 16]) -> f32[2, 16, 4, 16]

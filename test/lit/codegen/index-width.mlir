@@ -1,4 +1,7 @@
-// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
+// The one-op emitter (elementwise fusion off), then the vector emitter a
+// group of one lowers through by default.
+// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file --no-fuse=elementwise 2>&1 >/dev/null | FileCheck %s
+// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=VEC
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
 
 // Kernels index with 64-bit offsets when a tensor they touch can pass 2^31
@@ -9,6 +12,9 @@
 // CHECK-LABEL: // ===== add_0.cu =====
 // CHECK:       typedef int index_t;
 // CHECK:       constexpr index_t kN = 2130706431;
+// VEC-LABEL:   // ===== add_0.cu =====
+// VEC:         typedef int index_t;
+// VEC:         constexpr index_t kItems = 2130706431;
 // NVRTC: compiled 1 kernels for sm_90
 func.func @forward(%a: tensor<2130706431xf32>) -> tensor<2130706431xf32> {
   %0 = llmc.add %a, %a : (tensor<2130706431xf32>, tensor<2130706431xf32>) -> tensor<2130706431xf32>
@@ -20,6 +26,9 @@ func.func @forward(%a: tensor<2130706431xf32>) -> tensor<2130706431xf32> {
 // CHECK-LABEL: // ===== add_0.cu =====
 // CHECK:       typedef long long index_t;
 // CHECK:       constexpr index_t kN = 2130706432;
+// VEC-LABEL:   // ===== add_0.cu =====
+// VEC:         typedef long long index_t;
+// VEC:         constexpr index_t kItems = 532676608;
 // NVRTC: compiled 1 kernels for sm_90
 func.func @forward(%a: tensor<2130706432xf32>) -> tensor<2130706432xf32> {
   %0 = llmc.add %a, %a : (tensor<2130706432xf32>, tensor<2130706432xf32>) -> tensor<2130706432xf32>
