@@ -538,7 +538,10 @@ Status Executor::captureGraph(const std::vector<CUdeviceptr> *sources) {
   inputNodes_.assign(graphInputs_.size(), InputNode());
   if (sources) {
     bool found = false;
-    LLMC_RETURN_IF_ERROR(findInputNodes(*sources, found));
+    if (Status s = findInputNodes(*sources, found); !s) {
+      destroyGraph();
+      return s;
+    }
     if (!found) {
       // A captured input copy that is not a memcpy node could not be
       // repointed or disabled, and would read a stale pointer: capture
