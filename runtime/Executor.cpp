@@ -719,7 +719,9 @@ Status Executor::setScalar(const std::string &name, double value) {
   size_t entry = scalarNext_;
   scalarNext_ = (scalarNext_ + 1) % kScalarRing;
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
-  LLMC_CU(cu_->cuEventSynchronize(scalarCopied_[entry]), context());
+  if (entry % kScalarGroup == 0)
+    LLMC_CU(cu_->cuEventSynchronize(scalarCopied_[entry / kScalarGroup]),
+            context());
   unsigned char *bytes = pinned_ + 8 * entry;
   std::memset(bytes, 0, 8);
   if (slot->dtype == DType::F32) {
@@ -735,7 +737,12 @@ Status Executor::setScalar(const std::string &name, double value) {
   LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + slot->offset, bytes,
                                  dtypeSize(slot->dtype), work_),
           "scalar slot '" + name + "' in " + context());
-  LLMC_CU(cu_->cuEventRecord(scalarCopied_[entry], work_), context());
+  // Entries of one group may be copied on different streams: a later
+  // stream waits for the earlier one's work (useStream), so the event on
+  // the last one covers them all.
+  if (entry % kScalarGroup == kScalarGroup - 1)
+    LLMC_CU(cu_->cuEventRecord(scalarCopied_[entry / kScalarGroup], work_),
+            context());
   return Status::ok();
 }
 

@@ -190,8 +190,8 @@ private:
   CUevent switched_ = nullptr; // orders a new work stream after the old
   bool tailIsReplay_ = false;  // stop_ marks everything queued on work_
   // Pinned host memory for scalar slots: uploads from a ring of entries (an
-  // entry is reused once the copy that read it has run, which its event
-  // says) and the read-back of a scalar, so that neither goes through the
+  // entry is reused once the copy that read it has run, which its group's
+  // event says) and the read-back of a scalar, so that neither goes through the
   // driver's pageable staging (a synchronous ~10 us round trip per call).
   static constexpr size_t kScalarRing = 64;
   unsigned char *pinned_ = nullptr; // kScalarRing uploads, read-back, mirror
@@ -199,7 +199,11 @@ private:
   // replay's loss is read after one event wait, without a copy of its own.
   const ScalarSlot *mirrored_ = nullptr;
   bool mirrorCurrent_ = false; // the last thing run was a graph replay
-  CUevent scalarCopied_[kScalarRing] = {};
+  // One event per group of kScalarGroup ring entries, recorded after the
+  // group's last upload: the group is reused once it has fired, so an upload
+  // costs one copy, not a wait and a record of its own.
+  static constexpr size_t kScalarGroup = 16;
+  CUevent scalarCopied_[kScalarRing / kScalarGroup] = {};
   size_t scalarNext_ = 0;
   bool ran_ = false;
   cublasLtHandle_t ltHandle_ = nullptr;

@@ -151,14 +151,18 @@ TEST_F(JitLaunch, EveryMixOfPointersStreamsAndHostInputsTrainsAlike) {
     EXPECT_EQ(got, want) << "call " << k;
     ++k;
   }
-  // Queued steps, pointers alternating, read once at the end.
+  // Queued steps, pointers alternating, the stream changing every 5 steps
+  // and the learning rate every step (80 uploads: the pinned scalar ring
+  // of 64 wraps), read once at the end.
   auto a = upload(Batch(100)), b = upload(Batch(101));
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 80; ++i) {
     auto [idx, tgt] = i % 2 ? b : a;
-    ASSERT_TRUE(ref.launch(Batch(100 + i % 2).host(), 1e-3));
-    Status s = step.launch({TensorView::cuda(idx, jit::DType::I64, {B, T}, s1),
-                            TensorView::cuda(tgt, jit::DType::I64, {B, T}, s1)},
-                           1e-3);
+    uintptr_t si = (i / 5) % 2 ? s2 : s1;
+    double lr = 1e-3 * (1 + 0.01 * i);
+    ASSERT_TRUE(ref.launch(Batch(100 + i % 2).host(), lr));
+    Status s = step.launch({TensorView::cuda(idx, jit::DType::I64, {B, T}, si),
+                            TensorView::cuda(tgt, jit::DType::I64, {B, T}, si)},
+                           lr);
     ASSERT_TRUE(s) << s.message();
   }
   double want = 0, got = 0;
