@@ -577,7 +577,9 @@ Status Executor::findInputNodes(const std::vector<CUdeviceptr> &sources,
         continue;
       CUDA_MEMCPY3D p = {};
       LLMC_CU(cu_->cuGraphMemcpyNodeGetParams(nodes[n], &p), ctx);
-      if (p.dstDevice == dst && p.srcDevice == sources[i] &&
+      // A node may name an address as a base plus an x offset.
+      if (p.dstDevice + p.dstXInBytes == dst &&
+          p.srcDevice + p.srcXInBytes == sources[i] &&
           p.WidthInBytes == graphInputs_[i].bytes) {
         in.node = nodes[n];
         in.params = p;
@@ -618,6 +620,7 @@ Status Executor::feedInputs(const std::vector<CUdeviceptr> &sources) {
     if (in.node && src && src != in.source) {
       CUDA_MEMCPY3D p = in.params;
       p.srcDevice = src;
+      p.srcXInBytes = 0;
       ++nodeUpdates_;
       if (cu_->cuGraphExecMemcpyNodeSetParams(graphExec_, in.node, &p,
                                               context_) == CUDA_SUCCESS) {
