@@ -216,9 +216,8 @@ class Step:
     @property
     def last_loss(self):
         """The loss of the last step or evaluate; waits for it."""
-        loss = ctypes.c_double()
-        _check(self._lib.llmc_step_last_loss(self._live(), ctypes.byref(loss)))
-        return loss.value
+        _check(self._lib.llmc_step_last_loss(self._live(), self._loss_ref))
+        return self._loss.value
 
     @property
     def steps_taken(self):

@@ -160,6 +160,17 @@ TEST_F(GraphInputs, ACallersStreamOrdersTheReplay) {
   ASSERT_TRUE(e->useStream(e->stream()));
   ASSERT_TRUE(e->replay({dev[0]}));
   expectOut(*e, host[0], "the executor's replay after the side stream's");
+  // The same with a host write between them: launches of one graph are
+  // serialized by the driver anyway, but the write into `y` is not, and must
+  // wait for the side stream's replay (whose node would otherwise copy
+  // dev[1] over it before the executor's replay runs).
+  ASSERT_TRUE(e->useStream(side));
+  busy();
+  ASSERT_TRUE(e->replay({dev[1]}));
+  ASSERT_TRUE(e->useStream(e->stream()));
+  ASSERT_TRUE(e->writeBuffer("y", host[2].data(), N * 4));
+  ASSERT_TRUE(e->replay({0}));
+  expectOut(*e, host[2], "a host write after the side stream's replay");
   // The caller may destroy its stream once the step is queued: the next
   // switch waits on the graph's event, not on the stream.
   ASSERT_TRUE(e->useStream(side));
