@@ -74,8 +74,13 @@ namespace llmc::cuda {
   X(cuGraphDestroy)                                                            \
   X(cuGraphExecDestroy)                                                        \
   X(cuGraphGetNodes)                                                           \
+  X(cuGraphNodeGetType)                                                        \
+  X(cuGraphMemcpyNodeGetParams)                                                \
+  X(cuGraphExecMemcpyNodeSetParams)                                            \
+  X(cuGraphNodeSetEnabled)                                                     \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \
+  X(cuEventRecordWithFlags)                                                    \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)                                                        \
   X(cuEventDestroy)

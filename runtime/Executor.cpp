@@ -80,12 +80,15 @@ Executor::~Executor() {
     return;
   if (context_)
     cu_->cuCtxSetCurrent(context_);
+  // The last replay may be running on a caller's stream: wait for it by its
+  // own event (the stream may be gone), then for the executor's stream.
+  if (tailIsReplay_)
+    cu_->cuEventSynchronize(stop_);
+  else if (work_ != stream_)
+    cu_->cuStreamSynchronize(work_);
   if (stream_)
     cu_->cuStreamSynchronize(stream_);
-  if (graphExec_)
-    cu_->cuGraphExecDestroy(graphExec_);
-  if (graph_)
-    cu_->cuGraphDestroy(graph_);
+  destroyGraph();
   matmuls_.clear();
   if (ltHandle_)
     lt_->cublasLtDestroy(ltHandle_);
@@ -101,6 +104,8 @@ Executor::~Executor() {
     cu_->cuEventDestroy(start_);
   if (stop_)
     cu_->cuEventDestroy(stop_);
+  if (switched_)
+    cu_->cuEventDestroy(switched_);
   if (stream_)
     cu_->cuStreamDestroy(stream_);
   if (arena_)
@@ -140,8 +145,10 @@ Status Executor::init() {
   LLMC_CU(cu_->cuDevicePrimaryCtxRetain(&context_, device_), ctx);
   LLMC_CU(cu_->cuCtxSetCurrent(context_), ctx);
   LLMC_CU(cu_->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), ctx);
+  work_ = stream_;
   LLMC_CU(cu_->cuEventCreate(&start_, CU_EVENT_DEFAULT), ctx);
   LLMC_CU(cu_->cuEventCreate(&stop_, CU_EVENT_DEFAULT), ctx);
+  LLMC_CU(cu_->cuEventCreate(&switched_, CU_EVENT_DISABLE_TIMING), ctx);
   void *pinned = nullptr;
   LLMC_CU(cu_->cuMemHostAlloc(&pinned, (kScalarRing + 2) * 8, 0), ctx);
   pinned_ = static_cast<unsigned char *>(pinned);
@@ -412,6 +419,8 @@ Status Executor::enqueueAll() {
 Status Executor::runPlain() {
   mirrorCurrent_ = false;
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_RETURN_IF_ERROR(useStream(stream_));
+  tailIsReplay_ = false;
   LLMC_CU(cu_->cuEventRecord(start_, stream_), context());
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     LLMC_RETURN_IF_ERROR(enqueueStep(i));
@@ -427,6 +436,8 @@ Status Executor::runPlain() {
 Status Executor::runProfiled(std::vector<float> &stepMs) {
   mirrorCurrent_ = false;
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_RETURN_IF_ERROR(useStream(stream_));
+  tailIsReplay_ = false;
   std::vector<CUevent> events(plan_.steps.size() + 1, nullptr);
   auto destroy = [&] {
     for (CUevent e : events)
@@ -454,7 +465,24 @@ Status Executor::runProfiled(std::vector<float> &stepMs) {
   return s;
 }
 
-Status Executor::capture() {
+Status Executor::capture() { return captureGraph(nullptr); }
+
+void Executor::destroyGraph() {
+  if (graphExec_)
+    cu_->cuGraphExecDestroy(graphExec_);
+  if (graph_)
+    cu_->cuGraphDestroy(graph_);
+  graphExec_ = nullptr;
+  graph_ = nullptr;
+  inputNodes_.clear();
+}
+
+/// Captures once: the start event, the graph inputs whose `sources` entry is
+/// set, the plan, the loss mirror, the stop event. The events are external
+/// (event record nodes), so each launch records them: stop_ then marks the
+/// launch's end for a host wait or another stream, with no driver call per
+/// launch of its own.
+Status Executor::captureGraph(const std::vector<CUdeviceptr> *sources) {
   if (graphExec_)
     return Status::ok();
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
@@ -464,18 +492,36 @@ Status Executor::capture() {
   LLMC_CU(
       cu_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
       ctx);
-  Status enqueued = enqueueAll();
+  auto captured = [&](CUresult r, const char *what) {
+    return r == CUDA_SUCCESS
+               ? Status::ok()
+               : cuda::driverError(r, what, __FILE__, __LINE__, ctx);
+  };
+  Status enqueued = captured(
+      cu_->cuEventRecordWithFlags(start_, stream_, CU_EVENT_RECORD_EXTERNAL),
+      "cuEventRecordWithFlags");
+  for (size_t i = 0; enqueued && sources && i < graphInputs_.size(); ++i)
+    if ((*sources)[i])
+      enqueued = captured(
+          cu_->cuMemcpyDtoDAsync(
+              arena_ + plan_.findBuffer(graphInputs_[i].buffer)->offset,
+              (*sources)[i], graphInputs_[i].bytes, stream_),
+          "cuMemcpyDtoDAsync");
+  if (enqueued)
+    enqueued = enqueueAll();
   const ScalarSlot *loss = plan_.findScalar("loss");
   if (enqueued && loss) {
-    CUresult copied = cu_->cuMemcpyDtoHAsync(pinned_ + 8 * (kScalarRing + 1),
-                                             arena_ + loss->offset,
-                                             dtypeSize(loss->dtype), stream_);
-    if (copied == CUDA_SUCCESS)
+    enqueued = captured(cu_->cuMemcpyDtoHAsync(pinned_ + 8 * (kScalarRing + 1),
+                                               arena_ + loss->offset,
+                                               dtypeSize(loss->dtype), stream_),
+                        "cuMemcpyDtoHAsync (the loss read-back)");
+    if (enqueued)
       mirrored_ = loss;
-    else
-      enqueued = cuda::driverError(copied, "cuMemcpyDtoHAsync", __FILE__,
-                                   __LINE__, "capturing the loss read-back");
   }
+  if (enqueued)
+    enqueued = captured(
+        cu_->cuEventRecordWithFlags(stop_, stream_, CU_EVENT_RECORD_EXTERNAL),
+        "cuEventRecordWithFlags");
   // End the capture on every path, or the stream stays unusable.
   CUgraph graph = nullptr;
   CUresult ended = cu_->cuStreamEndCapture(stream_, &graph);
@@ -486,27 +532,167 @@ Status Executor::capture() {
   }
   LLMC_CU(ended, ctx);
   graph_ = graph;
-  ++captures_;
   size_t nodes = 0;
   LLMC_CU(cu_->cuGraphGetNodes(graph_, nullptr, &nodes), ctx);
   graphNodes_ = nodes;
+  inputNodes_.assign(graphInputs_.size(), InputNode());
+  if (sources) {
+    bool found = false;
+    if (Status s = findInputNodes(*sources, found); !s) {
+      destroyGraph();
+      return s;
+    }
+    if (!found) {
+      // A captured input copy that is not a memcpy node could not be
+      // repointed or disabled, and would read a stale pointer: capture
+      // again without input copies (they go outside the graph).
+      destroyGraph();
+      return captureGraph(nullptr);
+    }
+  }
+  ++captures_;
   LLMC_CU(cu_->cuGraphInstantiate(&graphExec_, graph_, 0), ctx);
   return Status::ok();
 }
 
+/// The memcpy node of each captured graph input: the one whose destination
+/// is its buffer and whose source is what the capture copied from.
+Status Executor::findInputNodes(const std::vector<CUdeviceptr> &sources,
+                                bool &found) {
+  std::string ctx = "finding the input copies in the CUDA graph of " +
+                    context();
+  std::vector<CUgraphNode> nodes(graphNodes_);
+  size_t count = nodes.size();
+  LLMC_CU(cu_->cuGraphGetNodes(graph_, nodes.data(), &count), ctx);
+  found = true;
+  for (size_t i = 0; i < graphInputs_.size(); ++i) {
+    if (!sources[i])
+      continue;
+    CUdeviceptr dst = arena_ + plan_.findBuffer(graphInputs_[i].buffer)->offset;
+    InputNode &in = inputNodes_[i];
+    for (size_t n = 0; n < count && !in.node; ++n) {
+      CUgraphNodeType type;
+      LLMC_CU(cu_->cuGraphNodeGetType(nodes[n], &type), ctx);
+      if (type != CU_GRAPH_NODE_TYPE_MEMCPY)
+        continue;
+      CUDA_MEMCPY3D p = {};
+      LLMC_CU(cu_->cuGraphMemcpyNodeGetParams(nodes[n], &p), ctx);
+      // A node may name an address as a base plus an x offset.
+      if (p.dstDevice + p.dstXInBytes == dst &&
+          p.srcDevice + p.srcXInBytes == sources[i] &&
+          p.WidthInBytes == graphInputs_[i].bytes) {
+        in.node = nodes[n];
+        in.params = p;
+        in.source = sources[i];
+      }
+    }
+    found &= in.node != nullptr;
+  }
+  return Status::ok();
+}
+
+Status Executor::setGraphInputs(std::vector<GraphInput> inputs) {
+  if (graph_)
+    return Status::error("setGraphInputs: the graph of " + context() +
+                         " is captured already");
+  for (const GraphInput &in : inputs) {
+    const BufferInfo *b = plan_.findBuffer(in.buffer);
+    if (!b || in.bytes == 0 || in.bytes > b->bytes)
+      return Status::error("setGraphInputs: " + context() +
+                           (b ? " cannot copy " + std::to_string(in.bytes) +
+                                    " bytes into buffer '" + in.buffer + "'"
+                              : " has no buffer '" + in.buffer + "'"));
+  }
+  graphInputs_ = std::move(inputs);
+  return Status::ok();
+}
+
+/// Points each graph input's node at its source for the next launch, with a
+/// driver call only for a change; copies outside the graph what no node can.
+Status Executor::feedInputs(const std::vector<CUdeviceptr> &sources) {
+  nodesUsed_ = 0;
+  for (size_t i = 0; i < graphInputs_.size(); ++i) {
+    CUdeviceptr src = sources[i];
+    InputNode &in = inputNodes_[i];
+    auto what = [&] {
+      return "graph input '" + graphInputs_[i].buffer + "' of " + context();
+    };
+    if (in.node && src && src != in.source) {
+      CUDA_MEMCPY3D p = in.params;
+      p.srcDevice = src;
+      p.srcXInBytes = 0;
+      ++nodeUpdates_;
+      if (cu_->cuGraphExecMemcpyNodeSetParams(graphExec_, in.node, &p,
+                                              context_) == CUDA_SUCCESS) {
+        in.source = src;
+      } else {
+        // Memory the node cannot take (another kind of mapping): this input
+        // is copied outside the graph from now on.
+        if (in.enabled)
+          LLMC_CU(cu_->cuGraphNodeSetEnabled(graphExec_, in.node, 0), what());
+        in.node = nullptr;
+      }
+    }
+    if (in.node) {
+      bool wanted = src != 0;
+      if (wanted != in.enabled) {
+        ++nodeUpdates_;
+        LLMC_CU(cu_->cuGraphNodeSetEnabled(graphExec_, in.node, wanted),
+                what());
+        in.enabled = wanted;
+      }
+      if (wanted) {
+        ++nodesUsed_;
+        continue;
+      }
+    }
+    if (src)
+      LLMC_CU(cu_->cuMemcpyDtoDAsync(
+                  arena_ + plan_.findBuffer(graphInputs_[i].buffer)->offset,
+                  src, graphInputs_[i].bytes, work_),
+              what());
+  }
+  return Status::ok();
+}
+
 Status Executor::replay() {
-  LLMC_RETURN_IF_ERROR(capture());
-  LLMC_CU(cu_->cuEventRecord(start_, stream_), context());
-  LLMC_CU(cu_->cuGraphLaunch(graphExec_, stream_),
+  return replay(std::vector<CUdeviceptr>(graphInputs_.size(), 0));
+}
+
+Status Executor::replay(const std::vector<CUdeviceptr> &sources) {
+  if (sources.size() != graphInputs_.size())
+    return Status::error("replay: " + std::to_string(sources.size()) +
+                         " sources for the " +
+                         std::to_string(graphInputs_.size()) +
+                         " graph inputs of " + context());
+  LLMC_RETURN_IF_ERROR(captureGraph(&sources));
+  LLMC_RETURN_IF_ERROR(feedInputs(sources));
+  LLMC_CU(cu_->cuGraphLaunch(graphExec_, work_),
           "replaying the CUDA graph of " + context());
-  LLMC_CU(cu_->cuEventRecord(stop_, stream_), context());
   ran_ = true;
+  tailIsReplay_ = true;
   mirrorCurrent_ = mirrored_ != nullptr;
+  return Status::ok();
+}
+
+Status Executor::useStream(CUstream s) {
+  if (s == work_)
+    return Status::ok();
+  CUevent last = stop_;
+  if (!tailIsReplay_) {
+    last = switched_;
+    LLMC_CU(cu_->cuEventRecord(switched_, work_),
+            "ordering a new stream after the last work of " + context());
+  }
+  LLMC_CU(cu_->cuStreamWaitEvent(s, last, 0),
+          "ordering a new stream after the last work of " + context());
+  work_ = s;
   return Status::ok();
 }
 
 Status Executor::synchronize() {
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_RETURN_IF_ERROR(useStream(stream_));
   LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
   return Status::ok();
 }
@@ -530,12 +716,15 @@ Status Executor::setScalar(const std::string &name, double value) {
                          name + "'");
   if (slot == mirrored_)
     mirrorCurrent_ = false;
+  tailIsReplay_ = false;
   // A pinned ring entry: the copy is queued without staging, and the entry
   // is not rewritten before the copy that reads it has run.
   size_t entry = scalarNext_;
   scalarNext_ = (scalarNext_ + 1) % kScalarRing;
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
-  LLMC_CU(cu_->cuEventSynchronize(scalarCopied_[entry]), context());
+  if (entry % kScalarGroup == 0)
+    LLMC_CU(cu_->cuEventSynchronize(scalarCopied_[entry / kScalarGroup]),
+            context());
   unsigned char *bytes = pinned_ + 8 * entry;
   std::memset(bytes, 0, 8);
   if (slot->dtype == DType::F32) {
@@ -549,9 +738,14 @@ Status Executor::setScalar(const std::string &name, double value) {
     std::memcpy(bytes, &i, 8);
   }
   LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + slot->offset, bytes,
-                                 dtypeSize(slot->dtype), stream_),
+                                 dtypeSize(slot->dtype), work_),
           "scalar slot '" + name + "' in " + context());
-  LLMC_CU(cu_->cuEventRecord(scalarCopied_[entry], stream_), context());
+  // Entries of one group may be copied on different streams: a later
+  // stream waits for the earlier one's work (useStream), so the event on
+  // the last one covers them all.
+  if (entry % kScalarGroup == kScalarGroup - 1)
+    LLMC_CU(cu_->cuEventRecord(scalarCopied_[entry / kScalarGroup], work_),
+            context());
   return Status::ok();
 }
 
@@ -566,7 +760,8 @@ Status Executor::writeBuffer(const std::string &name, const void *data,
                          " bytes do not fit buffer '" + name + "' (" +
                          std::to_string(buffer->bytes) + " bytes)");
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
-  LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + buffer->offset, data, bytes, stream_),
+  tailIsReplay_ = false;
+  LLMC_CU(cu_->cuMemcpyHtoDAsync(arena_ + buffer->offset, data, bytes, work_),
           "buffer '" + name + "' in " + context());
   return Status::ok();
 }
@@ -593,13 +788,16 @@ Status Executor::readScalar(const std::string &name, double &value) {
   unsigned char bytes[8] = {};
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
   if (slot == mirrored_ && mirrorCurrent_) {
-    // The replay copied it; wait for the stream (copies queued after the
-    // replay, e.g. the next inputs, included) and read the pinned mirror.
-    LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
+    // The replay copied it before recording stop_: wait for that event (not
+    // the stream, which may be a caller's with later work of its own) and
+    // read the pinned mirror.
+    LLMC_CU(cu_->cuEventSynchronize(stop_), context());
     std::memcpy(bytes, pinned_ + 8 * (kScalarRing + 1), dtypeSize(slot->dtype));
   } else {
     // Queued behind the stream's work into pinned memory, then one wait: a
     // pageable cuMemcpyDtoH after a synchronize is a second round trip.
+    LLMC_RETURN_IF_ERROR(useStream(stream_));
+    tailIsReplay_ = false;
     unsigned char *staged = pinned_ + 8 * kScalarRing;
     LLMC_CU(cu_->cuMemcpyDtoHAsync(staged, arena_ + slot->offset,
                                    dtypeSize(slot->dtype), stream_),

@@ -15,7 +15,15 @@
 //
 // replay() captures the launch sequence as a CUDA graph on its first call and
 // then only relaunches it: every pointer is arena base + offset, fixed at
-// create, and everything that changes between steps lives in the arena.
+// create, and everything that changes between steps lives in the arena. The
+// graph records the timing events and copies the loss to pinned memory
+// itself, and may begin with copies of graph inputs from device memory that
+// a caller names per replay; so one replay is one driver call when nothing
+// changed (docs/jit-api.md, "What one call costs").
+//
+// Work is queued on the executor's own stream unless an embedding caller
+// moves it to its own stream (useStream): the caller's stream order then
+// replaces an event record/wait pair per call.
 //
 // No method throws or aborts; every failure is a Status naming the step,
 // kernel and bundle.
@@ -35,6 +43,13 @@
 namespace llmc {
 
 class PreparedMatmul;
+
+/// A buffer the captured graph fills itself at its start, by a copy of
+/// `bytes` from device memory named per replay.
+struct GraphInput {
+  std::string buffer;
+  uint64_t bytes = 0;
+};
 
 struct ExecutorOptions {
   int device = 0;
@@ -65,6 +80,17 @@ public:
   /// context: what an embedding caller orders its own streams against
   /// (compiler/jit, docs/jit-api.md).
   CUstream stream() const { return stream_; }
+  /// The stream copies, replays and reads are queued on now: stream(), or
+  /// the one last given to useStream.
+  CUstream workStream() const { return work_; }
+  /// Queues later copies, replays and reads on `s` (an embedding caller's
+  /// stream; stream() for the executor's own). A change orders `s` after
+  /// everything queued before it: on the last replay's completion event,
+  /// which the graph records itself, or on an event recorded on the previous
+  /// stream when something else came last. The caller keeps `s` alive while
+  /// it is the work stream; once a replay came last, the previous stream is
+  /// not touched again.
+  Status useStream(CUstream s);
   CUcontext cudaContext() const { return context_; }
   const cuda::DriverApi &driver() const { return *cu_; }
   /// The device memory this executor takes beyond its context, by item
@@ -90,15 +116,31 @@ public:
   Status capture();
   /// Launches the captured graph; captures first when needed.
   Status replay();
+  /// Declares the graph inputs (before the first replay; bytes at most the
+  /// buffer's). replay(sources) then copies input i from `sources[i]`, a
+  /// device pointer in this context, or, where it is 0, leaves the buffer as
+  /// written (a host copy, say). The copies are memcpy nodes at the graph's
+  /// start, captured from the first replay's sources; a changed source
+  /// updates its node, a 0 disables it, and a source the graph cannot take
+  /// (other memory, or no node) is copied on the work stream before the
+  /// launch instead.
+  Status setGraphInputs(std::vector<GraphInput> inputs);
+  Status replay(const std::vector<CUdeviceptr> &sources);
+  /// How many graph inputs the last replay copied by a graph node, and how
+  /// many node updates (source changed, enabled, disabled) all replays made.
+  size_t graphInputNodesUsed() const { return nodesUsed_; }
+  size_t graphInputUpdates() const { return nodeUpdates_; }
   bool captured() const { return graphExec_ != nullptr; }
   /// How often the sequence was captured: 1 after any number of replays.
   size_t captureCount() const { return captures_; }
   /// Nodes of the captured graph (0 before capture).
   size_t graphNodeCount() const { return graphNodes_; }
 
+  /// Waits for everything queued (on the work stream too), then makes the
+  /// executor's own stream the work stream.
   Status synchronize();
-  /// Milliseconds between the events recorded around the last run; waits
-  /// for it to finish.
+  /// Milliseconds between the events recorded around the last run (inside
+  /// the graph for a replay: the GPU time of its nodes); waits for it.
   Status lastRunMs(float &ms);
 
   /// Device to host; synchronizes the stream first.
@@ -116,6 +158,10 @@ private:
   Status prepareSteps();
   Status enqueueStep(size_t index);
   Status enqueueAll();
+  Status captureGraph(const std::vector<CUdeviceptr> *sources);
+  Status findInputNodes(const std::vector<CUdeviceptr> &sources, bool &found);
+  void destroyGraph();
+  Status feedInputs(const std::vector<CUdeviceptr> &sources);
   std::string context() const;
   std::string stepContext(size_t index) const;
 
@@ -137,10 +183,15 @@ private:
   uint64_t arenaAllocated_ = 0;
   CUdeviceptr workspace_ = 0;
   CUstream stream_ = nullptr;
+  CUstream work_ = nullptr; // stream_ or a caller's stream (useStream)
+  // start_/stop_ bracket the last run; a replay's are recorded by the graph
+  // (external event nodes), so stop_ also says when that replay finished.
   CUevent start_ = nullptr, stop_ = nullptr;
+  CUevent switched_ = nullptr; // orders a new work stream after the old
+  bool tailIsReplay_ = false;  // stop_ marks everything queued on work_
   // Pinned host memory for scalar slots: uploads from a ring of entries (an
-  // entry is reused once the copy that read it has run, which its event
-  // says) and the read-back of a scalar, so that neither goes through the
+  // entry is reused once the copy that read it has run, which its group's
+  // event says) and the read-back of a scalar, so that neither goes through the
   // driver's pageable staging (a synchronous ~10 us round trip per call).
   static constexpr size_t kScalarRing = 64;
   unsigned char *pinned_ = nullptr; // kScalarRing uploads, read-back, mirror
@@ -148,7 +199,11 @@ private:
   // replay's loss is read after one event wait, without a copy of its own.
   const ScalarSlot *mirrored_ = nullptr;
   bool mirrorCurrent_ = false; // the last thing run was a graph replay
-  CUevent scalarCopied_[kScalarRing] = {};
+  // One event per group of kScalarGroup ring entries, recorded after the
+  // group's last upload: the group is reused once it has fired, so an upload
+  // costs one copy, not a wait and a record of its own.
+  static constexpr size_t kScalarGroup = 16;
+  CUevent scalarCopied_[kScalarRing / kScalarGroup] = {};
   size_t scalarNext_ = 0;
   bool ran_ = false;
   cublasLtHandle_t ltHandle_ = nullptr;
@@ -159,6 +214,15 @@ private:
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   size_t graphNodes_ = 0;
+  struct InputNode {
+    CUgraphNode node = nullptr; // null: copied outside the graph
+    CUDA_MEMCPY3D params = {};  // as captured; srcDevice is updated
+    CUdeviceptr source = 0;     // what the node copies from now
+    bool enabled = true;
+  };
+  std::vector<GraphInput> graphInputs_;
+  std::vector<InputNode> inputNodes_;
+  size_t nodesUsed_ = 0, nodeUpdates_ = 0;
   size_t captures_ = 0;
   size_t recompiled_ = 0;
   DeviceFacts facts_;

@@ -175,16 +175,17 @@ llmc_status parseOptions(const char *text, jit::Options &o) {
 
 llmc_status toView(const llmc_tensor &t, size_t i, const char *what,
                    jit::TensorView &v) {
-  std::string where = std::string(what) + " #" + std::to_string(i);
+  // Built for a message only: this runs for every input of every step.
+  auto where = [&] { return std::string(what) + " #" + std::to_string(i); };
   if (t.dtype < LLMC_F32 || t.dtype > LLMC_U8)
     return fail(LLMC_ERROR_INVALID_ARGUMENT,
-                where + ": unknown dtype code " + std::to_string(t.dtype));
+                where() + ": unknown dtype code " + std::to_string(t.dtype));
   if (t.device != LLMC_CPU && t.device != LLMC_CUDA)
     return fail(LLMC_ERROR_INVALID_ARGUMENT,
-                where + ": unknown device code " + std::to_string(t.device));
+                where() + ": unknown device code " + std::to_string(t.device));
   if (t.rank < 0 || t.rank > 16 || (t.rank > 0 && !t.shape))
     return fail(LLMC_ERROR_INVALID_ARGUMENT,
-                where + ": rank " + std::to_string(t.rank) +
+                where() + ": rank " + std::to_string(t.rank) +
                     " needs a shape array of that many dims (rank <= 16)");
   v.data = t.data;
   v.dtype = static_cast<jit::DType>(t.dtype);
@@ -291,7 +292,8 @@ llmc_status llmc_step_run(llmc_step *step, const llmc_tensor *inputs, size_t n,
                           double lr, double *loss) {
   return guarded([&] {
     LLMC_CHECK(live(step));
-    std::vector<jit::TensorView> views;
+    // Reused by the thread's calls, so that a step allocates no views.
+    thread_local std::vector<jit::TensorView> views;
     LLMC_CHECK(toViews(inputs, n, views));
     LLMC_CHECK(check(step->step.checkInputs(views),
                      LLMC_ERROR_INVALID_ARGUMENT));

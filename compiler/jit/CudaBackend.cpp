@@ -1,11 +1,14 @@
 //===- CudaBackend.cpp - jit::Step as a compiled plan on a GPU ------------===//
 //
 // The plan `llmc compile` would write (compileModule), or a bundle, on an
-// Executor. A run orders the executor's stream after each device input's
-// stream (an event, no host wait), copies the inputs into their arena
-// buffers, writes lr and the step counter, replays the CUDA graph, orders
-// the callers' streams after the replay, and reads the loss (which waits
-// for the executor's stream only). docs/jit-api.md has the whole picture.
+// Executor. A run whose device inputs were all written on one stream runs
+// on that stream: the graph copies the inputs itself (memcpy nodes whose
+// source changes only when the caller's pointer does), so a step with
+// nothing changed is one graph launch, and the stream's order replaces the
+// event pairs. Inputs from several streams run on the executor's stream,
+// ordered by an event each way. Reading the loss waits for the graph's own
+// completion event, never a stream. docs/jit-api.md has the whole picture
+// ("What one call costs").
 //
 // evaluate() replays the same training plan at lr 0 between a host
 // snapshot and restore of parameters and optimizer state, as `llmc train`
@@ -58,6 +61,7 @@ private:
   Status writeInputs(const std::vector<TensorView> &in);
   Status launch(const std::vector<TensorView> &in, double lr);
   Status waitFor(uintptr_t stream);
+  Status orderCallersAfterStep(const std::vector<TensorView> &in);
 
   std::unique_ptr<Executor> executor_;
   std::vector<const BufferInfo *> inputBuffers_, paramBuffers_;
@@ -68,6 +72,7 @@ private:
   double lrOnDevice_ = -1;
   int64_t stepOnDevice_ = -1;
   CUevent ready_ = nullptr, done_ = nullptr;
+  std::vector<CUdeviceptr> sources_; // per input: device pointer, or 0
   std::string name_;
 };
 
@@ -185,7 +190,15 @@ Status CudaBackend::bind() {
                            "(an eval plan from `llmc compile --eval` trains "
                            "nothing)");
   hasStep_ = plan.findScalar("step") != nullptr;
-  return Status::ok();
+  // Device inputs are copied by the graph itself: exactly the caller's
+  // bytes (the buffer may be larger, for alignment).
+  std::vector<GraphInput> graphInputs;
+  for (size_t i = 0; i < inputBuffers_.size(); ++i)
+    graphInputs.push_back({inputBuffers_[i]->name,
+                           static_cast<uint64_t>(elementCount(inputs[i].shape)) *
+                               dtypeSize(inputs[i].dtype)});
+  sources_.assign(graphInputs.size(), 0);
+  return executor_->setGraphInputs(std::move(graphInputs));
 }
 
 Status CudaBackend::waitFor(uintptr_t stream) {
@@ -198,44 +211,42 @@ Status CudaBackend::waitFor(uintptr_t stream) {
   return Status::ok();
 }
 
+/// Host inputs are copied now (pageable: staged before the call returns);
+/// device inputs become the graph's input sources.
 Status CudaBackend::writeInputs(const std::vector<TensorView> &in) {
-  const cuda::DriverApi &cu = executor_->driver();
-  uintptr_t waited = kNoStream; // inputs usually share one stream
   for (size_t i = 0; i < in.size(); ++i) {
-    const BufferInfo &b = *inputBuffers_[i];
-    size_t bytes = elementCount(in[i].shape) * dtypeSize(in[i].dtype);
-    if (in[i].device == Device::Cpu) {
-      LLMC_RETURN_IF_ERROR(executor_->writeBuffer(b.name, in[i].data, bytes));
+    sources_[i] = 0;
+    if (in[i].device == Device::Cuda) {
+      sources_[i] = reinterpret_cast<CUdeviceptr>(in[i].data);
       continue;
     }
-    if (in[i].stream != kNoStream && in[i].stream != waited)
-      LLMC_RETURN_IF_ERROR(waitFor(in[i].stream));
-    waited = in[i].stream;
-    LLMC_CU(cu.cuMemcpyDtoDAsync(executor_->arenaBase() + b.offset,
-                                 reinterpret_cast<CUdeviceptr>(in[i].data),
-                                 bytes, executor_->stream()),
-            "copying input '" + b.name + "' from device memory");
+    size_t bytes = elementCount(in[i].shape) * dtypeSize(in[i].dtype);
+    LLMC_RETURN_IF_ERROR(
+        executor_->writeBuffer(inputBuffers_[i]->name, in[i].data, bytes));
   }
   return Status::ok();
 }
 
-Status CudaBackend::launch(const std::vector<TensorView> &in, double lr) {
+/// The stream all device inputs were written on, when there is exactly one
+/// (and it is not kNoStream); the step then runs on it.
+static bool callersStream(const std::vector<TensorView> &in, uintptr_t &out) {
+  bool any = false;
+  for (const TensorView &t : in) {
+    if (t.device != Device::Cuda)
+      continue;
+    if (t.stream == kNoStream || (any && t.stream != out))
+      return false;
+    out = t.stream;
+    any = true;
+  }
+  return any;
+}
+
+/// With inputs from several streams the step runs on the executor's
+/// stream: each input's stream waits for the replay that read it, so the
+/// caller may overwrite an input as soon as its stream moves on.
+Status CudaBackend::orderCallersAfterStep(const std::vector<TensorView> &in) {
   const cuda::DriverApi &cu = executor_->driver();
-  LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
-  LLMC_RETURN_IF_ERROR(writeInputs(in));
-  // Until this launch is known to have been queued, neither is known.
-  int64_t step = std::exchange(stepOnDevice_, -1);
-  double rate = std::exchange(lrOnDevice_, -1);
-  if (rate != lr)
-    LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
-  if (hasStep_ && step != steps)
-    LLMC_RETURN_IF_ERROR(
-        executor_->setScalar("step", static_cast<double>(steps)));
-  LLMC_RETURN_IF_ERROR(executor_->replay());
-  lrOnDevice_ = lr;
-  stepOnDevice_ = steps + 1;
-  // The caller may overwrite a device input as soon as its stream moves on:
-  // each input's stream waits for the replay that read it.
   LLMC_CU(cu.cuEventRecord(done_, executor_->stream()), name_);
   for (size_t i = 0; i < in.size(); ++i) {
     uintptr_t s = in[i].stream;
@@ -247,6 +258,37 @@ Status CudaBackend::launch(const std::vector<TensorView> &in, double lr) {
               "ordering the caller's stream after the step");
   }
   return Status::ok();
+}
+
+Status CudaBackend::launch(const std::vector<TensorView> &in, double lr) {
+  const cuda::DriverApi &cu = executor_->driver();
+  LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
+  uintptr_t caller = kNoStream;
+  bool onCaller = callersStream(in, caller);
+  LLMC_RETURN_IF_ERROR(executor_->useStream(
+      onCaller ? reinterpret_cast<CUstream>(caller) : executor_->stream()));
+  if (!onCaller) {
+    uintptr_t waited = kNoStream;
+    for (const TensorView &t : in)
+      if (t.device == Device::Cuda && t.stream != kNoStream &&
+          t.stream != waited) {
+        LLMC_RETURN_IF_ERROR(waitFor(t.stream));
+        waited = t.stream;
+      }
+  }
+  LLMC_RETURN_IF_ERROR(writeInputs(in));
+  // Until this launch is known to have been queued, neither is known.
+  int64_t step = std::exchange(stepOnDevice_, -1);
+  double rate = std::exchange(lrOnDevice_, -1);
+  if (rate != lr)
+    LLMC_RETURN_IF_ERROR(executor_->setScalar("lr", lr));
+  if (hasStep_ && step != steps)
+    LLMC_RETURN_IF_ERROR(
+        executor_->setScalar("step", static_cast<double>(steps)));
+  LLMC_RETURN_IF_ERROR(executor_->replay(sources_));
+  lrOnDevice_ = lr;
+  stepOnDevice_ = steps + 1;
+  return onCaller ? Status::ok() : orderCallersAfterStep(in);
 }
 
 Status CudaBackend::run(const std::vector<TensorView> &in, double lr,
@@ -289,11 +331,14 @@ Status CudaBackend::writeParameter(size_t index, const TensorView &value) {
   size_t bytes = elementCount(value.shape) * dtypeSize(value.dtype);
   std::vector<uint8_t> host;
   const uint8_t *logical = static_cast<const uint8_t *>(value.data);
+  const cuda::DriverApi &cu = executor_->driver();
+  LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
+  // Back on the executor's stream: the last step's stream is the caller's,
+  // which need not outlive that step.
+  LLMC_RETURN_IF_ERROR(executor_->useStream(executor_->stream()));
   if (value.device == Device::Cuda) {
     // Rare (a load, not a step): through the host, so that padding is
     // applied in one place.
-    const cuda::DriverApi &cu = executor_->driver();
-    LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
     if (value.stream != kNoStream)
       LLMC_CU(cu.cuStreamSynchronize(reinterpret_cast<CUstream>(value.stream)),
               "waiting for the caller's stream");

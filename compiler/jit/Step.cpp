@@ -165,26 +165,30 @@ static Status invalidStep() {
 }
 
 /// dtype, shape and device of one tensor against what the step expects.
+/// `what()` names it, built only for a message: a step's checks run on
+/// every call and allocate nothing when they pass.
+template <class What>
 static Status checkTensor(const TensorView &v, const TensorInfo &want,
-                          const std::string &what, Device stepDevice) {
+                          const What &what, Device stepDevice) {
   if (v.dtype != want.dtype || v.shape != want.shape)
-    return Status::error(what + " is " + typeText(v.dtype, v.shape) +
+    return Status::error(what() + " is " + typeText(v.dtype, v.shape) +
                          " but the model expects " +
                          typeText(want.dtype, want.shape));
   if (v.device == Device::Cuda && stepDevice == Device::Cpu)
-    return Status::error(what + " is in GPU memory, but this step runs on "
-                                "the CPU (device 'cpu'): pass host memory, "
-                                "or compile with device 'cuda'");
+    return Status::error(what() + " is in GPU memory, but this step runs on "
+                                  "the CPU (device 'cpu'): pass host memory, "
+                                  "or compile with device 'cuda'");
   if (!v.data && elementCount(v.shape) > 0)
-    return Status::error(what + " has a null data pointer");
+    return Status::error(what() + " has a null data pointer");
   return Status::ok();
 }
 
 /// Host token ids must index the embedding and the loss: a larger id would
 /// read past a table on the GPU. Negative targets are -100-style ignore
 /// labels, which the loss skips.
+template <class What>
 static Status checkTokenIds(const TensorView &v, int64_t vocab,
-                            const std::string &what) {
+                            const What &what) {
   if (vocab <= 0 || v.device != Device::Cpu ||
       (v.dtype != DType::I64 && v.dtype != DType::I32))
     return Status::ok();
@@ -194,7 +198,7 @@ static Status checkTokenIds(const TensorView &v, int64_t vocab,
                      ? static_cast<const int64_t *>(v.data)[i]
                      : static_cast<const int32_t *>(v.data)[i];
     if (id >= vocab)
-      return Status::error(what + " holds " + std::to_string(id) +
+      return Status::error(what() + " holds " + std::to_string(id) +
                            " at element " + std::to_string(i) +
                            ", but the model's vocabulary has " +
                            std::to_string(vocab) + " entries (ids 0.." +
@@ -217,8 +221,9 @@ Status Step::checkInputs(const std::vector<TensorView> &in) const {
                          std::to_string(in.size()));
   }
   for (size_t i = 0; i < in.size(); ++i) {
-    std::string what = "input '" + want[i].name + "' (#" + std::to_string(i) +
-                       ")";
+    auto what = [&] {
+      return "input '" + want[i].name + "' (#" + std::to_string(i) + ")";
+    };
     LLMC_RETURN_IF_ERROR(
         checkTensor(in[i], want[i], what, backend_->report.device));
     // The integer inputs of rank 2 are token ids and targets (and masks,
@@ -323,9 +328,10 @@ Status Step::loadParameters(const std::vector<NamedTensor> &values,
       return Status::error("parameter '" + values[v].name +
                            "' is given twice");
     // Parameters are f32 at the API, on either device.
-    LLMC_RETURN_IF_ERROR(checkTensor(values[v].tensor, params[which[v]],
-                                     "parameter '" + values[v].name + "'",
-                                     backend_->report.device));
+    LLMC_RETURN_IF_ERROR(checkTensor(
+        values[v].tensor, params[which[v]],
+        [&] { return "parameter '" + values[v].name + "'"; },
+        backend_->report.device));
   }
   if (strict)
     for (const TensorInfo &p : params)

@@ -64,8 +64,9 @@ typedef enum llmc_device { LLMC_CPU = 0, LLMC_CUDA = 1 } llmc_device;
  * device LLMC_CUDA: `data` is a device pointer in the device's primary
  * context (PyTorch's), and `stream` the CUstream it was written on (0 or 1:
  * the legacy default stream, 2: per-thread default). The step's copy is
- * ordered after that stream, and the stream after the step's use, with
- * events: the host does not wait. LLMC_NO_STREAM skips both. */
+ * ordered after that stream, and the stream after the step's use: when all
+ * device inputs name one stream the step runs on it, else with events. The
+ * host does not wait. LLMC_NO_STREAM skips both. */
 typedef struct llmc_tensor {
   const void *data;
   int32_t dtype;  /* llmc_dtype */

@@ -45,13 +45,18 @@ class View:
         self.device_index = device_index
 
 
-def _current_stream(index):
-    """torch's current stream on device `index`, as a CUstream value."""
+def current_stream_query():
+    """A function of a device index that returns torch's current stream on
+    it, as a CUstream value."""
     torch = sys.modules["torch"]
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if raw is not None:  # what Triton uses: no Stream object per call
-        return raw(index)
-    return torch.cuda.current_stream(index).cuda_stream
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+def _current_stream(index):
+    return current_stream_query()(index)
 
 
 _torch_dtypes = {}  # torch.dtype -> llmc dtype, filled on first use

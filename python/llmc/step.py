@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _lib
 from . import errors as llmc_errors
-from ._tensors import view
+from ._tensors import current_stream_query, view
 from .errors import ClosedStep, CompileError, Error, InvalidArgument
 
 _lib_handle = None
@@ -89,6 +89,15 @@ class Step:
         for t, shape in zip(self._tensors, self._shapes):
             t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
         self._loss = ctypes.c_double()
+        self._loss_ref = ctypes.byref(self._loss)
+        self._run = lib.llmc_step_run
+        # Per input, what the last call passed when it was a torch CUDA
+        # tensor: [type, dtype, shape, device index, pointer, stream]. A call
+        # whose tensor matches type, dtype, shape and device (and is still
+        # contiguous) only rereads its pointer and the current stream and
+        # rewrites the fields that changed (_fill).
+        self._fast = [None] * n
+        self._raw_stream = None  # torch's current-stream query
 
     # -- lifetime --------------------------------------------------------
     def close(self):
@@ -117,33 +126,62 @@ class Step:
 
     # -- steps -----------------------------------------------------------
     def _fill(self, inputs):
-        if len(inputs) != len(self.inputs):
+        if len(inputs) != len(self._fast):
             raise InvalidArgument(
                 "the step takes %d inputs (%s), got %d" % (
                     len(self.inputs),
                     ", ".join("%s %s%s" % (s.name, s.dtype, list(s.shape))
                               for s in self.inputs), len(inputs)))
-        keep = []
+        keep = None
+        fast = self._fast
         for i, x in enumerate(inputs):
-            spec = self.inputs[i]
-            v = view(x, "input '%s' (#%d)" % (spec.name, i))
-            if v.device_index is not None and self._cuda_index is not None \
-                    and v.device_index != self._cuda_index:
-                raise llmc_errors.InvalidArgument(
-                    "input '%s' (#%d) is on cuda:%d, but the step runs on "
-                    "cuda:%d" % (spec.name, i, v.device_index,
-                                 self._cuda_index))
-            t = self._tensors[i]
-            if len(v.shape) == len(spec.shape):
-                # The common case: the persistent shape array t points at.
-                self._shapes[i][:] = v.shape
-            else:  # the library reports the mismatch; point at a fresh one
-                shape = (ctypes.c_int64 * max(len(v.shape), 1))(*v.shape)
-                keep.append(shape)
-                t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
-            t.data, t.dtype, t.device = v.ptr, v.dtype, v.device
-            t.rank, t.stream = len(v.shape), v.stream
-            keep.append(v.keep)
+            c = fast[i]
+            if c is not None and type(x) is c[0] and x.dtype is c[1] and \
+                    x.get_device() == c[3] and x.shape == c[2] and \
+                    x.is_contiguous():
+                ptr = x.data_ptr()
+                if ptr != c[4]:
+                    self._tensors[i].data = c[4] = ptr
+                stream = self._raw_stream(c[3])
+                if stream != c[5]:
+                    self._tensors[i].stream = c[5] = stream
+                continue
+            if keep is None:
+                keep = []
+            keep.append(self._fill_one(i, x))
+        return keep
+
+    def _fill_one(self, i, x):
+        """Input i through the general path (_tensors.view); returns what
+        must stay alive during the call."""
+        spec = self.inputs[i]
+        self._fast[i] = None
+        v = view(x, "input '%s' (#%d)" % (spec.name, i))
+        if v.device_index is not None and self._cuda_index is not None \
+                and v.device_index != self._cuda_index:
+            raise llmc_errors.InvalidArgument(
+                "input '%s' (#%d) is on cuda:%d, but the step runs on "
+                "cuda:%d" % (spec.name, i, v.device_index, self._cuda_index))
+        t = self._tensors[i]
+        keep = [v.keep]
+        if len(v.shape) == len(spec.shape):
+            # The common case: the persistent shape array t points at.
+            self._shapes[i][:] = v.shape
+            t.shape = ctypes.cast(self._shapes[i],
+                                  ctypes.POINTER(ctypes.c_int64))
+        else:  # the library reports the mismatch; point at a fresh one
+            shape = (ctypes.c_int64 * max(len(v.shape), 1))(*v.shape)
+            keep.append(shape)
+            t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+        t.data, t.dtype, t.device = v.ptr, v.dtype, v.device
+        t.rank, t.stream = len(v.shape), v.stream
+        if v.device_index is not None:
+            # A torch CUDA tensor (the only view with a device index): later
+            # calls with one like it take the fast path.
+            if self._raw_stream is None:
+                self._raw_stream = current_stream_query()
+            self._fast[i] = [type(x), x.dtype, x.shape, v.device_index,
+                             v.ptr, v.stream]
         return keep
 
     def __call__(self, *inputs, lr=None, wait=True):
@@ -151,12 +189,15 @@ class Step:
         the compile options (lr, warmup). wait=False returns None as soon as
         the step is queued (inputs already consumed); step.last_loss waits
         for it and reads the loss."""
-        handle = self._live()
+        handle = self._handle
+        if handle is None:
+            raise ClosedStep("the step is closed")
         keep = self._fill(inputs)
-        _check(self._lib.llmc_step_run(handle, self._tensors, len(inputs),
-                                       -1.0 if lr is None else float(lr),
-                                       ctypes.byref(self._loss) if wait
-                                       else None))
+        status = self._run(handle, self._tensors, len(inputs),
+                           -1.0 if lr is None else float(lr),
+                           self._loss_ref if wait else None)
+        if status:
+            _check(status)
         del keep
         return self._loss.value if wait else None
 
@@ -175,9 +216,8 @@ class Step:
     @property
     def last_loss(self):
         """The loss of the last step or evaluate; waits for it."""
-        loss = ctypes.c_double()
-        _check(self._lib.llmc_step_last_loss(self._live(), ctypes.byref(loss)))
-        return loss.value
+        _check(self._lib.llmc_step_last_loss(self._live(), self._loss_ref))
+        return self._loss.value
 
     @property
     def steps_taken(self):
