@@ -3,6 +3,7 @@
 
 #include "compiler/ModelLoader.h"
 #include "compiler/codegen/FunctionLowering.h"
+#include "compiler/eval/DeviceTensors.h"
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
 
@@ -93,7 +94,7 @@ Status writeInputs(Executor &exec, Fixture &f,
       LLMC_RETURN_IF_ERROR(exec.setScalar(locations[i].name, v));
       continue;
     }
-    std::vector<uint8_t> bytes = codegen::toDeviceBytes(args[i]);
+    std::vector<uint8_t> bytes = toDeviceBytes(args[i]);
     LLMC_RETURN_IF_ERROR(
         exec.writeBuffer(locations[i].name, bytes.data(), bytes.size()));
   }
@@ -121,7 +122,7 @@ Status readResults(Executor &exec, Fixture &f, std::vector<RefTensor> &out) {
     }
     std::vector<uint8_t> bytes;
     LLMC_RETURN_IF_ERROR(exec.readBuffer(loc.name, bytes));
-    out.push_back(codegen::fromDeviceBytes(bytes, kind, shape));
+    out.push_back(fromDeviceBytes(bytes, kind, shape));
   }
   return Status::ok();
 }
