@@ -18,7 +18,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 using namespace mlir;
 
@@ -428,6 +430,39 @@ void checkFusionConfigsMatch(const std::string &mlir,
   if (bitwise) {
     EXPECT_EQ(differing, 0u)
         << "fused kernels must round exactly as the one-op kernels do";
+  }
+}
+
+std::string readTestModel(const std::string &file) {
+  const char *dir = std::getenv("LLMC_TEST_MODELS");
+  std::ifstream in(std::string(dir ? dir : LLMC_TEST_MODELS_DIR) + "/" + file);
+  if (!in)
+    return "";
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void markTrainStepArguments(func::FuncOp trainStep) {
+  Builder b(trainStep.getContext());
+  for (unsigned i = 0; i < trainStep.getNumArguments(); ++i) {
+    auto input = trainStep.getArgAttrOfType<StringAttr>(i, "llmc.input");
+    auto state = trainStep.getArgAttrOfType<StringAttr>(i, "llmc.state");
+    auto smallPositive = [&] {
+      trainStep.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
+      trainStep.setArgAttr(i, "gpu_test.scale", b.getF64FloatAttr(0.01));
+    };
+    if (input && (input.getValue() == "idx" || input.getValue() == "targets"))
+      trainStep.setArgAttr(i, "gpu_test.range",
+                           b.getDenseI64ArrayAttr({0, 512}));
+    if (input && input.getValue() == "lr")
+      smallPositive();
+    if (state && state.getValue() == "step")
+      trainStep.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({1, 2}));
+    if (state && state.getValue() == "adamw.m")
+      trainStep.setArgAttr(i, "gpu_test.zeros", b.getUnitAttr());
+    if (state && state.getValue() == "adamw.v")
+      smallPositive();
   }
 }
 

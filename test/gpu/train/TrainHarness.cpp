@@ -23,6 +23,24 @@ std::string modelPath(const std::string &file) {
   return std::string(LLMC_TEST_MODELS_DIR) + "/" + file;
 }
 
+::testing::AssertionResult retainPrimaryContext(PrimaryContext &out) {
+  if (!cuda::loadDriver(out.cu))
+    return ::testing::AssertionFailure() << "no CUDA driver";
+  auto failed = [](const char *what, CUresult r) {
+    return ::testing::AssertionFailure() << what << " failed: " << r;
+  };
+  if (CUresult r = out.cu->cuInit(0); r != CUDA_SUCCESS)
+    return failed("cuInit", r);
+  if (CUresult r = out.cu->cuDeviceGet(&out.device, 0); r != CUDA_SUCCESS)
+    return failed("cuDeviceGet", r);
+  if (CUresult r = out.cu->cuDevicePrimaryCtxRetain(&out.context, out.device);
+      r != CUDA_SUCCESS)
+    return failed("cuDevicePrimaryCtxRetain", r);
+  if (CUresult r = out.cu->cuCtxSetCurrent(out.context); r != CUDA_SUCCESS)
+    return failed("cuCtxSetCurrent", r);
+  return ::testing::AssertionSuccess();
+}
+
 func::FuncOp Fixture::train() {
   return module->lookupSymbol<func::FuncOp>("train_step");
 }
