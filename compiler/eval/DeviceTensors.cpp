@@ -5,7 +5,7 @@
 
 namespace llmc {
 
-static size_t elementBytes(ElementKind kind) {
+size_t elementBytes(ElementKind kind) {
   switch (kind) {
   case ElementKind::F64:
   case ElementKind::I64:

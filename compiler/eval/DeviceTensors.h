@@ -17,6 +17,11 @@
 
 namespace llmc {
 
+/// Bytes of one element of `kind` in memory: 8 for f64 and i64, 4 for f32
+/// and i32, 2 for f16 and bf16, 1 for f8 and i1 (resource blobs store
+/// elements so too).
+size_t elementBytes(ElementKind kind);
+
 /// A tensor's bytes as the device stores it (f32, bf16 and f16 bits, i32,
 /// i64, i1 as one byte); f64 and f8 tensors, which never reach the device,
 /// give zero bytes.
