@@ -1,6 +1,6 @@
 //===- CpuStepEngine.cpp - The reference evaluator as a StepEngine --------===//
 #include "compiler/CpuStepEngine.h"
-#include "compiler/eval/FloatFormats.h"
+#include "compiler/common/FloatFormats.h"
 #include "runtime/Padding.h"
 
 #include <cstring>

@@ -35,22 +35,6 @@ static const EmitterTable &emitterTable() {
 
 bool hasEmitter(StringRef opName) { return emitterTable().count(opName); }
 
-std::optional<DType> dtypeOf(Type t) {
-  if (t.isF32())
-    return DType::F32;
-  if (t.isBF16())
-    return DType::BF16;
-  if (t.isF16())
-    return DType::F16;
-  if (t.isSignlessInteger(32))
-    return DType::I32;
-  if (t.isSignlessInteger(64))
-    return DType::I64;
-  if (t.isSignlessInteger(1))
-    return DType::U8;
-  return std::nullopt;
-}
-
 ::llmc::LaunchStep launchStepFor(
     const EmittedKernel &kernel, uint32_t kernelIndex,
     llvm::function_ref<::llmc::KernelArg(const KernelArg &)> bufferArg) {

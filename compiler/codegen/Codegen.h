@@ -15,12 +15,15 @@
 //
 // Emitters are found through a table keyed by op name, filled by one
 // register function per op family (compiler/codegen/Emitters.h), as the
-// reference evaluator's kernels are.
+// reference evaluator's kernels are. Element types are the plan's DType
+// (compiler/common/ElementTypes.h: dtypeOf); codegen links nothing of the
+// evaluator (docs/codegen.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_CODEGEN_CODEGEN_H
 #define LLMC_COMPILER_CODEGEN_CODEGEN_H
 
+#include "compiler/common/ElementTypes.h"
 #include "runtime/Plan.h"
 
 #include "mlir/IR/Operation.h"
@@ -127,9 +130,6 @@ mlir::FailureOr<EmittedKernel> emitKernel(mlir::Operation *op,
 
 /// True when ops named `opName` ("llmc.add") have an emitter.
 bool hasEmitter(llvm::StringRef opName);
-
-/// The runtime's element type for an MLIR element type (i1 is U8).
-std::optional<DType> dtypeOf(mlir::Type elementType);
 
 } // namespace llmc::codegen
 

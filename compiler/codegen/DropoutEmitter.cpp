@@ -3,16 +3,15 @@
 // One thread per element, grid-stride loop: element i draws the first word
 // of Philox4x32-10 under key (seed, seed >> 32) and counter (i, offset,
 // step, step >> 32), and is 1 / (1 - ratio) when its top 24 bits reach the
-// keep threshold, else 0. This is compiler/eval/Philox.h written for the
+// keep threshold, else 0. This is compiler/common/Philox.h written for the
 // device (__umulhi for the high halves); the threshold and the scale (already
 // rounded to the result type) come from the host code the evaluator uses,
 // so both draw the same mask bit for bit (test/gpu/codegen checks it).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/Emitters.h"
-#include "compiler/eval/Philox.h"
-#include "compiler/eval/Evaluator.h"
-#include "compiler/eval/RefTensor.h"
+#include "compiler/common/ElementTypes.h"
+#include "compiler/common/Philox.h"
 
 #include "dialects/llmc/LlmcOps.h"
 
@@ -47,10 +46,12 @@ LogicalResult emitDropoutMask(DropoutMaskOp op, const EmitContext &ctx,
   int64_t n = numElements(shape);
   Type t = elementTypeOf(op.getResult());
   double ratio = op.getRatio().convertToDouble();
-  auto kind = kindOf(t);
-  if (!kind)
-    return op.emitOpError("has no device element type");
-  double scale = roundToKind(1.0 / (1.0 - ratio), *kind);
+  std::optional<DType> dtype = dtypeOf(t);
+  std::optional<FloatFormat> format =
+      dtype ? floatFormatOf(*dtype) : std::nullopt;
+  if (!format)
+    return op.emitOpError("has no device float element type");
+  double scale = roundToFormat(1.0 / (1.0 - ratio), *format);
   auto seed = static_cast<uint64_t>(op.getSeed());
 
   KernelSource src(op, ctx.name);

@@ -16,7 +16,6 @@
 #define LLMC_COMPILER_CODEGEN_FUNCTIONLOWERING_H
 
 #include "compiler/codegen/Codegen.h"
-#include "compiler/eval/RefTensor.h"
 #include "dialects/llmc/LlmcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -71,18 +70,12 @@ mlir::FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
                                        const CodegenOptions &options,
                                        unsigned &index);
 
-/// A tensor's bytes as the device stores it (f32, bf16 and f16 bits, i32,
-/// i64, i1 as one byte) and back.
-std::vector<uint8_t> toDeviceBytes(const RefTensor &t);
-
 /// The initial bytes of the offset table `table` of `op` (Codegen.h,
 /// ScratchBuffer), given the arena offset of each value's buffer. Both plan
 /// builders fill their tables with it once buffers are placed.
 std::vector<uint8_t>
 offsetTableBytes(const LoweredOp &op, const ScratchBuffer &table,
                  llvm::function_ref<int64_t(mlir::Value)> offsetOf);
-RefTensor fromDeviceBytes(const std::vector<uint8_t> &bytes, ElementKind kind,
-                          std::vector<int64_t> shape);
 
 /// A human-readable launch table of a plan: its buffers, then one line per
 /// step with grid, block, shared memory and arguments by buffer name (for

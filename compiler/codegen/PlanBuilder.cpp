@@ -17,7 +17,7 @@
 #include "runtime/CheckedSize.h"
 
 #include "compiler/codegen/DeviceBytes.h"
-#include "compiler/eval/ModelArguments.h"
+#include "compiler/common/ParameterInit.h"
 #include "dialects/llmc/LlmcOps.h"
 #include "passes/FusionUtils.h"
 

@@ -18,7 +18,8 @@
 //     `lr`, the i64 state `step`, the f32 rank-0 output `loss`), so that the
 //     host sets and reads them with setScalar / readScalar;
 //   - initial data: parameters from `llmc.init` or `llmc.init_rule`, drawn
-//     as the evaluator's initialParameter draws them but straight into
+//     as the evaluator's initialParameter draws them (one sampler,
+//     compiler/common/ParameterInit.h) but straight into
 //     device bytes (DeviceBytes.h), so that the CPU and the GPU start from
 //     identical weights for one seed; state starts at zero (the arena
 //     is zeroed at load).

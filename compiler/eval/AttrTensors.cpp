@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/eval/AttrTensors.h"
+#include "compiler/eval/DeviceTensors.h"
 #include "compiler/eval/Evaluator.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -18,25 +19,9 @@ using namespace mlir;
 
 namespace llmc {
 
-static size_t byteWidth(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::F64:
-  case ElementKind::I64:
-    return 8;
-  case ElementKind::F32:
-  case ElementKind::I32:
-    return 4;
-  case ElementKind::F16:
-  case ElementKind::BF16:
-    return 2;
-  default:
-    return 1;
-  }
-}
-
 /// Decodes `count` little-endian elements of `kind` from `bytes` into `t`.
 static void decodeBytes(const char *bytes, int64_t count, RefTensor &t) {
-  size_t width = byteWidth(t.kind);
+  size_t width = elementBytes(t.kind);
   for (int64_t i = 0; i < count; ++i) {
     uint64_t raw = 0;
     for (size_t b = 0; b < width; ++b)
@@ -96,7 +81,7 @@ std::optional<RefTensor> tensorFromAttr(ElementsAttr attr, std::string &error) {
       return std::nullopt;
     }
     ArrayRef<char> data = blob->getData();
-    size_t expected = static_cast<size_t>(n) * byteWidth(t.kind);
+    size_t expected = static_cast<size_t>(n) * elementBytes(t.kind);
     if (data.size() != expected) {
       error = "resource blob '" + resource.getRawHandle().getKey().str() +
               "' holds " + std::to_string(data.size()) + " bytes, but " +

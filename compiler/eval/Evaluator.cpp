@@ -12,12 +12,10 @@
 #include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/ShapeUtils.h"
 #include "runtime/CheckedSize.h"
-#include "runtime/ParseInteger.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 
-#include <cstdlib>
 #include <iterator>
 
 using namespace mlir;
@@ -40,36 +38,9 @@ static const KernelTable &kernelTable() {
 
 bool hasKernel(StringRef opName) { return kernelTable().count(opName); }
 
-int64_t evalMemoryLimit() {
-  if (const char *env = std::getenv("LLMC_EVAL_MEMORY_LIMIT")) {
-    int64_t limit = 0;
-    if (parseInteger(env, 1, INT64_MAX, limit))
-      return limit;
-  }
-  int64_t physical = physicalMemoryBytes();
-  return physical > 0 ? physical : kMaxTensorBytes;
-}
-
 /// Host bytes of a RefTensor: every element is a double or an int64.
 static CheckedSize refTensorBytes(ArrayRef<int64_t> shape) {
   return elementCount(shape) * CheckedSize(8);
-}
-
-std::string hostAllocationError(ArrayRef<int64_t> shape, int64_t elementBytes,
-                                int64_t heldBytes) {
-  CheckedSize bytes = elementCount(shape) * CheckedSize(elementBytes);
-  int64_t limit = evalMemoryLimit();
-  if ((bytes + CheckedSize(heldBytes)).fitsIn(limit))
-    return "";
-  std::string s = "has shape " + shapeText(shape) + " (" +
-                  countText(elementCount(shape)) + " elements, " +
-                  bytesText(bytes.approx()) +
-                  (elementBytes == 8 ? " as float64" : "") + " on the host)";
-  s += ", more than the " + bytesText(double(limit)) +
-       " of host memory llmc may use";
-  if (heldBytes > 0)
-    s += " (" + bytesText(double(heldBytes)) + " already held)";
-  return s + "; use a smaller batch or model";
 }
 
 std::string evalAllocationError(ArrayRef<int64_t> shape, int64_t heldBytes) {

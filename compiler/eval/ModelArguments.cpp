@@ -1,8 +1,9 @@
 //===- ModelArguments.cpp - Parameters and inputs of a model function -----===//
 //
 // Parameters: `llmc.init` is read through AttrTensors (dense or resource
-// blob); `llmc.init_rule` is generated here with the seeded normal stream
-// that docs/reference-evaluator.md specifies. Inputs are matched by their
+// blob); `llmc.init_rule` is drawn from the seeded normal stream that
+// docs/reference-evaluator.md specifies (compiler/common/ParameterInit.h,
+// which codegen draws from too). Inputs are matched by their
 // `llmc.input` name and must have the argument's exact shape.
 //
 //===----------------------------------------------------------------------===//
@@ -14,7 +15,6 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
-#include <cmath>
 #include <cstdlib>
 
 using namespace mlir;
@@ -22,27 +22,6 @@ using namespace mlir;
 namespace llmc {
 
 namespace {
-
-uint64_t splitmix64(uint64_t &state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-uint64_t fnv1a64(const std::string &s) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (unsigned char c : s)
-    h = (h ^ c) * 0x100000001B3ull;
-  return h;
-}
-
-std::string argName(func::FuncOp func, unsigned i) {
-  for (StringRef attr : {"llmc.input", "llmc.param"})
-    if (auto name = func.getArgAttrOfType<StringAttr>(i, attr))
-      return name.getValue().str();
-  return "#" + std::to_string(i);
-}
 
 /// The argument's type as an empty RefTensor (kind and shape), if the
 /// evaluator supports it.
@@ -55,14 +34,14 @@ std::optional<RefTensor> argumentType(func::FuncOp func, unsigned i,
     std::string text;
     llvm::raw_string_ostream os(text);
     os << func.getArgument(i).getType();
-    error = "argument '" + argName(func, i) + "' has type " + text +
+    error = "argument '" + argumentName(func, i) + "' has type " + text +
             "; the reference evaluator needs a static tensor of a supported "
             "element type (specialize shapes first)";
     return std::nullopt;
   }
   // Checked before any caller allocates a tensor of this shape.
   if (std::string why = evalAllocationError(type.getShape()); !why.empty()) {
-    error = "argument '" + argName(func, i) + "' " + why;
+    error = "argument '" + argumentName(func, i) + "' " + why;
     return std::nullopt;
   }
   RefTensor t;
@@ -71,45 +50,11 @@ std::optional<RefTensor> argumentType(func::FuncOp func, unsigned i,
   return t;
 }
 
-} // namespace
-
-void normalSampleRange(uint64_t seed, const std::string &name, int64_t begin,
-                       int64_t count, double *out) {
-  uint64_t state = (seed ^ fnv1a64(name)) +
-                   static_cast<uint64_t>(begin) * 0x9E3779B97F4A7C15ull;
-  for (int64_t i = 0; i < count; i += 2) {
-    double u1 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
-    double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
-    double radius = std::sqrt(-2.0 * std::log(1.0 - u1));
-    out[i] = radius * std::cos(2.0 * M_PI * u2);
-    if (i + 1 < count)
-      out[i + 1] = radius * std::sin(2.0 * M_PI * u2);
-  }
-}
-
-std::vector<double> normalSamples(uint64_t seed, const std::string &name,
-                                  int64_t n) {
-  std::vector<double> out(n);
-  normalSampleRange(seed, name, 0, n, out.data());
-  return out;
-}
-
-std::optional<std::vector<int64_t>> realShapeOf(func::FuncOp func,
-                                                unsigned index) {
-  auto real = func.getArgAttrOfType<DenseI64ArrayAttr>(index, "llmc.real_shape");
-  if (!real)
-    return std::nullopt;
-  return std::vector<int64_t>(real.asArrayRef().begin(),
-                              real.asArrayRef().end());
-}
-
-namespace {
-
 /// The initial value at `type`'s shape (the real one of a padded parameter).
 std::optional<RefTensor> initialValue(func::FuncOp func, unsigned index,
                                       std::optional<RefTensor> type,
                                       uint64_t seed, std::string &error) {
-  std::string name = argName(func, index);
+  std::string name = argumentName(func, index);
   if (auto init = func.getArgAttrOfType<ElementsAttr>(index, "llmc.init")) {
     auto t = tensorFromAttr(init, error);
     if (!t) {
@@ -128,24 +73,21 @@ std::optional<RefTensor> initialValue(func::FuncOp func, unsigned index,
     error = "parameter '" + name + "' has neither llmc.init nor llmc.init_rule";
     return std::nullopt;
   }
-  StringRef text = rule.getValue();
-  RefTensor t(type->kind, type->shape);
-  std::vector<double> values(t.numElements(), 0.0);
-  double stddev = 0;
-  if (text == "ones") {
-    values.assign(values.size(), 1.0);
-  } else if (text.consume_front("normal(") && text.consume_back(")") &&
-             !text.trim().getAsDouble(stddev) && stddev >= 0) {
-    values = normalSamples(seed, name, t.numElements());
-    for (double &v : values)
-      v *= stddev;
-  } else if (text != "zeros") {
-    error = "parameter '" + name + "': unknown llmc.init_rule \"" +
-            rule.getValue().str() +
-            "\" (expected \"normal(STD)\", \"zeros\" or \"ones\")";
+  std::optional<InitRule> parsed = parseInitRule(rule.getValue());
+  if (!parsed) {
+    error = unknownInitRuleError(name, rule.getValue());
     return std::nullopt;
   }
-  if (!t.isFloat() && rule.getValue() == "zeros")
+  RefTensor t(type->kind, type->shape);
+  std::vector<double> values(t.numElements(), 0.0);
+  if (parsed->kind == InitRule::Kind::Ones) {
+    values.assign(values.size(), 1.0);
+  } else if (parsed->kind == InitRule::Kind::Normal) {
+    values = normalSamples(seed, name, t.numElements());
+    for (double &v : values)
+      v *= parsed->stddev;
+  }
+  if (!t.isFloat() && parsed->kind == InitRule::Kind::Zeros)
     return t; // integer state such as the optimizer's step count
   if (!t.isFloat()) {
     error = "parameter '" + name +
@@ -177,7 +119,7 @@ std::optional<RefTensor> initialParameter(func::FuncOp func, unsigned index,
                  ? padValues(value->floats, *real, padded.shape, padded.floats)
                  : padValues(value->ints, *real, padded.shape, padded.ints);
   if (!s) {
-    error = "parameter '" + argName(func, index) + "': " + s.message();
+    error = "parameter '" + argumentName(func, index) + "': " + s.message();
     return std::nullopt;
   }
   return padded;

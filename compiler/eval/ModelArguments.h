@@ -11,6 +11,7 @@
 #ifndef LLMC_COMPILER_EVAL_MODELARGUMENTS_H
 #define LLMC_COMPILER_EVAL_MODELARGUMENTS_H
 
+#include "compiler/common/ParameterInit.h"
 #include "compiler/eval/RefTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,30 +25,12 @@ namespace llmc {
 /// Input tensors by `llmc.input` name.
 using InputMap = std::map<std::string, RefTensor>;
 
-/// `n` samples of N(0, 1) for the parameter `name` under `seed`. The stream
-/// is splitmix64 seeded with seed ^ fnv1a64(name); each pair of 53-bit
-/// uniforms (u1, u2) gives sqrt(-2 ln(1 - u1)) * (cos, sin)(2 pi u2)
-/// (Box-Muller). Deterministic across platforms that have IEEE double and a
-/// correctly rounded libm for log/sqrt/cos/sin within the usual ulp.
-std::vector<double> normalSamples(uint64_t seed, const std::string &name,
-                                  int64_t n);
-
-/// Samples [begin, begin + count) of that stream (begin even) into `out`:
-/// splitmix64's state after k draws is its seed plus k times its increment,
-/// so any range is computed without the ones before it (parallel fills).
-void normalSampleRange(uint64_t seed, const std::string &name, int64_t begin,
-                       int64_t count, double *out);
-
 /// The initial value of parameter argument `index`: its `llmc.init`
-/// attribute, or its `llmc.init_rule` ("normal(STD)", "zeros", "ones").
+/// attribute, or its `llmc.init_rule` ("normal(STD)", "zeros", "ones"),
+/// drawn as ParameterInit.h says (realShapeOf, normalSamples are there).
 std::optional<RefTensor> initialParameter(mlir::func::FuncOp func,
                                           unsigned index, uint64_t seed,
                                           std::string &error);
-
-/// The `llmc.real_shape` of argument `index`: the model's own shape of a
-/// parameter that llmc-pad-shapes padded (docs/padding.md).
-std::optional<std::vector<int64_t>> realShapeOf(mlir::func::FuncOp func,
-                                                unsigned index);
 
 /// Every argument of `func`: parameters from their init, inputs from
 /// `inputs` (each checked against the argument's type; an input the

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/eval/Kernels.h"
-#include "compiler/eval/Philox.h"
+#include "compiler/common/Philox.h"
 
 #include "dialects/llmc/LlmcOps.h"
 
@@ -188,7 +188,7 @@ template <typename OpTy> void addSoftmax(KernelTable &table, bool logForm) {
 
 } // namespace
 
-/// Philox draws per element (compiler/eval/Philox.h); step 0 without a step
+/// Philox draws per element (compiler/common/Philox.h); step 0 without a step
 /// operand.
 static LogicalResult dropoutMaskKernel(DropoutMaskOp op, Operands in,
                                        std::vector<RefTensor> &out) {

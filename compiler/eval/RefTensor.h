@@ -11,7 +11,7 @@
 #ifndef LLMC_COMPILER_EVAL_REFTENSOR_H
 #define LLMC_COMPILER_EVAL_REFTENSOR_H
 
-#include "compiler/eval/FloatFormats.h"
+#include "compiler/common/FloatFormats.h"
 
 #include <cstdint>
 #include <optional>

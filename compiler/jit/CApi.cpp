@@ -82,6 +82,21 @@ llmc_status live(const llmc_step *step) {
       return llmcCode_;                                                        \
   } while (0)
 
+/// `body()` under `guarded`, once `step` is known to be live: every entry
+/// point that takes a step starts so.
+template <class F> llmc_status withStep(const llmc_step *step, F &&body) {
+  return guarded([&] {
+    LLMC_CHECK(live(step));
+    return body();
+  });
+}
+
+/// LLMC_OK, or the error that the pointer argument `what` is NULL.
+llmc_status notNull(const void *p, const char *what) {
+  return p ? LLMC_OK
+           : fail(LLMC_ERROR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+}
+
 llmc_status parseOptions(const char *text, jit::Options &o) {
   if (!text || !*text)
     return LLMC_OK;
@@ -206,6 +221,13 @@ llmc_status toViews(const llmc_tensor *t, size_t n,
   return LLMC_OK;
 }
 
+/// The views of a step's `n` inputs, checked against what it expects.
+llmc_status inputViews(const llmc_step &step, const llmc_tensor *inputs,
+                       size_t n, std::vector<jit::TensorView> &views) {
+  LLMC_CHECK(toViews(inputs, n, views));
+  return check(step.step.checkInputs(views), LLMC_ERROR_INVALID_ARGUMENT);
+}
+
 llmc_status compileWith(const std::string *path, const std::string *json,
                         const char *options, llmc_step **out) {
   if (!out)
@@ -290,13 +312,10 @@ llmc_status llmc_step_destroy(llmc_step *step) {
 
 llmc_status llmc_step_run(llmc_step *step, const llmc_tensor *inputs, size_t n,
                           double lr, double *loss) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
+  return withStep(step, [&] {
     // Reused by the thread's calls, so that a step allocates no views.
     thread_local std::vector<jit::TensorView> views;
-    LLMC_CHECK(toViews(inputs, n, views));
-    LLMC_CHECK(check(step->step.checkInputs(views),
-                     LLMC_ERROR_INVALID_ARGUMENT));
+    LLMC_CHECK(inputViews(*step, inputs, n, views));
     if (!(lr < 0) && !(lr >= 0))
       return fail(LLMC_ERROR_INVALID_ARGUMENT, "lr is NaN");
     double rate = lr < 0 ? step->step.scheduledLearningRate() : lr;
@@ -308,12 +327,9 @@ llmc_status llmc_step_run(llmc_step *step, const llmc_tensor *inputs, size_t n,
 
 llmc_status llmc_step_evaluate(llmc_step *step, const llmc_tensor *inputs,
                                size_t n, double *loss) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
+  return withStep(step, [&] {
     std::vector<jit::TensorView> views;
-    LLMC_CHECK(toViews(inputs, n, views));
-    LLMC_CHECK(check(step->step.checkInputs(views),
-                     LLMC_ERROR_INVALID_ARGUMENT));
+    LLMC_CHECK(inputViews(*step, inputs, n, views));
     double value = 0;
     LLMC_CHECK(check(step->step.evaluate(views, value), LLMC_ERROR_RUNTIME));
     if (loss)
@@ -323,19 +339,15 @@ llmc_status llmc_step_evaluate(llmc_step *step, const llmc_tensor *inputs,
 }
 
 llmc_status llmc_step_last_loss(llmc_step *step, double *loss) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
-    if (!loss)
-      return fail(LLMC_ERROR_INVALID_ARGUMENT, "loss is NULL");
+  return withStep(step, [&] {
+    LLMC_CHECK(notNull(loss, "loss"));
     return check(step->step.lastLoss(*loss), LLMC_ERROR_RUNTIME);
   });
 }
 
 llmc_status llmc_step_num_inputs(llmc_step *step, size_t *n) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
-    if (!n)
-      return fail(LLMC_ERROR_INVALID_ARGUMENT, "n is NULL");
+  return withStep(step, [&] {
+    LLMC_CHECK(notNull(n, "n"));
     *n = step->step.inputs().size();
     return LLMC_OK;
   });
@@ -344,18 +356,15 @@ llmc_status llmc_step_num_inputs(llmc_step *step, size_t *n) {
 llmc_status llmc_step_input_info(llmc_step *step, size_t i, const char **name,
                                  int32_t *dtype, int32_t *rank,
                                  int64_t *shape, int32_t shape_capacity) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
+  return withStep(step, [&] {
     return info(step->step.inputs(), i, name, dtype, rank, shape,
                 shape_capacity);
   });
 }
 
 llmc_status llmc_step_num_parameters(llmc_step *step, size_t *n) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
-    if (!n)
-      return fail(LLMC_ERROR_INVALID_ARGUMENT, "n is NULL");
+  return withStep(step, [&] {
+    LLMC_CHECK(notNull(n, "n"));
     *n = step->step.parameterInfo().size();
     return LLMC_OK;
   });
@@ -365,8 +374,7 @@ llmc_status llmc_step_parameter_info(llmc_step *step, size_t i,
                                      const char **name, int32_t *dtype,
                                      int32_t *rank, int64_t *shape,
                                      int32_t shape_capacity) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
+  return withStep(step, [&] {
     return info(step->step.parameterInfo(), i, name, dtype, rank, shape,
                 shape_capacity);
   });
@@ -374,8 +382,7 @@ llmc_status llmc_step_parameter_info(llmc_step *step, size_t i,
 
 llmc_status llmc_step_get_parameter(llmc_step *step, const char *name,
                                     void *dst, size_t bytes) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
+  return withStep(step, [&] {
     if (!name || !dst)
       return fail(LLMC_ERROR_INVALID_ARGUMENT, "name or dst is NULL");
     jit::HostTensor t;
@@ -395,8 +402,7 @@ llmc_status llmc_step_load_parameters(llmc_step *step,
                                       const char *const *names,
                                       const llmc_tensor *values, size_t n,
                                       int strict) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
+  return withStep(step, [&] {
     if (n && (!names || !values))
       return fail(LLMC_ERROR_INVALID_ARGUMENT, "names or values is NULL");
     std::vector<jit::NamedTensor> named(n);
@@ -413,29 +419,23 @@ llmc_status llmc_step_load_parameters(llmc_step *step,
 }
 
 llmc_status llmc_step_steps_taken(llmc_step *step, int64_t *steps) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
-    if (!steps)
-      return fail(LLMC_ERROR_INVALID_ARGUMENT, "steps is NULL");
+  return withStep(step, [&] {
+    LLMC_CHECK(notNull(steps, "steps"));
     *steps = step->step.stepsTaken();
     return LLMC_OK;
   });
 }
 
 llmc_status llmc_step_last_step_ms(llmc_step *step, double *ms) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
-    if (!ms)
-      return fail(LLMC_ERROR_INVALID_ARGUMENT, "ms is NULL");
+  return withStep(step, [&] {
+    LLMC_CHECK(notNull(ms, "ms"));
     return check(step->step.lastStepMs(*ms), LLMC_ERROR_RUNTIME);
   });
 }
 
 llmc_status llmc_step_report_json(llmc_step *step, const char **json) {
-  return guarded([&] {
-    LLMC_CHECK(live(step));
-    if (!json)
-      return fail(LLMC_ERROR_INVALID_ARGUMENT, "json is NULL");
+  return withStep(step, [&] {
+    LLMC_CHECK(notNull(json, "json"));
     *json = step->report.c_str();
     return LLMC_OK;
   });

@@ -45,6 +45,10 @@ private:
   bool varint(size_t &pos, size_t end, uint64_t &v);
   /// Reads the field at `pos` (< end) and moves past it.
   bool next(size_t &pos, size_t end, Field &f);
+  /// Calls `visit(field)` on each field of the message in [begin, end), in
+  /// order, until it returns false; false when a field is malformed or a
+  /// visit fails.
+  template <typename Fn> bool fields(size_t begin, size_t end, Fn visit);
   bool model(size_t begin, size_t end);
   bool graph(size_t begin, size_t end, bool main);
   bool node(size_t begin, size_t end);
@@ -104,82 +108,68 @@ bool Scanner::next(size_t &pos, size_t end, Field &f) {
   }
 }
 
-bool Scanner::model(size_t begin, size_t end) {
-  bool sawGraph = false;
+template <typename Fn>
+bool Scanner::fields(size_t begin, size_t end, Fn visit) {
   for (size_t pos = begin; pos < end;) {
     Field f;
-    if (!next(pos, end, f))
+    if (!next(pos, end, f) || !visit(f))
       return false;
-    if (f.number == 7 && f.wire == Len) {
-      if (sawGraph)
-        return fail("the model has two graph fields");
-      sawGraph = true;
-      if (!graph(f.payload, f.payload + f.length, /*main=*/true))
-        return false;
-    }
   }
+  return true;
+}
+
+bool Scanner::model(size_t begin, size_t end) {
+  bool sawGraph = false;
+  if (!fields(begin, end, [&](const Field &f) {
+        if (f.number != 7 || f.wire != Len)
+          return true;
+        if (sawGraph)
+          return fail("the model has two graph fields");
+        sawGraph = true;
+        return graph(f.payload, f.payload + f.length, /*main=*/true);
+      }))
+    return false;
   return sawGraph || fail("the model has no graph");
 }
 
 bool Scanner::graph(size_t begin, size_t end, bool main) {
-  for (size_t pos = begin; pos < end;) {
-    Field f;
-    if (!next(pos, end, f))
-      return false;
+  return fields(begin, end, [&](const Field &f) {
     if (f.wire != Len)
-      continue;
+      return true;
     size_t b = f.payload, e = f.payload + f.length;
-    if ((f.number == 1 && !node(b, e)) ||
-        (f.number == 5 && !tensor(b, e, main)) ||
-        (f.number == 15 && !sparse(b, e)))
-      return false;
-  }
-  return true;
+    return (f.number != 1 || node(b, e)) &&
+           (f.number != 5 || tensor(b, e, main)) &&
+           (f.number != 15 || sparse(b, e));
+  });
 }
 
 bool Scanner::node(size_t begin, size_t end) {
-  for (size_t pos = begin; pos < end;) {
-    Field f;
-    if (!next(pos, end, f))
-      return false;
-    if (f.number == 5 && f.wire == Len &&
-        !attribute(f.payload, f.payload + f.length))
-      return false;
-  }
-  return true;
+  return fields(begin, end, [&](const Field &f) {
+    return f.number != 5 || f.wire != Len ||
+           attribute(f.payload, f.payload + f.length);
+  });
 }
 
 bool Scanner::attribute(size_t begin, size_t end) {
-  for (size_t pos = begin; pos < end;) {
-    Field f;
-    if (!next(pos, end, f))
-      return false;
+  return fields(begin, end, [&](const Field &f) {
     if (f.wire != Len)
-      continue;
+      return true;
     size_t b = f.payload, e = f.payload + f.length;
-    bool ok = true;
     if (f.number == 5 || f.number == 10)
-      ok = tensor(b, e, false);
-    else if (f.number == 6 || f.number == 11)
-      ok = graph(b, e, false);
-    else if (f.number == 22 || f.number == 23)
-      ok = sparse(b, e);
-    if (!ok)
-      return false;
-  }
-  return true;
+      return tensor(b, e, false);
+    if (f.number == 6 || f.number == 11)
+      return graph(b, e, false);
+    if (f.number == 22 || f.number == 23)
+      return sparse(b, e);
+    return true;
+  });
 }
 
 bool Scanner::sparse(size_t begin, size_t end) {
-  for (size_t pos = begin; pos < end;) {
-    Field f;
-    if (!next(pos, end, f))
-      return false;
-    if ((f.number == 1 || f.number == 2) && f.wire == Len &&
-        !tensor(f.payload, f.payload + f.length, false))
-      return false;
-  }
-  return true;
+  return fields(begin, end, [&](const Field &f) {
+    return (f.number != 1 && f.number != 2) || f.wire != Len ||
+           tensor(f.payload, f.payload + f.length, false);
+  });
 }
 
 bool Scanner::tensor(size_t begin, size_t end, bool mainInitializer) {
@@ -189,41 +179,38 @@ bool Scanner::tensor(size_t begin, size_t end, bool mainInitializer) {
   uint64_t rawAt = 0, rawLength = 0;
   bool hasOffset = false, hasLength = false;
   uint64_t offset = 0, length = 0;
-  for (size_t pos = begin; pos < end;) {
-    Field f;
-    if (!next(pos, end, f))
-      return false;
-    if (f.number == 2 && f.wire == Varint)
-      dataType = static_cast<int64_t>(f.value);
-    else if (f.number == 14 && f.wire == Varint)
-      external = f.value == 1;
-    else if (f.number == 8 && f.wire == Len)
-      name.assign(reinterpret_cast<const char *>(data_ + f.payload),
-                  f.length);
-    else if (f.number == 9 && f.wire == Len) {
-      hasRaw = true;
-      rawAt = f.payload;
-      rawLength = f.length;
-    } else if (f.number == 13 && f.wire == Len) {
-      std::string key, value;
-      size_t e = f.payload + f.length;
-      for (size_t p = f.payload; p < e;) {
-        Field g;
-        if (!next(p, e, g))
-          return false;
-        if (g.wire == Len && (g.number == 1 || g.number == 2))
-          (g.number == 1 ? key : value)
-              .assign(reinterpret_cast<const char *>(data_ + g.payload),
-                      g.length);
-      }
-      if (key == "location")
-        location = value;
-      else if (key == "offset")
-        hasOffset = parseUnsigned64(value, offset);
-      else if (key == "length")
-        hasLength = parseUnsigned64(value, length);
-    }
-  }
+  if (!fields(begin, end, [&](const Field &f) {
+        if (f.number == 2 && f.wire == Varint)
+          dataType = static_cast<int64_t>(f.value);
+        else if (f.number == 14 && f.wire == Varint)
+          external = f.value == 1;
+        else if (f.number == 8 && f.wire == Len)
+          name.assign(reinterpret_cast<const char *>(data_ + f.payload),
+                      f.length);
+        else if (f.number == 9 && f.wire == Len) {
+          hasRaw = true;
+          rawAt = f.payload;
+          rawLength = f.length;
+        } else if (f.number == 13 && f.wire == Len) {
+          std::string key, value;
+          if (!fields(f.payload, f.payload + f.length, [&](const Field &g) {
+                if (g.wire == Len && (g.number == 1 || g.number == 2))
+                  (g.number == 1 ? key : value)
+                      .assign(reinterpret_cast<const char *>(data_ + g.payload),
+                              g.length);
+                return true;
+              }))
+            return false;
+          if (key == "location")
+            location = value;
+          else if (key == "offset")
+            hasOffset = parseUnsigned64(value, offset);
+          else if (key == "length")
+            hasLength = parseUnsigned64(value, length);
+        }
+        return true;
+      }))
+    return false;
   bool isFloat = dataType == 1 || dataType == 10 || dataType == 16;
   if (external) {
     // Bytes in another file are outside the hash: only a float initializer
@@ -237,9 +224,8 @@ bool Scanner::tensor(size_t begin, size_t end, bool mainInitializer) {
                   "' is external without a location and length");
     if (!names_.insert(name).second)
       return fail("initializer '" + name + "' is defined twice");
-    weights_.push_back(
-        {name, static_cast<int32_t>(dataType), location,
-         hasOffset ? offset : 0, length});
+    weights_.push_back({name, static_cast<int32_t>(dataType), location,
+                        hasOffset ? offset : 0, length});
     return true;
   }
   if (mainInitializer && isFloat && hasRaw) {

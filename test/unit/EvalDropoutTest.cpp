@@ -9,7 +9,7 @@
 #include "EvalTestUtils.h"
 #include "GradCheckUtils.h"
 
-#include "compiler/eval/Philox.h"
+#include "compiler/common/Philox.h"
 
 #include <cmath>
 

@@ -38,11 +38,11 @@ func.func @f(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 
 TEST_F(EvalMemory, DefaultLimitIsPhysicalMemory) {
   unsetenv("LLMC_EVAL_MEMORY_LIMIT");
-  EXPECT_EQ(evalMemoryLimit(), physicalMemoryBytes());
+  EXPECT_EQ(hostMemoryLimit(), physicalMemoryBytes());
   limit(12345);
-  EXPECT_EQ(evalMemoryLimit(), 12345);
+  EXPECT_EQ(hostMemoryLimit(), 12345);
   setenv("LLMC_EVAL_MEMORY_LIMIT", "1e9", 1); // not an integer: ignored
-  EXPECT_EQ(evalMemoryLimit(), physicalMemoryBytes());
+  EXPECT_EQ(hostMemoryLimit(), physicalMemoryBytes());
 }
 
 TEST_F(EvalMemory, AllocationErrorNamesShapeAndSizes) {

@@ -4,7 +4,7 @@
 // comparisons against LLVM's APFloat, an independent implementation.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/eval/FloatFormats.h"
+#include "compiler/common/FloatFormats.h"
 
 #include "llvm/ADT/APFloat.h"
 

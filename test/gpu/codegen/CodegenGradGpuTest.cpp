@@ -22,8 +22,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 using namespace llmc::test;
 
@@ -374,16 +372,11 @@ TEST(CodegenGradGpt2, GatherGrad) {
 mlir::func::FuncOp gpt2TinyTrainStep(mlir::MLIRContext &context,
                                      mlir::OwningOpRef<mlir::ModuleOp> &module,
                                      bool multiTensor = false) {
-  const char *dir = std::getenv("LLMC_TEST_MODELS");
-  std::string path =
-      std::string(dir ? dir : LLMC_TEST_MODELS_DIR) + "/gpt2-tiny.mlir";
-  std::ifstream in(path);
-  if (!in)
+  std::string text = readTestModel("gpt2-tiny.mlir");
+  if (text.empty())
     return nullptr;
-  std::stringstream text;
-  text << in.rdbuf();
   context.loadDialect<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();
-  module = mlir::parseSourceString<mlir::ModuleOp>(text.str(), &context);
+  module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   if (!module)
     return nullptr;
   mlir::PassManager pm(&context);
@@ -402,25 +395,7 @@ mlir::func::FuncOp gpt2TinyTrainStep(mlir::MLIRContext &context,
   auto func = module->lookupSymbol<mlir::func::FuncOp>("train_step");
   if (!func)
     return nullptr;
-  mlir::Builder b(&context);
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto input = func.getArgAttrOfType<mlir::StringAttr>(i, "llmc.input");
-    auto state = func.getArgAttrOfType<mlir::StringAttr>(i, "llmc.state");
-    if (input && (input.getValue() == "idx" || input.getValue() == "targets"))
-      func.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({0, 512}));
-    if (input && input.getValue() == "lr") {
-      func.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
-      func.setArgAttr(i, "gpu_test.scale", b.getF64FloatAttr(0.01));
-    }
-    if (state && state.getValue() == "step")
-      func.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({1, 2}));
-    if (state && state.getValue() == "adamw.m")
-      func.setArgAttr(i, "gpu_test.zeros", b.getUnitAttr());
-    if (state && state.getValue() == "adamw.v") {
-      func.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
-      func.setArgAttr(i, "gpu_test.scale", b.getF64FloatAttr(0.01));
-    }
-  }
+  markTrainStepArguments(func);
   return func;
 }
 

@@ -1,7 +1,7 @@
 //===- DropoutGpuTest.cpp - llmc.dropout_mask on the GPU vs the evaluator -===//
 //
 // The device Philox (compiler/codegen/DropoutEmitter.cpp) must draw the mask
-// the evaluator draws (compiler/eval/Philox.h) bit for bit: the i1 keep
+// the evaluator draws (compiler/common/Philox.h) bit for bit: the i1 keep
 // flags are compared exactly, the f32/bf16 masks to f32 rounding. The step
 // is random per run (LLMC_TEST_SEED repeats one), past 2^32 included, so the
 // counter's high word is exercised.

@@ -22,8 +22,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 using namespace llmc::test;
 
@@ -135,16 +133,12 @@ INSTANTIATE_TEST_SUITE_P(Families, FusionGpu, ::testing::ValuesIn(cases()),
 /// gpt2-tiny's whole training step in bf16 (the pipeline `llmc compile
 /// --precision bf16` runs), as IR text with the test attributes set.
 std::string gpt2TinyBf16Step() {
-  const char *dir = std::getenv("LLMC_TEST_MODELS");
-  std::ifstream in(std::string(dir ? dir : LLMC_TEST_MODELS_DIR) +
-                   "/gpt2-tiny.mlir");
-  if (!in)
+  std::string text = readTestModel("gpt2-tiny.mlir");
+  if (text.empty())
     return "";
-  std::stringstream text;
-  text << in.rdbuf();
   mlir::MLIRContext context;
   context.loadDialect<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(text.str(), &context);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   llmc::PrecisionConfig precision;
   precision.precision = "bf16";
   if (!module ||
@@ -154,25 +148,7 @@ std::string gpt2TinyBf16Step() {
   auto func = module->lookupSymbol<mlir::func::FuncOp>("train_step");
   if (!func)
     return "";
-  mlir::Builder b(&context);
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto input = func.getArgAttrOfType<mlir::StringAttr>(i, "llmc.input");
-    auto state = func.getArgAttrOfType<mlir::StringAttr>(i, "llmc.state");
-    if (input && (input.getValue() == "idx" || input.getValue() == "targets"))
-      func.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({0, 512}));
-    if (input && input.getValue() == "lr") {
-      func.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
-      func.setArgAttr(i, "gpu_test.scale", b.getF64FloatAttr(0.01));
-    }
-    if (state && state.getValue() == "step")
-      func.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({1, 2}));
-    if (state && state.getValue() == "adamw.m")
-      func.setArgAttr(i, "gpu_test.zeros", b.getUnitAttr());
-    if (state && state.getValue() == "adamw.v") {
-      func.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
-      func.setArgAttr(i, "gpu_test.scale", b.getF64FloatAttr(0.01));
-    }
-  }
+  markTrainStepArguments(func);
   std::string out;
   llvm::raw_string_ostream os(out);
   module->print(os);

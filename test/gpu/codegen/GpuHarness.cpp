@@ -3,6 +3,7 @@
 
 #include "compiler/Pipeline.h"
 #include "compiler/codegen/PlanBuilder.h"
+#include "compiler/eval/DeviceTensors.h"
 #include "compiler/eval/Evaluator.h"
 #include "dialects/llmc/LlmcDialect.h"
 #include "runtime/Executor.h"
@@ -17,7 +18,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 using namespace mlir;
 
@@ -177,7 +180,7 @@ double bestOf(const Plan &plan, func::FuncOp func,
   std::mt19937_64 rng(runSeed());
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     std::vector<uint8_t> bytes =
-        codegen::toDeviceBytes(randomArgument(func, i, rng, 1.0));
+        toDeviceBytes(randomArgument(func, i, rng, 1.0));
     s = exec->writeBuffer(argumentBuffers[i], bytes.data(), bytes.size());
     EXPECT_TRUE(s) << s.message();
     if (!s)
@@ -278,7 +281,7 @@ void checkFunctionAgainstReference(func::FuncOp func, Tolerance tol,
   Status s = Executor::create(plan->plan, eo, exec);
   ASSERT_TRUE(s) << s.message();
   for (unsigned i = 0; i < args.size(); ++i) {
-    std::vector<uint8_t> bytes = codegen::toDeviceBytes(args[i]);
+    std::vector<uint8_t> bytes = toDeviceBytes(args[i]);
     s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(), bytes.size());
     ASSERT_TRUE(s) << s.message();
   }
@@ -296,7 +299,7 @@ void checkFunctionAgainstReference(func::FuncOp func, Tolerance tol,
     s = exec->readBuffer(plan->resultBuffers[i], plain[i]);
     ASSERT_TRUE(s) << s.message();
     const RefTensor &r = (*ref)[i];
-    RefTensor gpu = codegen::fromDeviceBytes(plain[i], r.kind, r.shape);
+    RefTensor gpu = fromDeviceBytes(plain[i], r.kind, r.shape);
     compare(test + " result " + resultName(func, i), gpu, r, tol);
   }
 
@@ -359,7 +362,7 @@ void runPlainOnce(const std::string &mlir, const std::string &function,
   Status s = Executor::create(plan->plan, eo, exec);
   ASSERT_TRUE(s) << s.message();
   for (unsigned i = 0; i < args.size(); ++i) {
-    std::vector<uint8_t> bytes = codegen::toDeviceBytes(args[i]);
+    std::vector<uint8_t> bytes = toDeviceBytes(args[i]);
     s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(), bytes.size());
     ASSERT_TRUE(s) << s.message();
   }
@@ -411,9 +414,9 @@ void checkFusionConfigsMatch(const std::string &mlir,
     differing += !same;
     if (!same) {
       const RefTensor &like = fused.like[i];
-      RefTensor a = codegen::fromDeviceBytes(fused.bytes[i], like.kind,
+      RefTensor a = fromDeviceBytes(fused.bytes[i], like.kind,
                                              like.shape);
-      RefTensor b = codegen::fromDeviceBytes(unfused.bytes[i], like.kind,
+      RefTensor b = fromDeviceBytes(unfused.bytes[i], like.kind,
                                              like.shape);
       compare(test + " fused vs unfused result #" + std::to_string(i), a, b,
               tol);
@@ -427,6 +430,39 @@ void checkFusionConfigsMatch(const std::string &mlir,
   if (bitwise) {
     EXPECT_EQ(differing, 0u)
         << "fused kernels must round exactly as the one-op kernels do";
+  }
+}
+
+std::string readTestModel(const std::string &file) {
+  const char *dir = std::getenv("LLMC_TEST_MODELS");
+  std::ifstream in(std::string(dir ? dir : LLMC_TEST_MODELS_DIR) + "/" + file);
+  if (!in)
+    return "";
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void markTrainStepArguments(func::FuncOp trainStep) {
+  Builder b(trainStep.getContext());
+  for (unsigned i = 0; i < trainStep.getNumArguments(); ++i) {
+    auto input = trainStep.getArgAttrOfType<StringAttr>(i, "llmc.input");
+    auto state = trainStep.getArgAttrOfType<StringAttr>(i, "llmc.state");
+    auto smallPositive = [&] {
+      trainStep.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
+      trainStep.setArgAttr(i, "gpu_test.scale", b.getF64FloatAttr(0.01));
+    };
+    if (input && (input.getValue() == "idx" || input.getValue() == "targets"))
+      trainStep.setArgAttr(i, "gpu_test.range",
+                           b.getDenseI64ArrayAttr({0, 512}));
+    if (input && input.getValue() == "lr")
+      smallPositive();
+    if (state && state.getValue() == "step")
+      trainStep.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({1, 2}));
+    if (state && state.getValue() == "adamw.m")
+      trainStep.setArgAttr(i, "gpu_test.zeros", b.getUnitAttr());
+    if (state && state.getValue() == "adamw.v")
+      smallPositive();
   }
 }
 

@@ -91,6 +91,16 @@ void checkFusionConfigsMatch(const std::string &mlir,
 void checkCompiles(const std::string &mlir);
 void checkFunctionCompiles(mlir::func::FuncOp func);
 
+/// The text of the test model `file`: $LLMC_TEST_MODELS/<file>, else the
+/// source tree's test/models/<file>; "" when it cannot be read.
+std::string readTestModel(const std::string &file);
+
+/// Marks the arguments of a @train_step (gpt2-tiny's) for the harness:
+/// token ids `idx` and `targets` in [0, 512), the state `step` 1, AdamW's
+/// m = 0 and v = |N(0, 0.01)|, the learning rate |N(0, 0.01)|, about 1e-2
+/// (CodegenGradGpuTest.cpp's gpt2TinyTrainStep says why v is not 0).
+void markTrainStepArguments(mlir::func::FuncOp trainStep);
+
 } // namespace llmc::test
 
 #endif // LLMC_TEST_GPU_CODEGEN_GPUHARNESS_H

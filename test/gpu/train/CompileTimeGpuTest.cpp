@@ -67,10 +67,8 @@ Timed compileTimed(const std::string &model, const ModelOptions &options,
 
 TEST(CompileTime, Gpt2FromTheEnvironment) {
   LLMC_REQUIRE_GPU();
-  const char *model = std::getenv("LLMC_BENCH_ONNX");
-  if (!model || !*model)
-    GTEST_SKIP() << "set LLMC_BENCH_ONNX to an ONNX model "
-                    "(bench/compile_time.sh does)";
+  std::string model;
+  LLMC_REQUIRE_BENCH_ONNX(model);
   CompileConfig config;
   config.precision.precision = "bf16";
   config.cacheDir = freshCacheDir("gpt2");
@@ -82,13 +80,8 @@ TEST(CompileTime, Gpt2FromTheEnvironment) {
       << describeCacheOutcome(cold.outcome);
 
   auto t0 = std::chrono::steady_clock::now();
-  const cuda::DriverApi *cu = nullptr;
-  ASSERT_TRUE(cuda::loadDriver(cu));
-  CUdevice device;
-  CUcontext ctx;
-  ASSERT_EQ(cu->cuInit(0), CUDA_SUCCESS);
-  ASSERT_EQ(cu->cuDeviceGet(&device, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cu->cuDevicePrimaryCtxRetain(&ctx, device), CUDA_SUCCESS);
+  test::PrimaryContext primary;
+  ASSERT_TRUE(test::retainPrimaryContext(primary));
   double contextSeconds = since(t0);
 
   Timed warm = compileTimed(model, options, config);
@@ -102,12 +95,12 @@ TEST(CompileTime, Gpt2FromTheEnvironment) {
   ASSERT_TRUE(s) << s.message();
   double loadSeconds = since(t1);
   executor.reset();
-  cu->cuDevicePrimaryCtxRelease(device);
+  primary.cu->cuDevicePrimaryCtxRelease(primary.device);
   std::filesystem::remove_all(config.cacheDir);
 
   const CompileReport &r = cold.compiled->report;
-  std::printf("[ compile  ] %s: %zu kernels, %zu launches\n", model, r.kernels,
-              r.launches);
+  std::printf("[ compile  ] %s: %zu kernels, %zu launches\n", model.c_str(),
+              r.kernels, r.launches);
   std::printf("[ compile  ] cold %.2f s (import %.2f, pipeline %.2f, codegen "
               "%.2f, NVRTC %.2f)\n",
               cold.seconds, r.importSeconds, r.pipelineSeconds,

@@ -54,14 +54,9 @@ void checkModel(const std::string &model, const CompileConfig &base,
   DeviceMemoryPlan reported = compiled->report.memory;
 
   // The context first, so that the baseline has it (it is not the plan's).
-  const cuda::DriverApi *cu = nullptr;
-  ASSERT_TRUE(cuda::loadDriver(cu));
-  CUdevice device;
-  CUcontext ctx;
-  ASSERT_EQ(cu->cuInit(0), CUDA_SUCCESS);
-  ASSERT_EQ(cu->cuDeviceGet(&device, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cu->cuDevicePrimaryCtxRetain(&ctx, device), CUDA_SUCCESS);
-  ASSERT_EQ(cu->cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  test::PrimaryContext primary;
+  ASSERT_TRUE(test::retainPrimaryContext(primary));
+  const cuda::DriverApi *cu = primary.cu;
   uint64_t baseline = freeBytes(cu);
 
   Measured m;
@@ -79,7 +74,7 @@ void checkModel(const std::string &model, const CompileConfig &base,
     m.replayed = baseline - freeBytes(cu);
   }
   uint64_t after = baseline - freeBytes(cu);
-  cu->cuDevicePrimaryCtxRelease(device);
+  cu->cuDevicePrimaryCtxRelease(primary.device);
 
   uint64_t total = planned.total();
   auto mib = [](double b) { return b / double(1ull << 20); };
@@ -119,10 +114,8 @@ TEST(MemoryPlan, TinyModelMatchesTheDevice) {
 
 TEST(MemoryPlan, Gpt2FromTheEnvironmentMatchesTheDevice) {
   LLMC_REQUIRE_GPU();
-  const char *model = std::getenv("LLMC_BENCH_ONNX");
-  if (!model || !*model)
-    GTEST_SKIP() << "set LLMC_BENCH_ONNX to an ONNX model "
-                    "(bench/make_gpt2_onnx.py makes one)";
+  std::string model;
+  LLMC_REQUIRE_BENCH_ONNX(model);
   CompileConfig config;
   config.precision.precision = "bf16";
   ModelOptions options;
@@ -135,14 +128,9 @@ TEST(MemoryPlan, Gpt2FromTheEnvironmentMatchesTheDevice) {
 // plan's total, the free memory and a batch to try, never a raw CUDA error.
 TEST(MemoryPlan, TooLargeIsRefusedBeforeLaunch) {
   LLMC_REQUIRE_GPU();
-  const cuda::DriverApi *cu = nullptr;
-  ASSERT_TRUE(cuda::loadDriver(cu));
-  CUdevice device;
-  CUcontext ctx;
-  ASSERT_EQ(cu->cuInit(0), CUDA_SUCCESS);
-  ASSERT_EQ(cu->cuDeviceGet(&device, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cu->cuDevicePrimaryCtxRetain(&ctx, device), CUDA_SUCCESS);
-  ASSERT_EQ(cu->cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  test::PrimaryContext primary;
+  ASSERT_TRUE(test::retainPrimaryContext(primary));
+  const cuda::DriverApi *cu = primary.cu;
   size_t freeB = 0, totalB = 0;
   ASSERT_EQ(cu->cuMemGetInfo(&freeB, &totalB), CUDA_SUCCESS);
 
@@ -158,7 +146,7 @@ TEST(MemoryPlan, TooLargeIsRefusedBeforeLaunch) {
   plan.buffers.push_back(tokens);
   std::unique_ptr<Executor> e;
   Status s = Executor::create(plan, {}, e);
-  cu->cuDevicePrimaryCtxRelease(device);
+  cu->cuDevicePrimaryCtxRelease(primary.device);
   ASSERT_FALSE(s);
   std::printf("[ memory   ] %s\n", s.message().c_str());
   EXPECT_NE(s.message().find(

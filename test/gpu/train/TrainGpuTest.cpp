@@ -14,6 +14,7 @@
 #include "compiler/Driver.h"
 #include "runtime/TrainLog.h"
 #include "compiler/codegen/FunctionLowering.h"
+#include "compiler/eval/DeviceTensors.h"
 #include "compiler/eval/Evaluator.h"
 #include "runtime/Bundle.h"
 #include "runtime/DataLoader.h"
@@ -164,7 +165,7 @@ TEST_P(TrainGpuTest, OneStepMatchesTheReference) {
       // The gradient itself, from the buffer the update read.
       std::vector<uint8_t> bytes;
       ASSERT_TRUE(exec->readBuffer("grad:" + param, bytes));
-      RefTensor g = codegen::fromDeviceBytes(bytes, ref[m].kind, ref[m].shape);
+      RefTensor g = fromDeviceBytes(bytes, ref[m].kind, ref[m].shape);
       RefTensor gRef = ref[m];
       for (double &v : gRef.floats)
         v /= (1 - opt.beta1) * coef;

@@ -3,6 +3,7 @@
 
 #include "compiler/ModelLoader.h"
 #include "compiler/codegen/FunctionLowering.h"
+#include "compiler/eval/DeviceTensors.h"
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/ModelArguments.h"
 
@@ -20,6 +21,24 @@ std::string modelPath(const std::string &file) {
   if (const char *dir = std::getenv("LLMC_TEST_MODELS"))
     return std::string(dir) + "/" + file;
   return std::string(LLMC_TEST_MODELS_DIR) + "/" + file;
+}
+
+::testing::AssertionResult retainPrimaryContext(PrimaryContext &out) {
+  if (!cuda::loadDriver(out.cu))
+    return ::testing::AssertionFailure() << "no CUDA driver";
+  auto failed = [](const char *what, CUresult r) {
+    return ::testing::AssertionFailure() << what << " failed: " << r;
+  };
+  if (CUresult r = out.cu->cuInit(0); r != CUDA_SUCCESS)
+    return failed("cuInit", r);
+  if (CUresult r = out.cu->cuDeviceGet(&out.device, 0); r != CUDA_SUCCESS)
+    return failed("cuDeviceGet", r);
+  if (CUresult r = out.cu->cuDevicePrimaryCtxRetain(&out.context, out.device);
+      r != CUDA_SUCCESS)
+    return failed("cuDevicePrimaryCtxRetain", r);
+  if (CUresult r = out.cu->cuCtxSetCurrent(out.context); r != CUDA_SUCCESS)
+    return failed("cuCtxSetCurrent", r);
+  return ::testing::AssertionSuccess();
 }
 
 func::FuncOp Fixture::train() {
@@ -93,7 +112,7 @@ Status writeInputs(Executor &exec, Fixture &f,
       LLMC_RETURN_IF_ERROR(exec.setScalar(locations[i].name, v));
       continue;
     }
-    std::vector<uint8_t> bytes = codegen::toDeviceBytes(args[i]);
+    std::vector<uint8_t> bytes = toDeviceBytes(args[i]);
     LLMC_RETURN_IF_ERROR(
         exec.writeBuffer(locations[i].name, bytes.data(), bytes.size()));
   }
@@ -121,7 +140,7 @@ Status readResults(Executor &exec, Fixture &f, std::vector<RefTensor> &out) {
     }
     std::vector<uint8_t> bytes;
     LLMC_RETURN_IF_ERROR(exec.readBuffer(loc.name, bytes));
-    out.push_back(codegen::fromDeviceBytes(bytes, kind, shape));
+    out.push_back(fromDeviceBytes(bytes, kind, shape));
   }
   return Status::ok();
 }

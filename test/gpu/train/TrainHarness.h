@@ -13,10 +13,14 @@
 
 #include "compiler/Compile.h"
 #include "compiler/eval/RefTensor.h"
+#include "runtime/CudaApi.h"
 #include "runtime/Executor.h"
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,10 +33,30 @@
       GTEST_SKIP() << "no CUDA GPU: " << llmcWhy_;                             \
   } while (0)
 
+/// Skips the current test unless $LLMC_BENCH_ONNX names a model (GPT-2
+/// 124M from bench/make_gpt2_onnx.py); sets the std::string `model` to it.
+#define LLMC_REQUIRE_BENCH_ONNX(model)                                         \
+  do {                                                                         \
+    const char *llmcBench_ = std::getenv("LLMC_BENCH_ONNX");                   \
+    if (!llmcBench_ || !*llmcBench_)                                           \
+      GTEST_SKIP() << "set LLMC_BENCH_ONNX to an ONNX model "                  \
+                      "(bench/make_gpt2_onnx.py makes one)";                   \
+    model = llmcBench_;                                                        \
+  } while (0)
+
 namespace llmc::test {
 
 /// $LLMC_TEST_MODELS/<file>, else the source tree's test/models/<file>.
 std::string modelPath(const std::string &file);
+
+/// Device 0's primary context, retained and current, for tests that
+/// measure the device around an executor (release it when done).
+struct PrimaryContext {
+  const cuda::DriverApi *cu = nullptr;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+};
+::testing::AssertionResult retainPrimaryContext(PrimaryContext &out);
 
 struct Fixture {
   std::unique_ptr<mlir::MLIRContext> context;

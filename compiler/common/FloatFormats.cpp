@@ -7,7 +7,7 @@
 // double for every format here.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/eval/FloatFormats.h"
+#include "compiler/common/FloatFormats.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,4 +1,4 @@
-//===- Philox.h - Philox4x32-10, the counter-based RNG of dropout -*- C++ -*-===//
+//===- Philox.h - Philox4x32-10, the counter-based RNG of dropout C++ -*-===//
 //
 // Salmon et al., "Parallel random numbers: as easy as 1, 2, 3" (SC 2011),
 // the generator of cuRAND's and PyTorch's CUDA dropout: ten rounds of two
@@ -9,8 +9,8 @@
 // compares the two bit for bit. Free of MLIR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_COMPILER_EVAL_PHILOX_H
-#define LLMC_COMPILER_EVAL_PHILOX_H
+#ifndef LLMC_COMPILER_COMMON_PHILOX_H
+#define LLMC_COMPILER_COMMON_PHILOX_H
 
 #include <array>
 #include <cmath>
@@ -48,4 +48,4 @@ inline bool dropoutKeeps(uint64_t seed, uint32_t offset, uint64_t step,
 
 } // namespace llmc
 
-#endif // LLMC_COMPILER_EVAL_PHILOX_H
+#endif // LLMC_COMPILER_COMMON_PHILOX_H

@@ -2,15 +2,16 @@
 //-*-===//
 //
 // The reference evaluator computes in double and rounds each op's result to
-// the op's declared element type. These helpers do that rounding for f32,
+// the op's declared element type; codegen rounds initial weights and
+// constants to the device's types. These helpers do both, for f32,
 // f16, bf16, f8E4M3FN and f8E5M2 (IEEE round-to-nearest, ties to even), and
 // convert between the formats and their bit patterns (to read bf16/f16 data
 // from files). They use only the C++ standard library, so the runtime can
 // reuse them.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_COMPILER_EVAL_FLOATFORMATS_H
-#define LLMC_COMPILER_EVAL_FLOATFORMATS_H
+#ifndef LLMC_COMPILER_COMMON_FLOATFORMATS_H
+#define LLMC_COMPILER_COMMON_FLOATFORMATS_H
 
 #include <cstdint>
 
@@ -38,4 +39,4 @@ double maxFinite(FloatFormat format);
 
 } // namespace llmc
 
-#endif // LLMC_COMPILER_EVAL_FLOATFORMATS_H
+#endif // LLMC_COMPILER_COMMON_FLOATFORMATS_H
