@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/VerifyBackend.h"
+#include "compiler/Compile.h"
 #include "compiler/Pipeline.h"
 
 #include "compiler/eval/Evaluator.h"
@@ -97,6 +98,10 @@ public:
       return false;
     trainer_ = std::move(*trainer);
     inputs_ = trainer_->inputs();
+    // What was recomputed (--recompute, --memory-budget), on stderr so that
+    // --json stays one document.
+    for (const std::string &line : recomputeLines(*loaded_.module, false))
+      llvm::errs() << "llmc verify: recompute " << line << "\n";
     return true;
   }
 
