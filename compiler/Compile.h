@@ -124,6 +124,11 @@ bool parseRecomputeOption(const Args &args, size_t &i, RecomputeConfig &r,
                           std::string &error);
 extern const char *const kRecomputeOptionsHelp;
 
+/// The JIT's `memory_budget`: "" (none), "all" (every saved activation),
+/// or what --memory-budget takes (only a fraction asks for the GPU).
+bool recomputeFromText(const std::string &text, RecomputeConfig &r,
+                       std::string &error);
+
 /// A size for --memory-budget: bytes, KiB/MiB/GiB/TiB, KB/MB/GB/TB, or a
 /// fraction below 1 of `totalMemory` (0: no GPU, which makes a fraction an
 /// error). False with `error` set when malformed.

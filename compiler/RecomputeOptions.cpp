@@ -74,6 +74,21 @@ bool parseMemorySize(const std::string &text, uint64_t totalMemory,
   return true;
 }
 
+bool recomputeFromText(const std::string &text, RecomputeConfig &r,
+                       std::string &error) {
+  r = RecomputeConfig();
+  if (text.empty())
+    return true;
+  if (text == "all") {
+    r.levels = INT64_MAX;
+    return true;
+  }
+  bool fraction = text.find_first_not_of("0123456789.") == std::string::npos &&
+                  std::strtod(text.c_str(), nullptr) < 1;
+  return parseMemorySize(text, fraction ? detectTotalMemory() : 0, r.budget,
+                         error);
+}
+
 bool parseRecomputeOption(const Args &args, size_t &i, RecomputeConfig &r,
                           std::string &error) {
   const std::string &a = args[i];
@@ -92,11 +107,7 @@ bool parseRecomputeOption(const Args &args, size_t &i, RecomputeConfig &r,
       r.levels = INT64_MAX;
     return true;
   }
-  // Only a fraction needs the GPU.
-  bool fraction = value.find_first_not_of("0123456789.") == std::string::npos &&
-                  std::strtod(value.c_str(), nullptr) < 1;
-  (void)parseMemorySize(value, fraction ? detectTotalMemory() : 0, r.budget,
-                        error);
+  (void)recomputeFromText(value, r, error);
   return true;
 }
 
