@@ -213,6 +213,75 @@ std::vector<std::string> paddingLines(ModuleOp module) {
   return lines;
 }
 
+std::vector<std::string> recomputeLines(ModuleOp module, bool values) {
+  std::vector<std::string> lines;
+  auto decisions = module->getAttrOfType<ArrayAttr>("llmc.recompute");
+  if (!decisions)
+    return lines;
+  static const char *const kClass[] = {"elementwise/norm", "attention",
+                                       "matmul"};
+  for (Attribute a : decisions) {
+    auto d = dyn_cast<DictionaryAttr>(a);
+    auto func = d ? d.getAs<StringAttr>("func") : nullptr;
+    auto list = d ? d.getAs<ArrayAttr>("values") : nullptr;
+    auto candidates = d ? d.getAs<IntegerAttr>("candidates") : nullptr;
+    if (!func || !list || !candidates)
+      continue;
+    uint64_t classBytes[3] = {0, 0, 0};
+    size_t classCount[3] = {0, 0, 0};
+    std::vector<std::string> valueLines;
+    for (Attribute v : list) {
+      auto vd = cast<DictionaryAttr>(v);
+      auto cls = vd.getAs<IntegerAttr>("class");
+      auto bytes = vd.getAs<IntegerAttr>("bytes");
+      auto op = vd.getAs<StringAttr>("op");
+      auto position = vd.getAs<IntegerAttr>("position");
+      auto ops = vd.getAs<IntegerAttr>("ops");
+      if (!cls || !bytes || !op || !position || !ops || cls.getInt() < 0 ||
+          cls.getInt() > 2)
+        continue;
+      classBytes[cls.getInt()] += bytes.getInt();
+      ++classCount[cls.getInt()];
+      std::string line = "  " + op.getValue().str();
+      if (auto name = vd.getAs<StringAttr>("name"))
+        line += " \"" + name.getValue().str() + "\"";
+      line += " (op " + std::to_string(position.getInt()) + " of @" +
+              func.getValue().str() + "): " +
+              formatMemoryBytes(bytes.getInt()) + " no longer kept, " +
+              std::to_string(ops.getInt()) + " op" +
+              (ops.getInt() == 1 ? "" : "s") + " recomputed (" +
+              kClass[cls.getInt()] + ")";
+      valueLines.push_back(line);
+    }
+    std::string line = "@" + func.getValue().str() + ": " +
+                       std::to_string(list.size()) + " of " +
+                       std::to_string(candidates.getInt()) +
+                       " saved values recomputed";
+    for (int c = 0; c < 3; ++c)
+      if (classCount[c])
+        line += ", " + std::to_string(classCount[c]) + " " + kClass[c] + " (" +
+                formatMemoryBytes(classBytes[c]) + ")";
+    auto before = d.getAs<IntegerAttr>("peak_before");
+    auto after = d.getAs<IntegerAttr>("peak_after");
+    auto budget = d.getAs<IntegerAttr>("budget");
+    if (before && after)
+      line += "; planned peak " + formatMemoryBytes(before.getInt()) +
+              " -> " + formatMemoryBytes(after.getInt()) + " (saves " +
+              formatMemoryBytes(before.getInt() > after.getInt()
+                                    ? before.getInt() - after.getInt()
+                                    : 0) +
+              ")";
+    if (budget)
+      line += ", budget " + formatMemoryBytes(budget.getInt());
+    else
+      line += " (forced: --recompute all)";
+    lines.push_back(line);
+    if (values)
+      lines.insert(lines.end(), valueLines.begin(), valueLines.end());
+  }
+  return lines;
+}
+
 int64_t crossEntropyClasses(func::FuncOp func) {
   int64_t classes = 0;
   func.walk([&](mlir::llmc::CrossEntropyOp op) {
@@ -234,10 +303,18 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   CompileConfig forArch = config;
   forArch.precision.padArch = padArchFor(report.arch);
   auto func = runPipeline(module, forArch);
-  if (failed(func) || failed(runKernelPipeline(module, config.fusion)))
+  if (failed(func) ||
+      (!config.eval &&
+       failed(runRematerialize(module, config.recompute, config.fusion))) ||
+      failed(runKernelPipeline(module, config.fusion)))
     return failure();
-  if (config.explain)
+  if (config.explain) {
     out.explanation = explainFusion(*func, config.fusion);
+    std::string recomputed;
+    for (const std::string &l : recomputeLines(module, /*values=*/true))
+      recomputed += "recompute " + l + "\n";
+    out.explanation.text = recomputed + out.explanation.text;
+  }
   report.pipelineSeconds = secondsSince(start);
 
   auto t1 = std::chrono::steady_clock::now();
@@ -271,6 +348,7 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   report.codegenSeconds = secondsSince(t1);
 
   report.padding = paddingLines(module);
+  report.recompute = recomputeLines(module, /*values=*/false);
   auto t2 = std::chrono::steady_clock::now();
   if (config.compileKernels &&
       failed(compileKernels(module.getContext(), plan, config, report)))
@@ -333,6 +411,9 @@ std::string formatReport(const CompileReport &r) {
   // one (docs/padding.md).
   for (const std::string &p : r.padding)
     s += "padding         " + p + "\n";
+  // llmc-rematerialize's decisions (docs/memory.md).
+  for (const std::string &p : r.recompute)
+    s += "recompute       " + p + "\n";
   return s;
 }
 

@@ -33,6 +33,9 @@ struct CompileConfig {
   bool compileCache = true;
   OptimizerConfig optimizer;
   PrecisionConfig precision;
+  /// Activation checkpointing (`--memory-budget`, `--recompute`); training
+  /// plans only.
+  RecomputeConfig recompute;
   /// Forward and loss only: @forward through the eval pipeline; the plan
   /// has a `loss` slot and no `lr`, gradients or optimizer state.
   bool eval = false;
@@ -65,6 +68,8 @@ struct CompileReport {
   double importSeconds = 0, writeSeconds = 0;
   // llmc-pad-shapes' decisions: "from -> to, +FLOPs: why (params)".
   std::vector<std::string> padding;
+  // llmc-rematerialize's decisions (recomputeLines without the values).
+  std::vector<std::string> recompute;
 };
 
 struct CompiledModel {
@@ -90,6 +95,11 @@ int64_t crossEntropyClasses(mlir::func::FuncOp func);
 /// (the module's llmc.padding): "from -> to, +FLOPs: why (params)".
 std::vector<std::string> paddingLines(mlir::ModuleOp module);
 
+/// llmc-rematerialize's decisions (the module's llmc.recompute): per
+/// function, what is recomputed by class and the planned peak before and
+/// after; with `values`, one line per recomputed value (--explain).
+std::vector<std::string> recomputeLines(mlir::ModuleOp module, bool values);
+
 /// The report `llmc compile` prints, one fact per line.
 std::string formatReport(const CompileReport &report);
 
@@ -107,6 +117,23 @@ extern const char *const kOptimizerOptionsHelp;
 bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
                           std::string &error);
 extern const char *const kPrecisionOptionsHelp;
+
+/// `--memory-budget SIZE` and `--recompute all` (RecomputeOptions.cpp),
+/// shared by compile, train and verify.
+bool parseRecomputeOption(const Args &args, size_t &i, RecomputeConfig &r,
+                          std::string &error);
+extern const char *const kRecomputeOptionsHelp;
+
+/// The JIT's `memory_budget`: "" (none), "all" (every saved activation),
+/// or what --memory-budget takes (only a fraction asks for the GPU).
+bool recomputeFromText(const std::string &text, RecomputeConfig &r,
+                       std::string &error);
+
+/// A size for --memory-budget: bytes, KiB/MiB/GiB/TiB, KB/MB/GB/TB, or a
+/// fraction below 1 of `totalMemory` (0: no GPU, which makes a fraction an
+/// error). False with `error` set when malformed.
+bool parseMemorySize(const std::string &text, uint64_t totalMemory,
+                     uint64_t &bytes, std::string &error);
 
 /// `--no-fuse=LIST` or `--no-fuse LIST` (parseNoFuse's list), shared by
 /// compile and codegen.

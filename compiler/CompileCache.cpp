@@ -56,7 +56,7 @@ static_assert(sizeof(OptimizerConfig) == 96,
 static_assert(sizeof(PrecisionConfig) == 104,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 368,
+static_assert(sizeof(CompileConfig) == 384,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
@@ -138,6 +138,8 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("fuseStrided", std::to_string(f.strided));
   add("fuseClassifier", std::to_string(f.classifier));
   add("injectNanOp", c.injectNanOp);
+  add("memoryBudget", std::to_string(c.recompute.budget));
+  add("recomputeLevels", std::to_string(c.recompute.levels));
   // c.explain only adds a description (and bypasses the cache); c.name
   // only names the plan (set after a hit); c.cacheDir is where, not what;
   // c.compileKernels and c.compileCache are set when the cache is used.
@@ -247,7 +249,8 @@ json reportJson(const CompileReport &r) {
           {"vocab", r.vocab},
           {"modelFlops", r.modelFlops},
           {"matmulFlops", r.matmulFlops},
-          {"padding", r.padding}};
+          {"padding", r.padding},
+          {"recompute", r.recompute}};
 }
 
 /// Reads `key` of object `j` into `out` when it is there with the right
@@ -303,7 +306,8 @@ bool reportFromJson(const json &j, CompileReport &r) {
          get(j, "params", r.params) && get(j, "tokens", r.tokens) &&
          get(j, "vocab", r.vocab) && get(j, "modelFlops", r.modelFlops) &&
          get(j, "matmulFlops", r.matmulFlops) &&
-         stringsFromJson(j, "padding", r.padding);
+         stringsFromJson(j, "padding", r.padding) &&
+         stringsFromJson(j, "recompute", r.recompute);
 }
 
 json locationsJson(const std::vector<codegen::ValueLocation> &v) {

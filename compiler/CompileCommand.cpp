@@ -30,7 +30,8 @@ namespace {
 constexpr const char *kUsage =
     "usage: llmc compile MODEL -o OUT.llmc [--batch B] [--seq T] "
     "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [--precision fp32|bf16] "
-    "[--eval | optimizer options] [--no-compile-cache] [--no-fuse=LIST] "
+    "[--eval | optimizer options] [--memory-budget SIZE] "
+    "[--no-compile-cache] [--no-fuse=LIST] "
     "[--explain] [--explain-json FILE]\n";
 
 int fail(const std::string &message, int code = 1) {
@@ -71,7 +72,8 @@ void printHelp() {
          "the\n"
          "                         boundaries left are not fused\n"
          "  --explain-json FILE    the same as JSON\n"
-      << kModelOptionsHelp << kPrecisionOptionsHelp << kOptimizerOptionsHelp;
+      << kModelOptionsHelp << kPrecisionOptionsHelp << kRecomputeOptionsHelp
+      << kOptimizerOptionsHelp;
 }
 
 } // namespace
@@ -103,6 +105,11 @@ int runCompile(const Args &args) {
       continue;
     }
     if (parsePrecisionOption(args, i, config.precision, error)) {
+      if (!error.empty())
+        return fail(error, 2);
+      continue;
+    }
+    if (parseRecomputeOption(args, i, config.recompute, error)) {
       if (!error.empty())
         return fail(error, 2);
       continue;
@@ -158,6 +165,10 @@ int runCompile(const Args &args) {
     return fail(optimizerOption +
                     " is an optimizer option, and --eval compiles no "
                     "optimizer",
+                2);
+  if (config.eval && config.recompute.active())
+    return fail("--memory-budget and --recompute recompute the backward's "
+                "activations, and --eval compiles no backward",
                 2);
   std::string stem = llvm::sys::path::stem(model).str();
   if (out.empty())

@@ -32,7 +32,8 @@ static bool hasScalarLoss(func::FuncOp forward) {
 FailureOr<std::unique_ptr<CpuTrainer>>
 CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
                    uint64_t seed, const PrecisionConfig &precision,
-                   const std::string &injectNanOp) {
+                   const std::string &injectNanOp,
+                   const RecomputeConfig &recompute) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return emitError(module.getLoc())
@@ -72,6 +73,9 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
       o.stateType = "bf16";
     pm.addPass(mlir::llmc::createAppendOptimizerPass(o));
   }
+  // Activation checkpointing as the GPU's step has it (no CSE runs here to
+  // merge the copies back), so that verify checks recomputed steps.
+  addRematerialize(pm, recompute);
   if (failed(pm.run(module)))
     return failure();
 

@@ -40,7 +40,8 @@ public:
   static mlir::FailureOr<std::unique_ptr<CpuTrainer>>
   create(mlir::ModuleOp module, const OptimizerConfig *optimizer,
          uint64_t seed, const PrecisionConfig &precision = {},
-         const std::string &injectNanOp = "");
+         const std::string &injectNanOp = "",
+         const RecomputeConfig &recompute = {});
 
   /// Gradient accumulation (OptimizerConfig::accumulate): each step runs
   /// @accumulate_step on `k` micro-batches, rows [i * B, (i + 1) * B) of

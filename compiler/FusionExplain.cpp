@@ -128,6 +128,11 @@ FusionExplanation explainFusion(func::FuncOp func, const FusionConfig &config) {
         memberText += " \"" + n + "\"";
       if (!position.empty())
         memberText += " at " + position;
+      // A copy llmc-rematerialize put in the backward (docs/memory.md).
+      if (m.hasAttr("llmc.recomputed")) {
+        mj["recomputed"] = true;
+        memberText += " (recomputed)";
+      }
       memberText += "\n";
       ++count;
     }

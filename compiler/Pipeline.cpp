@@ -20,8 +20,13 @@
 //   5. llmc-batch-adamw      the per-parameter AdamW updates into one
 //                            multi-tensor update (after cse, so that the
 //                            clip coefficient's casts are one value per type)
-//
-// Checkpointing and fusion go after 4, as they are written.
+//  5b. llmc-rematerialize    activation checkpointing under --memory-budget
+//                            (addRematerialize; compileModule runs it between
+//                            the two pipelines, since it needs the fusion
+//                            config): after cse, which would merge the
+//                            recomputed copies back (every llmc op is Pure),
+//                            and before kernel formation, so that the copies
+//                            fuse like the originals
 //
 // Kernel formation (buildKernelPipeline, docs/kernel-ir.md) follows, for the
 // CUDA backend only (the CPU evaluator runs the step as it is):
@@ -44,7 +49,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Pipeline.h"
+#include "compiler/codegen/PlanBuilder.h"
+#include "compiler/codegen/ShareKernels.h"
 #include "passes/Passes.h"
+#include "runtime/DeviceMemory.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -186,6 +194,63 @@ void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
         mlir::llmc::createFuseClassifierPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkInPlacePass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createMarkScalarSlotsPass());
+}
+
+void addRematerialize(mlir::OpPassManager &pm, const RecomputeConfig &recompute,
+                      const FusionConfig &fusion) {
+  if (!recompute.active())
+    return;
+  mlir::llmc::RematerializePassOptions o;
+  o.budget = recompute.budget;
+  o.levels = recompute.levels;
+  pm.addPass(mlir::llmc::createRematerializePass(
+      o, [fusion](mlir::ModuleOp module, llvm::StringRef func) {
+        return plannedPeak(module, func, fusion);
+      }));
+}
+
+mlir::LogicalResult runRematerialize(mlir::ModuleOp module,
+                                     const RecomputeConfig &recompute,
+                                     const FusionConfig &fusion) {
+  mlir::PassManager pm(module->getContext());
+  addRematerialize(pm, recompute, fusion);
+  return pm.run(module);
+}
+
+mlir::FailureOr<uint64_t> plannedPeak(mlir::ModuleOp module,
+                                      llvm::StringRef name,
+                                      const FusionConfig &fusion) {
+  // One module granule per kernel (DeviceMemory.cpp rounds each cubin up to
+  // 64 KiB; llmc's cubins fit one): the cubins come after NVRTC.
+  constexpr uint64_t kModuleGranule = 64ull << 10;
+  if (mlir::failed(runKernelPipeline(module, fusion)))
+    return mlir::failure();
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(name);
+  if (!func)
+    return mlir::failure();
+  auto lowered = codegen::lowerFunction(func, codegen::CodegenOptions());
+  if (mlir::failed(lowered))
+    return mlir::failure();
+  codegen::PlanBuildOptions options;
+  options.initialData = false; // the layout is the same; the draws are slow
+  auto planned = codegen::buildPlannedPlan(func, *lowered, options);
+  if (mlir::failed(planned))
+    return mlir::failure();
+  Plan &plan = planned->plan;
+  codegen::shareIdenticalKernels(plan);
+  return planDeviceMemory(plan, DeviceFacts(),
+                          plan.kernels.size() * kModuleGranule)
+      .total();
+}
+
+void registerRematerializeWithPlanner() {
+  mlir::registerPass([] {
+    return mlir::llmc::createRematerializePass(
+        mlir::llmc::RematerializePassOptions(),
+        [](mlir::ModuleOp module, llvm::StringRef func) {
+          return plannedPeak(module, func, FusionConfig());
+        });
+  });
 }
 
 mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,

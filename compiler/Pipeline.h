@@ -110,6 +110,30 @@ mlir::LogicalResult runKernelPipeline(mlir::ModuleOp module,
 
 /// Registers `--llmc-pipeline` (with the optimizer options) and
 /// `--llmc-eval-pipeline` for llmc-opt.
+/// Step 5b, llmc-rematerialize (docs/memory.md): after canonicalize/CSE
+/// (which would merge recomputed copies back), before kernel formation;
+/// nothing when `recompute` is inactive. Its budget is judged by
+/// plannedPeak under `fusion`.
+void addRematerialize(mlir::OpPassManager &pm, const RecomputeConfig &recompute,
+                      const FusionConfig &fusion = {});
+mlir::LogicalResult runRematerialize(mlir::ModuleOp module,
+                                     const RecomputeConfig &recompute,
+                                     const FusionConfig &fusion = {});
+
+/// The planned device peak of `func` in `module` (which it rewrites: kernel
+/// formation and fusion under `fusion`): the arena, scalar slots, cuBLASLt
+/// workspace and every fixed cost of runtime/DeviceMemory.h, with one 64 KiB
+/// module granule per kernel since no cubin exists yet. What
+/// `--memory-budget` bounds.
+mlir::FailureOr<uint64_t> plannedPeak(mlir::ModuleOp module,
+                                      llvm::StringRef func,
+                                      const FusionConfig &fusion = {});
+
+/// Registers llmc-rematerialize with plannedPeak as its planner; call it
+/// before mlir::llmc::registerLlmcPasses(), whose registration of the same
+/// pass (no planner) then leaves this one in place.
+void registerRematerializeWithPlanner();
+
 void registerTrainingPipeline();
 
 } // namespace llmc

@@ -42,6 +42,18 @@ struct PrecisionConfig {
   std::string padArch = "sm_90";  // the cost table: the target GPU's
 };
 
+/// Activation checkpointing (llmc-rematerialize, docs/memory.md): forward
+/// values the backward recomputes instead of keeping.
+struct RecomputeConfig {
+  /// The device memory the step may plan, in bytes (`--memory-budget`;
+  /// 0: none). The smallest prefix of the candidate order that fits.
+  uint64_t budget = 0;
+  /// Levels forced without planning (`--recompute all`: every candidate;
+  /// -1: as the budget needs).
+  int64_t levels = -1;
+  bool active() const { return budget != 0 || levels >= 0; }
+};
+
 struct TrainConfig {
   std::string model;       // .onnx | .json | .mlir | .llmc (bundle, GPU only)
   ModelOptions modelOptions;
@@ -58,6 +70,7 @@ struct TrainConfig {
   uint64_t seed = 0;       // parameter init (normal(std) rules)
   OptimizerConfig optimizer;
   PrecisionConfig precision;
+  RecomputeConfig recompute;
   bool profile = false;    // cuda: time each kernel of the last step
   std::string trace;       // cuda: that step as a Chrome trace (implies profile)
   // The loop (runtime/Trainer.h): checkpoints, NaN policy, log.

@@ -5,6 +5,7 @@
 // evaluator: slow, exact, and the yardstick for the GPU path.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
 #include "compiler/CpuStepEngine.h"
 #include "compiler/Driver.h"
 #include "compiler/Train.h"
@@ -59,6 +60,12 @@ static void printUsage(llvm::raw_ostream &os) {
         "                         default fp32)\n"
         "  --no-pad               keep every dim as the model has it (no\n"
         "                         nice-number padding, docs/padding.md)\n"
+        "  --memory-budget SIZE   recompute activations in the backward to fit "
+        "SIZE\n"
+        "                         (40GiB, 900MiB, bytes, or a fraction of the "
+        "GPU's\n"
+        "                         memory: 0.5; docs/memory.md)\n"
+        "  --recompute all        recompute every saved activation\n"
         "  --profile              (cuda) time every kernel of the last step and\n"
         "                         print the breakdown by kernel family\n"
         "  --trace FILE.json      (cuda) the last step, kernel by kernel, as a\n"
@@ -130,6 +137,11 @@ int runTrain(const Args &args) {
     }
     if (a == "--progress" || a == "--no-progress") {
       cfg.progress = a == "--progress";
+      continue;
+    }
+    if (parseRecomputeOption(args, i, cfg.recompute, error)) {
+      if (!error.empty())
+        return usageError(error);
       continue;
     }
     if (a == "--no-pad" || a == "--pad-always") { // docs/padding.md
@@ -285,7 +297,8 @@ int runTrainCpu(const TrainConfig &cfg) {
   OptimizerConfig optimizer = cfg.optimizer;
   optimizer.accumulate = cfg.tokensPerStep > 0;
   auto trainer = CpuTrainer::create(*module, &optimizer, cfg.seed,
-                                   cfg.precision, cfg.injectNanOp);
+                                   cfg.precision, cfg.injectNanOp,
+                                   cfg.recompute);
   if (mlir::failed(trainer))
     return 1;
   int64_t microBatches = 1;

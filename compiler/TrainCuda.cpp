@@ -43,6 +43,8 @@ Status CudaTrainer::open(const TrainConfig &cfg,
     config.optimizer = cfg.optimizer;
     config.precision = cfg.precision;
     config.eval = kind == PlanKind::Eval;
+    if (!config.eval)
+      config.recompute = cfg.recompute;
     config.injectNanOp = cfg.injectNanOp;
     // Through the compile cache: a second run of the same model starts
     // without importing or compiling it (CompileCache.h).

@@ -62,10 +62,12 @@ std::string paddingLine(const std::string &name,
 /// `precision`: the llmc-lower-precision options the step is built with.
 std::unique_ptr<VerifyBackend>
 openCpuVerifyBackend(const std::string &model, const ModelOptions &options,
-                     bool lossOnly, const PrecisionConfig &precision);
+                     bool lossOnly, const PrecisionConfig &precision,
+                     const RecomputeConfig &recompute = {});
 std::unique_ptr<VerifyBackend>
 openCudaVerifyBackend(const std::string &model, const ModelOptions &options,
-                      bool lossOnly, const PrecisionConfig &precision);
+                      bool lossOnly, const PrecisionConfig &precision,
+                      const RecomputeConfig &recompute = {});
 
 /// The root-sum-square of a tensor's values.
 double l2Norm(const RefTensor &t);

@@ -73,6 +73,7 @@ int fail(const std::string &msg, int code = 1) {
 
 const char *kUsage = "usage: llmc verify MODEL --ref MODEL.ref.json [--device "
                      "cpu|cuda] [--precision fp32|bf16] [--json] "
+                     "[--memory-budget SIZE | --recompute all] "
                      "[model options]\n";
 
 /// The batch of the reference file, typed like the step's inputs.
@@ -227,6 +228,7 @@ int runVerify(const Args &args) {
   bool json = false;
   ModelOptions options;
   PrecisionConfig precision;
+  RecomputeConfig recompute;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     std::string error;
@@ -234,6 +236,9 @@ int runVerify(const Args &args) {
       if (!error.empty())
         return fail(error, 2);
     } else if (parsePrecisionOption(args, i, precision, error)) {
+      if (!error.empty())
+        return fail(error, 2);
+    } else if (parseRecomputeOption(args, i, recompute, error)) {
       if (!error.empty())
         return fail(error, 2);
     } else if (a == "--help" || a == "-h") {
@@ -253,7 +258,7 @@ int runVerify(const Args &args) {
                    << "                    (bf16 compares with a "
                       "*.bf16.ref.json of PyTorch AMP, at the\n"
                       "                    tolerances of docs/precision.md)\n"
-                      "model options:\n"
+                   << kRecomputeOptionsHelp << "model options:\n"
                    << kModelOptionsHelp;
       return 0;
     } else if ((a == "--ref" || a == "--device") && i + 1 < args.size()) {
@@ -323,8 +328,10 @@ int runVerify(const Args &args) {
   // train like it: only the loss is checked.
   auto backend =
       device == "cuda"
-          ? openCudaVerifyBackend(model, options, optimized, precision)
-          : openCpuVerifyBackend(model, options, optimized, precision);
+          ? openCudaVerifyBackend(model, options, optimized, precision,
+                                  recompute)
+          : openCpuVerifyBackend(model, options, optimized, precision,
+                                 recompute);
   if (!backend)
     return 1;
   if (!json)

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/VerifyBackend.h"
+#include "compiler/Compile.h"
 #include "compiler/Pipeline.h"
 
 #include "compiler/eval/Evaluator.h"
@@ -65,9 +66,10 @@ struct Loaded {
 class CpuVerifyBackend : public VerifyBackend {
 public:
   CpuVerifyBackend(std::string model, ModelOptions options, bool lossOnly,
-                   PrecisionConfig precision)
+                   PrecisionConfig precision, RecomputeConfig recompute)
       : model_(std::move(model)), options_(std::move(options)),
-        lossOnly_(lossOnly), precision_(std::move(precision)) {}
+        lossOnly_(lossOnly), precision_(std::move(precision)),
+        recompute_(recompute) {}
 
   bool open() {
     if (!loaded_.load(model_, options_))
@@ -90,11 +92,16 @@ public:
         inputs_.push_back({name, type});
       return true;
     }
-    auto trainer = CpuTrainer::create(*loaded_.module, nullptr, 0, precision_);
+    auto trainer = CpuTrainer::create(*loaded_.module, nullptr, 0, precision_,
+                                      "", recompute_);
     if (mlir::failed(trainer))
       return false;
     trainer_ = std::move(*trainer);
     inputs_ = trainer_->inputs();
+    // What was recomputed (--recompute, --memory-budget), on stderr so that
+    // --json stays one document.
+    for (const std::string &line : recomputeLines(*loaded_.module, false))
+      llvm::errs() << "llmc verify: recompute " << line << "\n";
     return true;
   }
 
@@ -142,7 +149,8 @@ public:
     if (!loaded.load(model_, options_))
       return mlir::failure();
     OptimizerConfig opt = referenceAdamW();
-    auto trainer = CpuTrainer::create(*loaded.module, &opt, 0, precision_);
+    auto trainer = CpuTrainer::create(*loaded.module, &opt, 0, precision_, "",
+                                      recompute_);
     if (mlir::failed(trainer))
       return mlir::failure();
     std::vector<double> losses;
@@ -160,6 +168,7 @@ private:
   ModelOptions options_;
   bool lossOnly_;
   PrecisionConfig precision_;
+  RecomputeConfig recompute_;
   Loaded loaded_;
   mlir::func::FuncOp forward_;
   std::unique_ptr<CpuTrainer> trainer_;
@@ -170,9 +179,10 @@ private:
 
 std::unique_ptr<VerifyBackend>
 openCpuVerifyBackend(const std::string &model, const ModelOptions &options,
-                     bool lossOnly, const PrecisionConfig &precision) {
-  auto backend =
-      std::make_unique<CpuVerifyBackend>(model, options, lossOnly, precision);
+                     bool lossOnly, const PrecisionConfig &precision,
+                     const RecomputeConfig &recompute) {
+  auto backend = std::make_unique<CpuVerifyBackend>(model, options, lossOnly,
+                                                    precision, recompute);
   if (!backend->open())
     return nullptr;
   return backend;

@@ -64,13 +64,15 @@ public:
   explicit CudaVerifyBackend(bool lossOnly) : lossOnly_(lossOnly) {}
 
   Status open(const std::string &model, const ModelOptions &options,
-              const PrecisionConfig &precision) {
+              const PrecisionConfig &precision,
+              const RecomputeConfig &recompute) {
     TrainConfig cfg;
     cfg.model = model;
     cfg.modelOptions = options;
     cfg.device = "cuda";
     cfg.optimizer = referenceAdamW();
     cfg.precision = precision;
+    cfg.recompute = recompute;
     LLMC_RETURN_IF_ERROR(CudaTrainer::open(
         cfg, trainer_, "verify", lossOnly_ ? PlanKind::Eval : PlanKind::Train));
     const Plan &plan = trainer_->executor().plan();
@@ -179,7 +181,8 @@ private:
 
 std::unique_ptr<VerifyBackend>
 openCudaVerifyBackend(const std::string &model, const ModelOptions &options,
-                      bool lossOnly, const PrecisionConfig &precision) {
+                      bool lossOnly, const PrecisionConfig &precision,
+                      const RecomputeConfig &recompute) {
   std::string why;
   if (!gpuAvailable(why)) {
     llvm::errs() << "llmc verify: error: --device cuda needs a GPU: " << why
@@ -187,7 +190,7 @@ openCudaVerifyBackend(const std::string &model, const ModelOptions &options,
     return nullptr;
   }
   auto backend = std::make_unique<CudaVerifyBackend>(lossOnly);
-  if (Status s = backend->open(model, options, precision); !s) {
+  if (Status s = backend->open(model, options, precision, recompute); !s) {
     llvm::errs() << "llmc verify: error: " << s.message() << "\n";
     return nullptr;
   }

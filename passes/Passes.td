@@ -451,6 +451,60 @@ def PadShapesPass : Pass<"llmc-pad-shapes", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def RematerializePass : Pass<"llmc-rematerialize", "::mlir::ModuleOp"> {
+  let summary = "Recompute forward values in the backward to fit a memory budget";
+  let description = [{
+    Activation checkpointing (docs/memory.md, "Rematerialization"). In every
+    function that returns a `loss` (`llmc.output`) and computes more than
+    it (the backward pass), a forward op is one whose result the loss
+    depends on; a candidate is a forward op a later op reads (a saved
+    activation). Recomputing it clones it, and the forward ops it reads that
+    nothing after the forward reads (its closure), right before its first
+    reader after the forward, and those readers read the clone; the clone
+    carries `llmc.recomputed`, and the original is freed after its last
+    forward use:
+
+    ```mlir
+    %h = llmc.layer_norm %x weight %w bias %b : ...
+    %y = llmc.matmul %h, %w1 : ...                 // forward
+    ...
+    %g = llmc.matmul %h2, %dy {transpose_lhs} : ... // backward reads %h
+    // =>
+    %h = llmc.layer_norm %x weight %w bias %b : ...
+    %y = llmc.matmul %h, %w1 : ...
+    ...
+    %r = llmc.layer_norm %x weight %w bias %b {llmc.recomputed} : ...
+    %g = llmc.matmul %r2, %dy {transpose_lhs} : ...
+    ```
+
+    Candidates are ordered once, cheapest recompute first: closures of
+    elementwise ops and norms, then those that hold attention, then those
+    that hold a matmul; earlier in the forward first within a class (their
+    values are alive longest). The order is cut into at most `max-levels`
+    prefixes; with a `budget`, the pass takes the shortest prefix whose
+    planned device peak (kernel formation, fusion and memory planning of a
+    copy of the module, by the planner the compiler gives it) fits, so a
+    smaller budget never gives a larger peak. A budget below the smallest
+    peak of any prefix is an error that names that peak. `levels` forces a
+    prefix without a planner (tests, `llmc verify --recompute`). It must run
+    after canonicalize/CSE: every llmc op is Pure, and CSE would merge the
+    clones back into the forward. A clone of `llmc.dropout_mask` has the
+    same seed, offset and step, so it draws the same mask.
+    The decisions go into the module's `llmc.recompute` attribute.
+  }];
+  let options = [
+    Option<"budget", "budget", "uint64_t", "0",
+           "the device memory the step may plan, in bytes (0: no budget)">,
+    Option<"levels", "levels", "int64_t", "-1",
+           "recompute the first N levels of candidates without planning "
+           "(-1: as the budget needs; a large N: every candidate)">,
+    Option<"maxLevels", "max-levels", "int64_t", "12",
+           "how many prefixes of the candidate order the budget search "
+           "plans at most (compile time)">,
+  ];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel formation: llmc.kernel groups for the CUDA backend (docs/kernel-ir.md)
 //===----------------------------------------------------------------------===//

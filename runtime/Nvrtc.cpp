@@ -148,6 +148,17 @@ std::string detectArch() {
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 
+uint64_t detectTotalMemory() {
+  const cuda::DriverApi *cu = nullptr;
+  CUdevice device;
+  size_t bytes = 0;
+  if (!cuda::loadDriver(cu) || cu->cuInit(0) != CUDA_SUCCESS ||
+      cu->cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+      cu->cuDeviceTotalMem(&bytes, device) != CUDA_SUCCESS)
+    return 0;
+  return bytes;
+}
+
 Status compileToCubin(const CompileRequest &request,
                       std::vector<uint8_t> &cubin, const KernelCache *cache,
                       bool *cacheHit, std::string *warning) {

@@ -66,6 +66,10 @@ Status checkArchSupported(const std::string &arch);
 /// driver and a GPU are present, else kDefaultArch.
 std::string detectArch();
 
+/// The memory of GPU 0 in bytes (cuDeviceTotalMem), or 0 without a GPU:
+/// what `--memory-budget 0.5` is a fraction of.
+uint64_t detectTotalMemory();
+
 /// Compiles one kernel. With a cache, a hit skips NVRTC and a miss stores the
 /// result; a corrupt entry is recompiled and replaced, and `warning` (when
 /// given) says so in one line. Errors look like:

@@ -126,6 +126,11 @@ LogicalResult CpuBackend::buildStep() {
   o.clipNorm = options.clipNorm;
   o.decayMinRank = options.decayMinRank;
   pm.addPass(mlir::llmc::createAppendOptimizerPass(o));
+  // Recomputation as on the GPU (checked by checkOptions, Step.cpp).
+  RecomputeConfig recompute;
+  std::string error;
+  (void)recomputeFromText(options.memoryBudget, recompute, error);
+  addRematerialize(pm, recompute);
   if (failed(pm.run(module)))
     return failure();
   step_ = module.lookupSymbol<func::FuncOp>("train_step");

@@ -28,6 +28,8 @@ CompileConfig configOf(const Options &options, std::string name) {
   config.precision.precision = options.precision;
   config.precision.pad = options.padding != "off";
   config.precision.padAlways = options.padding == "always";
+  std::string error; // checked by checkOptions (Step.cpp)
+  (void)recomputeFromText(options.memoryBudget, config.recompute, error);
   return config;
 }
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "llmc/Step.h"
+#include "compiler/Compile.h"
 #include "compiler/Version.h"
 #include "compiler/jit/Backend.h"
 #include "compiler/jit/TensorConvert.h"
@@ -355,6 +356,9 @@ static Status checkOptions(const Options &o) {
   if (o.precision != "fp32" && o.precision != "bf16")
     return Status::error("precision '" + o.precision +
                          "' is not one of fp32, bf16");
+  RecomputeConfig recompute;
+  if (std::string error; !recomputeFromText(o.memoryBudget, recompute, error))
+    return Status::error("memory_budget: " + error);
   if (o.padding != "auto" && o.padding != "off" && o.padding != "always")
     return Status::error("padding '" + o.padding +
                          "' is not one of auto, off, always");

@@ -60,6 +60,10 @@ struct Options {
   /// it pays) | off | always (every dim the ops allow; for tests). The
   /// API's parameters keep the model's shapes either way.
   std::string padding = "auto";
+  /// Activation checkpointing (docs/memory.md): "" none; a budget for the
+  /// planned device memory ("40GiB", "900MiB", bytes, or a fraction of the
+  /// GPU's memory, "0.5"); "all" recomputes every saved activation.
+  std::string memoryBudget;
   Device device = Device::Cpu;    // Cpu: the float64 reference evaluator
   int cudaDevice = 0;             // which GPU (Device::Cuda)
   std::string arch;               // "" = the GPU's, else sm_90; "sm_XY"

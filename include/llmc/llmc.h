@@ -90,7 +90,8 @@ LLMC_API const char *llmc_last_error(void);
  * those of llmc::jit::Options in snake_case: batch, seq, dims ({name: n}),
  * precision ("fp32" | "bf16"), device ("cpu" | "cuda"), cuda_device, arch,
  * cache_dir, seed, optimizer, beta1, beta2, eps, weight_decay, momentum,
- * clip_norm, decay_min_rank, lr, warmup. Unknown keys are an error. */
+ * clip_norm, decay_min_rank, lr, warmup, memory_budget ("40GiB", "0.5",
+ * "all"; docs/memory.md). Unknown keys are an error. */
 LLMC_API llmc_status llmc_compile(const char *model_path,
                                   const char *options_json, llmc_step **out);
 /* The same for a JSON graph given as text (docs/json-format.md). */

@@ -384,4 +384,26 @@ TEST(JitApiErrors, CudaWithoutAGpu) {
             std::string::npos);
 }
 
+// memory_budget (docs/memory.md): "all" recomputes every saved activation
+// and the losses stay bit for bit; a malformed budget is refused.
+TEST(JitRecompute, EveryActivationRecomputedSameLosses) {
+  jit::Step plain, recomputed;
+  jit::Options o = tinyOptions();
+  ASSERT_TRUE(jit::compile(kTiny, o, plain));
+  o.memoryBudget = "all";
+  Status st = jit::compile(kTiny, o, recomputed);
+  ASSERT_TRUE(st) << st.message();
+  for (int s = 0; s < 3; ++s) {
+    Batch b(s);
+    double want = 0, got = 0;
+    ASSERT_TRUE(plain.run(b.views(), 1e-2, want));
+    ASSERT_TRUE(recomputed.run(b.views(), 1e-2, got));
+    EXPECT_EQ(got, want) << "step " << s;
+  }
+  jit::Step bad;
+  o.memoryBudget = "lots";
+  expectError(jit::compile(kTiny, o, bad),
+              "memory_budget: --memory-budget needs a size");
+}
+
 } // namespace

@@ -11,6 +11,9 @@
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  // First: llmc-rematerialize with the memory planner, which the generated
+  // registration (no planner) then leaves in place.
+  llmc::registerRematerializeWithPlanner();
   mlir::llmc::registerLlmcPasses();
   llmc::registerTrainingPipeline();
 

@@ -1,0 +1,218 @@
+//===- RecomputeGpuTest.cpp - Recomputation on the device -----------------===//
+//
+// llmc-rematerialize (docs/memory.md, "Rematerialization") on a GPU:
+//
+// - Budgets: GPT-2 from `llmc recipe` ($LLMC_RECOMPUTE_SIZE, default 124M;
+//   bf16; batch $LLMC_RECOMPUTE_BATCH, default 16; seq 1024) compiled with
+//   no budget and with budgets from 95% of that plan's peak down to the
+//   smallest reachable one. For each, the device's own count (cuMemGetInfo
+//   before Executor::create and after the first replay, as
+//   MemoryPlanGpuTest) is printed beside the plan: it must be within 2% of
+//   the plan, and never rise as the budget falls (4 MiB of slack: the
+//   device counts 2 MiB pages). At least six budgets must compile.
+// - Losses: GPT-2 tiny (batch 8 x 64, fp32), 10 steps from the same
+//   weights on the same batch, with every saved activation recomputed and
+//   without: bitwise equal with fusion off; with fusion on the largest
+//   relative difference is printed and must stay within fp32 rounding.
+//
+//===----------------------------------------------------------------------===//
+#include "TrainHarness.h"
+
+#include "compiler/CompileCache.h"
+#include "frontends/json/recipes/Recipes.h"
+#include "runtime/CudaApi.h"
+#include "runtime/DeviceMemory.h"
+#include "runtime/Executor.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace llmc {
+namespace {
+
+std::string recipeFile(const std::string &size) {
+  std::string path = ::testing::TempDir() + "llmc-recompute-gpt2-" + size +
+                     "-" + std::to_string(::getpid()) + ".json";
+  auto graph = json::buildGpt2(size);
+  if (graph)
+    std::ofstream(path) << json::dump(*graph);
+  return graph ? path : "";
+}
+
+uint64_t freeBytes(const cuda::DriverApi *cu) {
+  size_t freeB = 0, totalB = 0;
+  cu->cuCtxSynchronize();
+  cu->cuMemGetInfo(&freeB, &totalB);
+  return freeB;
+}
+
+struct DeviceRun {
+  uint64_t planned = 0, measured = 0;
+  std::string recompute;
+  std::vector<double> losses;
+};
+
+/// Compiles `model` with `config`, loads it on an existing primary context
+/// and replays `steps` steps on zero token ids (in range for any
+/// vocabulary): the device memory taken after the first replay and each
+/// step's loss. False with `error` when the compile fails.
+bool run(const std::string &model, const ModelOptions &options,
+         CompileConfig config, int steps, DeviceRun &out, std::string &error) {
+  config.cacheDir =
+      ::testing::TempDir() + "llmc-recompute-" + std::to_string(::getpid());
+  config.compileCache = false;
+  mlir::MLIRContext context;
+  std::string diagnostics;
+  context.getDiagEngine().registerHandler([&](mlir::Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return mlir::success();
+  });
+  auto compiled = compileModelFile(model, options, config, context);
+  if (mlir::failed(compiled)) {
+    error = diagnostics;
+    return false;
+  }
+  for (const std::string &l : compiled->report.recompute)
+    out.recompute += l;
+  const cuda::DriverApi *cu = nullptr;
+  CUdevice device;
+  CUcontext ctx;
+  if (!cuda::loadDriver(cu) || cu->cuInit(0) != CUDA_SUCCESS ||
+      cu->cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+      cu->cuDevicePrimaryCtxRetain(&ctx, device) != CUDA_SUCCESS ||
+      cu->cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+    error = "no CUDA context";
+    return false;
+  }
+  uint64_t baseline = freeBytes(cu);
+  {
+    std::unique_ptr<Executor> e;
+    Status s = Executor::create(std::move(compiled->planned.plan), {}, e);
+    if (s)
+      s = e->setScalar("lr", 1e-3);
+    for (int i = 0; s && i < steps; ++i) {
+      if (s = e->replay(); !s)
+        break;
+      double loss = 0;
+      if (s = e->readScalar("loss", loss); !s)
+        break;
+      out.losses.push_back(loss);
+      if (i == 0)
+        out.measured = baseline - freeBytes(cu);
+    }
+    if (s)
+      out.planned = e->memoryPlan().total();
+    if (!s)
+      error = s.message();
+  }
+  cu->cuDevicePrimaryCtxRelease(device);
+  return error.empty();
+}
+
+TEST(Recompute, DevicePeakFollowsTheBudget) {
+  LLMC_REQUIRE_GPU();
+  const char *sizeEnv = std::getenv("LLMC_RECOMPUTE_SIZE");
+  std::string size = sizeEnv && *sizeEnv ? sizeEnv : "124M";
+  std::string model = recipeFile(size);
+  ASSERT_FALSE(model.empty()) << "no GPT-2 recipe of size " << size;
+  ModelOptions options;
+  const char *batchEnv = std::getenv("LLMC_RECOMPUTE_BATCH");
+  options.batch = batchEnv && *batchEnv ? std::atoll(batchEnv) : 16;
+  options.seq = 1024;
+  CompileConfig config;
+  config.precision.precision = "bf16";
+
+  // An ample budget: nothing recomputed, and the report says the peak.
+  std::string error;
+  DeviceRun none;
+  CompileConfig ample = config;
+  ample.recompute.budget = uint64_t(1) << 50;
+  ASSERT_TRUE(run(model, options, ample, 1, none, error)) << error;
+  uint64_t peak = none.planned;
+  std::vector<std::pair<std::string, DeviceRun>> runs{{"none", none}};
+  for (double f : {0.95, 0.88, 0.80, 0.74, 0.68, 0.64, 0.61, 0.58}) {
+    CompileConfig c = config;
+    c.recompute.budget = static_cast<uint64_t>(f * static_cast<double>(peak));
+    DeviceRun r;
+    std::string why;
+    if (!run(model, options, c, 1, r, why)) {
+      std::printf("[ recompute] budget %.2f of the peak: refused: %s\n", f,
+                  why.c_str());
+      EXPECT_NE(why.find("is below the smallest planned peak"),
+                std::string::npos)
+          << why;
+      continue;
+    }
+    char label[32];
+    std::snprintf(label, sizeof label, "%.2f", f);
+    runs.push_back({label, r});
+  }
+  auto mib = [](uint64_t b) { return double(b) / double(1ull << 20); };
+  uint64_t previous = UINT64_MAX;
+  for (const auto &[label, r] : runs) {
+    double diff = (double(r.measured) - double(r.planned)) / double(r.planned);
+    std::printf("[ recompute] budget %-5s planned %9.2f MiB measured %9.2f "
+                "MiB (%+.2f%%) %s\n",
+                label.c_str(), mib(r.planned), mib(r.measured), 100 * diff,
+                r.recompute.c_str());
+    EXPECT_LE(std::fabs(diff), 0.02) << "budget " << label;
+    if (previous != UINT64_MAX) {
+      EXPECT_LE(r.measured, previous + (4ull << 20))
+          << "budget " << label << ": the device peak rose";
+    }
+    previous = r.measured;
+  }
+  EXPECT_GE(runs.size(), 7u) << "fewer than six budgets compiled";
+  std::filesystem::remove(model);
+}
+
+TEST(Recompute, LossesMatchWithoutRecomputation) {
+  LLMC_REQUIRE_GPU();
+  std::string model = recipeFile("tiny");
+  ASSERT_FALSE(model.empty());
+  ModelOptions options;
+  options.batch = 8;
+  options.seq = 64;
+  for (bool fused : {false, true}) {
+    CompileConfig plain;
+    plain.fusion = fused ? FusionConfig() : FusionConfig::none();
+    CompileConfig all = plain;
+    all.recompute.levels = INT64_MAX;
+    DeviceRun a, b;
+    std::string error;
+    ASSERT_TRUE(run(model, options, plain, 10, a, error)) << error;
+    ASSERT_TRUE(run(model, options, all, 10, b, error)) << error;
+    ASSERT_EQ(a.losses.size(), 10u);
+    ASSERT_EQ(b.losses.size(), 10u);
+    EXPECT_NE(b.recompute.find("(forced: --recompute all)"),
+              std::string::npos);
+    double worst = 0;
+    for (size_t i = 0; i < a.losses.size(); ++i) {
+      double rel = std::fabs(a.losses[i] - b.losses[i]) /
+                   std::max(1e-30, std::fabs(a.losses[i]));
+      worst = std::max(worst, rel);
+      std::printf("[ recompute] fusion %s step %zu loss %.9g recomputed "
+                  "%.9g\n",
+                  fused ? "on " : "off", i + 1, a.losses[i], b.losses[i]);
+      if (!fused) {
+        EXPECT_EQ(a.losses[i], b.losses[i]) << "step " << i + 1;
+      }
+    }
+    std::printf("[ recompute] fusion %s: largest relative loss difference "
+                "%.3g\n",
+                fused ? "on" : "off", worst);
+    EXPECT_LE(worst, 1e-5);
+  }
+  std::filesystem::remove(model);
+}
+
+} // namespace
+} // namespace llmc

@@ -1,0 +1,115 @@
+// RUN: llmc-opt %s --split-input-file --llmc-rematerialize=levels=1 | FileCheck %s --check-prefix=ONE
+// RUN: llmc-opt %s --split-input-file --llmc-rematerialize=levels=2 | FileCheck %s --check-prefix=ALL
+// RUN: llmc-opt %s --split-input-file --llmc-rematerialize | FileCheck %s --check-prefix=OFF
+
+// The cheap value (gelu) is recomputed first, the matmul next; each copy
+// goes right before its first backward reader (the gelu's before the
+// earlier of its own and the matmul copy's), and the matmul's copy reads
+// the gelu's copy. Forward readers keep the originals.
+// Without a budget or levels the pass changes nothing.
+
+// ONE: llmc.recompute = [{candidates = 2 : i64, func = "train_step", level = 1 : i64, levels = 2 : i64, values = [{bytes = 128 : i64, class = 0 : i64, op = "llmc.gelu", ops = 1 : i64, position = 1 : i64}]}]
+// ONE-LABEL: func.func @train_step
+// ONE-SAME: (%[[X:[^:]+]]: tensor<4x8xf32>
+// ONE: %[[H:.+]] = llmc.gelu tanh %[[X]] : tensor<4x8xf32>
+// ONE: %[[Y:.+]] = llmc.matmul %[[H]], %{{.+}} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+// ONE: llmc.gelu tanh %[[Y]]
+// ONE: llmc.reduce_sum
+// ONE: %[[RH:.+]] = llmc.gelu tanh %[[X]] {llmc.recomputed} : tensor<4x8xf32>
+// ONE: %[[D1:.+]] = llmc.mul %[[RH]], %{{.+}}
+// ONE: %[[DY:.+]] = llmc.gelu_grad tanh %[[Y]], %[[D1]]
+// ONE: llmc.matmul %[[RH]], %[[DY]] {transpose_lhs}
+
+// ALL: values = [{bytes = 128 : i64, class = 0 : i64, op = "llmc.gelu"{{.*}}}, {bytes = 128 : i64, class = 2 : i64, op = "llmc.matmul"
+// ALL-LABEL: func.func @train_step
+// ALL-SAME: (%[[X:[^:]+]]: tensor<4x8xf32> {llmc.input = "x"}, %[[W:[^:]+]]: tensor<8x8xf32>
+// ALL: %[[RH:.+]] = llmc.gelu tanh %[[X]] {llmc.recomputed} : tensor<4x8xf32>
+// ALL: %[[D1:.+]] = llmc.mul %[[RH]], %{{.+}}
+// ALL: %[[RY:.+]] = llmc.matmul %[[RH]], %[[W]] {llmc.recomputed}
+// ALL: %[[DY:.+]] = llmc.gelu_grad tanh %[[RY]], %[[D1]]
+// ALL: llmc.matmul %[[RH]], %[[DY]] {transpose_lhs}
+
+// OFF-LABEL: func.func @train_step
+// OFF-NOT: llmc.recomputed
+// OFF-NOT: llmc.recompute =
+func.func @train_step(%x: tensor<4x8xf32> {llmc.input = "x"},
+                      %w: tensor<8x8xf32> {llmc.param = "w"})
+    -> (tensor<f32> {llmc.output = "loss"}, tensor<8x8xf32> {llmc.grad_of = "w"}) {
+  %c = llmc.constant dense<1.0> : tensor<4x8xf32>
+  %h = llmc.gelu tanh %x : tensor<4x8xf32>
+  %y = llmc.matmul %h, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %z = llmc.gelu tanh %y : tensor<4x8xf32>
+  %loss = llmc.reduce_sum %z axes [0, 1] : (tensor<4x8xf32>) -> tensor<f32>
+  %d1 = llmc.mul %h, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %dy = llmc.gelu_grad tanh %y, %d1 : tensor<4x8xf32>
+  %dw = llmc.matmul %h, %dy {transpose_lhs} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  return %loss, %dw : tensor<f32>, tensor<8x8xf32>
+}
+
+// -----
+
+// A recomputed dropout mask replays the same draws: the copy keeps the
+// seed, the per-op offset and the step it reads. The mask's closure takes
+// nothing else (the step is an argument).
+
+// ONE-LABEL: func.func @train_step
+// ONE-SAME: %[[STEP:[^:]+]]: tensor<i64> {llmc.state = "step"}
+// ONE: llmc.dropout_mask %[[STEP]] {offset = 3 : i64, ratio = 1.000000e-01 : f64, seed = 7 : i64} : (tensor<i64>) -> tensor<4x8xf32>
+// ONE: llmc.reduce_sum
+// ONE: %[[RM:.+]] = llmc.dropout_mask %[[STEP]] {llmc.recomputed, offset = 3 : i64, ratio = 1.000000e-01 : f64, seed = 7 : i64} : (tensor<i64>) -> tensor<4x8xf32>
+// ONE: llmc.mul %{{.+}}, %[[RM]]
+// ALL-LABEL: func.func @train_step
+// OFF-LABEL: func.func @train_step
+func.func @train_step(%x: tensor<4x8xf32> {llmc.input = "x"},
+                      %step: tensor<i64> {llmc.state = "step"})
+    -> (tensor<f32> {llmc.output = "loss"}, tensor<4x8xf32> {llmc.grad_of = "x"}) {
+  %c = llmc.constant dense<1.0> : tensor<4x8xf32>
+  %m = llmc.dropout_mask %step {ratio = 0.1 : f64, seed = 7 : i64, offset = 3 : i64} : (tensor<i64>) -> tensor<4x8xf32>
+  %y = llmc.mul %x, %m : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %loss = llmc.reduce_sum %y axes [0, 1] : (tensor<4x8xf32>) -> tensor<f32>
+  %dx = llmc.mul %c, %m : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %loss, %dx : tensor<f32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Not candidates: a value the backward reads only before any other saved
+// value (a copy would sit next to the original: here the logits, which
+// only the loss gradient reads), a returned value, and functions without
+// a loss. With every level forced, only the gelu is recomputed.
+
+// ONE: llmc.recompute = [{candidates = 1 : i64, func = "logits"{{.*}}op = "llmc.gelu"{{.*}}}]}]} {
+// ONE-LABEL: func.func @logits
+// ONE: llmc.gelu tanh %{{.+}} {llmc.recomputed}
+// ONE-NOT: llmc.recomputed
+// ONE-LABEL: func.func @returned
+// ONE-NOT: llmc.recomputed
+// ONE-LABEL: func.func @no_loss
+// ONE-NOT: llmc.recomputed
+// ALL-LABEL: func.func @logits
+// OFF-LABEL: func.func @logits
+func.func @logits(%x: tensor<4x8xf32> {llmc.input = "x"},
+                  %t: tensor<4xi64> {llmc.input = "targets"})
+    -> (tensor<f32> {llmc.output = "loss"}, tensor<4x8xf32> {llmc.grad_of = "x"}) {
+  %one = llmc.constant dense<1.0> : tensor<f32>
+  %a = llmc.gelu tanh %x : tensor<4x8xf32>
+  %h = llmc.mul %a, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %loss = llmc.cross_entropy mean %h, %t : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
+  %dh = llmc.cross_entropy_grad mean %h, %t, %one : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
+  %dx = llmc.mul %dh, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %loss, %dx : tensor<f32>, tensor<4x8xf32>
+}
+
+func.func @returned(%x: tensor<4x8xf32> {llmc.input = "x"})
+    -> (tensor<f32> {llmc.output = "loss"}, tensor<4x8xf32> {llmc.grad_of = "x"}, tensor<4x8xf32> {llmc.output = "h"}) {
+  %h = llmc.gelu tanh %x : tensor<4x8xf32>
+  %loss = llmc.reduce_sum %h axes [0, 1] : (tensor<4x8xf32>) -> tensor<f32>
+  %dx = llmc.gelu_grad tanh %x, %h : tensor<4x8xf32>
+  return %loss, %dx, %h : tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+func.func @no_loss(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %h = llmc.gelu tanh %x : tensor<4x8xf32>
+  %y = llmc.mul %h, %h : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
