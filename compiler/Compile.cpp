@@ -445,6 +445,7 @@ bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
     return false;
   if (list.empty()) {
     error = "--no-fuse needs a value: elementwise, reductions, horizontal, "
+            "norm-prologue, norm-epilogue, "
             "epilogues, gelu-epilogue, bias-grad-epilogue, strided, classifier "
             "or all, comma-separated";
     return true;

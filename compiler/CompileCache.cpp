@@ -133,6 +133,8 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("fuseElementwise", std::to_string(f.elementwise));
   add("fuseReductions", std::to_string(f.reductions));
   add("fuseHorizontal", std::to_string(f.horizontal));
+  add("fuseNormPrologue", std::to_string(f.normPrologue));
+  add("fuseNormEpilogue", std::to_string(f.normEpilogue));
   add("fuseGeluEpilogue", std::to_string(f.geluEpilogue));
   add("fuseBiasGradEpilogue", std::to_string(f.biasGradEpilogue));
   add("fuseStrided", std::to_string(f.strided));

@@ -78,6 +78,21 @@ std::string whyNotFused(KernelOp producer, KernelOp consumer, OpResult value,
                use.getOwner()->getName().getStringRef().str() +
                "', which cannot load the narrow type (materialized once)";
   }
+  Operation *norm = warpNormOf(consumer);
+  if (pe && norm && firstUse &&
+      (firstUse == norm || firstUse->isBeforeInBlock(norm))) {
+    if (!config.normPrologue)
+      return "norm prologues are off (--no-fuse=norm-prologue)";
+    if (auto why = normPrologueBlocker(producer, consumer, value))
+      return *why;
+  }
+  if (ce && def && warpNormOf(producer) &&
+      (def == warpNormOf(producer) || isElementwise(def))) {
+    if (!config.normEpilogue)
+      return "norm epilogues are off (--no-fuse=norm-epilogue)";
+    if (auto why = normEpilogueBlocker(producer, consumer, value))
+      return *why;
+  }
   if (isa_and_nonnull<MatmulOp>(def) && ce)
     return "a matmul's result: only a row-vector bias add rides in "
            "cuBLASLt's epilogue (llmc-fuse-epilogues); other elementwise "
@@ -171,6 +186,8 @@ FusionExplanation explainFusion(func::FuncOp func, const FusionConfig &config) {
   doc["fusion"] = {{"elementwise", config.elementwise},
                    {"reductions", config.reductions},
                    {"horizontal", config.horizontal},
+                   {"norm-prologue", config.normPrologue},
+                   {"norm-epilogue", config.normEpilogue},
                    {"epilogues", config.epilogues},
                    {"gelu-epilogue", config.geluEpilogue},
                    {"bias-grad-epilogue", config.biasGradEpilogue}};

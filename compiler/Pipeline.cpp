@@ -181,11 +181,14 @@ void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
     pm.addNestedPass<mlir::func::FuncOp>(
         mlir::llmc::createFuseEpiloguesPass(o));
   }
-  if (fusion.elementwise || fusion.reductions || fusion.horizontal) {
+  if (fusion.elementwise || fusion.reductions || fusion.horizontal ||
+      fusion.normPrologue || fusion.normEpilogue) {
     mlir::llmc::FuseElementwisePassOptions o;
     o.vertical = fusion.elementwise;
     o.reductions = fusion.reductions;
     o.horizontal = fusion.horizontal;
+    o.normPrologue = fusion.normPrologue;
+    o.normEpilogue = fusion.normEpilogue;
     pm.addNestedPass<mlir::func::FuncOp>(
         mlir::llmc::createFuseElementwisePass(o));
   }
@@ -267,6 +270,10 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.reductions = false;
     else if (name == "horizontal")
       config.horizontal = false;
+    else if (name == "norm-prologue")
+      config.normPrologue = false;
+    else if (name == "norm-epilogue")
+      config.normEpilogue = false;
     else if (name == "epilogues")
       config.epilogues = false;
     else if (name == "gelu-epilogue")
@@ -279,8 +286,9 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.classifier = false;
     else {
       error = "--no-fuse: unknown fusion '" + name.str() +
-              "' (elementwise, reductions, horizontal, epilogues, "
-              "gelu-epilogue, bias-grad-epilogue, strided, classifier or all)";
+              "' (elementwise, reductions, horizontal, norm-prologue, "
+              "norm-epilogue, epilogues, gelu-epilogue, bias-grad-epilogue, "
+              "strided, classifier or all)";
       return mlir::failure();
     }
   }

@@ -66,6 +66,8 @@ struct FusionConfig {
   bool elementwise = true; // llmc-fuse-elementwise vertical chains
   bool reductions = true;  // exact casts into row reductions
   bool horizontal = true;  // independent elementwise groups side by side
+  bool normPrologue = true; // elementwise work computing a norm's row input
+  bool normEpilogue = true; // elementwise work reading a norm grad's dx
   // GELU/DGELU in the matmul (cuBLASLt): off by default. Measured on the
   // H100 at GPT-2 124M's MLP (EpilogueGpuBenchmark): GELU_AUX_BIAS saves
   // 0.08 ms a layer, DGELU_BGRAD loses 0.16 ms; and the forward GELU on the
@@ -80,6 +82,7 @@ struct FusionConfig {
   static FusionConfig none() {
     FusionConfig c;
     c.epilogues = c.elementwise = c.reductions = c.horizontal = false;
+    c.normPrologue = c.normEpilogue = false;
     c.geluEpilogue = c.biasGradEpilogue = c.strided = c.classifier = false;
     return c;
   }

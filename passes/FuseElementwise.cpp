@@ -204,6 +204,45 @@ KernelOp castBeforeReshape(KernelOp group, CastOp cast) {
   return moved;
 }
 
+/// reshape(cast(x)) => cast(reshape(x)) for a widening cast read only by a
+/// reshape whose every reader loads it as a row reduction's absorbable
+/// operand: the cast then reads a reshape of its input and foldWidening
+/// copies it into those readers (an ONNX view between a dgrad matmul and
+/// the layer-norm gradient that reads its widened cotangent). Same bytes
+/// as castBeforeReshape: a reshape aliases, a cast maps i to i.
+KernelOp castAfterReshape(KernelOp group, CastOp cast) {
+  Value out = group.getResult(0);
+  if (!out.hasOneUse())
+    return group;
+  auto reshape = dyn_cast<ReshapeOp>(*out.user_begin());
+  if (!reshape || reshape.getResult().use_empty())
+    return group;
+  for (OpOperand &use : reshape.getResult().getUses())
+    if (!reductionGroupOf(use.getOwner()) ||
+        !absorbsOperandCast(use.getOwner(), use.getOperandNumber()))
+      return group;
+  auto wideType = llvm::cast<RankedTensorType>(reshape.getType());
+  auto narrowType = RankedTensorType::get(
+      wideType.getShape(),
+      llvm::cast<RankedTensorType>(cast.getInput().getType())
+          .getElementType());
+  OpBuilder builder(group);
+  auto narrow = builder.create<ReshapeOp>(reshape.getLoc(), narrowType,
+                                          cast.getInput());
+  auto moved = builder.create<KernelOp>(group.getLoc(), TypeRange{wideType},
+                                        /*in_place=*/nullptr);
+  Block *body = builder.createBlock(&moved.getBody());
+  cast->moveBefore(body, body->end());
+  cast->setOperand(0, narrow.getResult());
+  cast.getResult().setType(wideType);
+  builder.setInsertionPointToEnd(body);
+  builder.create<YieldOp>(cast.getLoc(), cast.getResult());
+  reshape.getResult().replaceAllUsesWith(moved.getResult(0));
+  reshape.erase();
+  group.erase();
+  return moved;
+}
+
 void foldReductionCasts(func::FuncOp func) {
   for (KernelOp group : groupsOf(func)) {
     CastOp cast = soleCast(group);
@@ -212,11 +251,76 @@ void foldReductionCasts(func::FuncOp func) {
     if (isNarrowingFloatCast(cast)) {
       group = castBeforeReshape(group, cast);
       cast = soleCast(group);
+    } else if (isWideningFloatCast(cast)) {
+      group = castAfterReshape(group, cast);
+      cast = soleCast(group);
     }
     if (isWideningFloatCast(cast))
       foldWidening(group, cast);
     else if (isNarrowingFloatCast(cast))
       foldNarrowing(group, cast);
+  }
+}
+
+/// Norm prologues: a norm group (with a warp row kernel) takes the
+/// elementwise group that computes a row operand of its norm (read directly
+/// or through a widening cast the reductions rewrite put in the group), at
+/// the norm group's place; what others read of it is still written.
+void fuseNormPrologues(func::FuncOp func) {
+  for (KernelOp group : groupsOf(func)) {
+    for (bool merged = true; merged;) {
+      merged = false;
+      Operation *norm = warpNormOf(group);
+      if (!norm)
+        break;
+      for (OpOperand &operand : norm->getOpOperands()) {
+        if (!isRowOperand(norm, operand.getOperandNumber()))
+          continue;
+        Value v = operand.get();
+        if (auto c = v.getDefiningOp<CastOp>();
+            c && c->getParentOp() == group.getOperation())
+          v = c.getInput();
+        auto producer = v.getDefiningOp<KernelOp>();
+        if (!producer || normPrologueBlocker(producer, group, v))
+          continue;
+        group = mergeGroups({producer, group}, group);
+        merged = true;
+        break;
+      }
+    }
+  }
+}
+
+/// Norm epilogues: an elementwise group that reads a norm group's row
+/// result (a norm gradient's dx: the residual-gradient add and its cast)
+/// joins it, at the norm group's place.
+void fuseNormEpilogues(func::FuncOp func) {
+  // A walk, not a snapshot: the consumers merged in go away ahead of it.
+  for (Block &block : func.getBody())
+    for (Operation *op = block.empty() ? nullptr : &block.front(); op;
+         op = op->getNextNode()) {
+    auto group = dyn_cast<KernelOp>(op);
+    if (!group)
+      continue;
+    for (bool merged = true; merged;) {
+      merged = false;
+      if (!warpNormOf(group))
+        break;
+      for (Value r : group.getResults()) {
+        for (Operation *user : r.getUsers()) {
+          auto consumer = dyn_cast<KernelOp>(user->getParentOp());
+          if (!consumer || consumer == group ||
+              normEpilogueBlocker(group, consumer, r))
+            continue;
+          group = mergeGroups({group, consumer}, group);
+          merged = true;
+          break;
+        }
+        if (merged)
+          break;
+      }
+    }
+    op = group.getOperation();
   }
 }
 
@@ -292,6 +396,10 @@ struct FuseElementwisePass
       fuseVertical(func);
     if (reductions)
       foldReductionCasts(func);
+    if (normPrologue)
+      fuseNormPrologues(func);
+    if (normEpilogue)
+      fuseNormEpilogues(func);
     if (horizontal)
       fuseHorizontal(func);
   }

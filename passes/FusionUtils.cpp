@@ -4,7 +4,9 @@
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::llmc::fusion {
 
@@ -91,6 +93,26 @@ SmallVector<SmallVector<Operation *>> segments(KernelOp group) {
   return out;
 }
 
+/// A reduction and casts only: each a widening cast from outside into one
+/// of its absorbable operands, or a narrowing cast of an absorbable result.
+static bool isReductionWithCasts(KernelOp group, Operation *r) {
+  for (Operation &op : group.getGroupOps()) {
+    if (&op == r)
+      continue;
+    Value in = op.getOperand(0);
+    bool prologue = isWideningFloatCast(&op) && op.hasOneUse() &&
+                    *op.user_begin() == r &&
+                    in.getParentRegion() != &group.getBody() &&
+                    absorbsOperandCast(r, op.use_begin()->getOperandNumber());
+    bool epilogue = isNarrowingFloatCast(&op) && in.getDefiningOp() == r &&
+                    in.hasOneUse() &&
+                    absorbsResultCast(r, cast<OpResult>(in).getResultNumber());
+    if (!prologue && !epilogue)
+      return false;
+  }
+  return true;
+}
+
 GroupKind classify(KernelOp group) {
   SmallVector<Operation *> ops;
   for (Operation &op : group.getGroupOps())
@@ -111,25 +133,110 @@ GroupKind classify(KernelOp group) {
   }
   if (classifierOps(group).first)
     return GroupKind::Classifier;
-  if (Operation *r = reductionOp(group)) {
-    // Every cast reads from outside into r, or reads r's result.
-    for (Operation *op : ops) {
-      if (op == r)
-        continue;
-      Value in = op->getOperand(0);
-      bool prologue = isWideningFloatCast(op) && op->hasOneUse() &&
-                      *op->user_begin() == r &&
-                      in.getParentRegion() != &group.getBody() &&
-                      absorbsOperandCast(r, op->use_begin()->getOperandNumber());
-      bool epilogue = isNarrowingFloatCast(op) && in.getDefiningOp() == r &&
-                      in.hasOneUse() &&
-                      absorbsResultCast(r, cast<OpResult>(in).getResultNumber());
-      if (!prologue && !epilogue)
-        return GroupKind::Unknown;
-    }
+  if (Operation *r = reductionOp(group); r && isReductionWithCasts(group, r))
     return GroupKind::Reduction;
-  }
+  if (rowFusedParts(group))
+    return GroupKind::RowFused;
   return GroupKind::Unknown;
+}
+
+bool hasWarpRowKernel(Operation *op) {
+  if (!isa_and_nonnull<LayerNormOp, LayerNormGradOp, RmsNormGradOp>(op))
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!type || !type.hasStaticShape())
+    return false;
+  int64_t a = 0;
+  if (auto ln = dyn_cast<LayerNormOp>(op))
+    a = ln.getAxis();
+  else if (auto g = dyn_cast<LayerNormGradOp>(op))
+    a = g.getAxis();
+  else
+    a = cast<RmsNormGradOp>(op).getAxis();
+  int64_t rank = type.getRank();
+  if (a < 0)
+    a += rank;
+  if (a < 0 || a >= rank)
+    return false;
+  int64_t cols = 1;
+  for (int64_t d = a; d < rank; ++d)
+    cols *= type.getDimSize(d);
+  int64_t limit =
+      isa<LayerNormOp>(op) ? kMaxWarpNormRow : kMaxWarpNormGradRow;
+  return cols % 4 == 0 && cols <= limit;
+}
+
+bool isRowOperand(Operation *op, unsigned i) {
+  if (auto ln = dyn_cast<LayerNormOp>(op))
+    return i == ln.getInputMutable().getOperandNumber();
+  if (auto g = dyn_cast<LayerNormGradOp>(op))
+    return i == g.getInputMutable().getOperandNumber() ||
+           i == g.getGradMutable().getOperandNumber();
+  if (auto g = dyn_cast<RmsNormGradOp>(op))
+    return i == g.getInputMutable().getOperandNumber() ||
+           i == g.getGradMutable().getOperandNumber();
+  return false;
+}
+
+std::optional<RowFusedParts> rowFusedParts(KernelOp group) {
+  RowFusedParts parts;
+  for (Operation &op : group.getGroupOps()) {
+    if (isElementwise(&op)) {
+      (parts.norm ? parts.epilogue : parts.prologue).push_back(&op);
+      continue;
+    }
+    if (parts.norm || !hasWarpRowKernel(&op))
+      return std::nullopt;
+    parts.norm = &op;
+  }
+  if (!parts.norm || (parts.prologue.empty() && parts.epilogue.empty()))
+    return std::nullopt;
+  Operation *norm = parts.norm;
+  Value row = norm->getOperand(0);
+  llvm::SmallPtrSet<Operation *, 8> pro(parts.prologue.begin(),
+                                        parts.prologue.end());
+  llvm::SmallPtrSet<Operation *, 8> epi(parts.epilogue.begin(),
+                                        parts.epilogue.end());
+  Operation *yield = group.getYield();
+  auto inside = [&](Value v) { return v.getParentRegion() == &group.getBody(); };
+  for (Operation *op : llvm::concat<Operation *>(parts.prologue, parts.epilogue)) {
+    bool isPro = pro.count(op);
+    if (op->getNumResults() != 1 || !sameShape(op->getResult(0), row))
+      return std::nullopt;
+    for (Value v : op->getOperands()) {
+      if (!inside(v)) {
+        if (!sameShape(v, row))
+          return std::nullopt;
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      bool ok = isPro ? pro.count(def) != 0
+                      : epi.count(def) != 0 ||
+                            (def == norm &&
+                             cast<OpResult>(v).getResultNumber() == 0);
+      if (!ok)
+        return std::nullopt;
+    }
+    for (OpOperand &use : op->getResult(0).getUses()) {
+      Operation *user = use.getOwner();
+      bool ok = user == yield ||
+                (isPro ? pro.count(user) != 0 ||
+                             (user == norm &&
+                              isRowOperand(norm, use.getOperandNumber()))
+                       : epi.count(user) != 0);
+      if (!ok)
+        return std::nullopt;
+    }
+  }
+  for (OpOperand &operand : norm->getOpOperands())
+    if (inside(operand.get()) &&
+        !isRowOperand(norm, operand.getOperandNumber()))
+      return std::nullopt;
+  for (OpResult r : norm->getResults())
+    for (Operation *user : r.getUsers())
+      if (user != yield && !(r.getResultNumber() == 0 && epi.count(user)))
+        return std::nullopt;
+  return parts;
 }
 
 const char *kindName(GroupKind kind) {
@@ -146,6 +253,8 @@ const char *kindName(GroupKind kind) {
     return "reduction+casts";
   case GroupKind::Classifier:
     return "classifier";
+  case GroupKind::RowFused:
+    return "reduction+elementwise";
   case GroupKind::Unknown:
     break;
   }
@@ -270,6 +379,143 @@ std::optional<std::string> verticalBlocker(KernelOp producer,
       tensors.insert(r);
   }
   if (tensors.size() > kMaxKernelTensors)
+    return "the fused kernel would read and write more than " +
+           std::to_string(kMaxKernelTensors) + " tensors";
+  return std::nullopt;
+}
+
+Operation *warpNormOf(KernelOp group) {
+  GroupKind kind = classify(group);
+  Operation *norm = nullptr;
+  if (kind == GroupKind::Single)
+    norm = &*group.getGroupOps().begin();
+  else if (kind == GroupKind::Reduction)
+    norm = reductionOp(group);
+  else if (kind == GroupKind::RowFused)
+    norm = rowFusedParts(group)->norm;
+  return hasWarpRowKernel(norm) ? norm : nullptr;
+}
+
+/// The producer is one elementwise chain of the row's shape that reads
+/// only values of the row's shape (no broadcast: the warp kernel loads
+/// every operand at the row's offsets).
+static std::optional<std::string> rowChainBlocker(KernelOp group, Value row) {
+  GroupKind kind = classify(group);
+  bool elementwise = kind == GroupKind::Elementwise ||
+                     (kind == GroupKind::Single &&
+                      isElementwise(&*group.getGroupOps().begin()));
+  if (!elementwise)
+    return std::string("the other group is not elementwise");
+  if (segments(group).size() != 1)
+    return std::string("a horizontal group (several segments) takes no more");
+  for (Operation &op : group.getGroupOps())
+    if (!sameShape(op.getResult(0), row))
+      return std::string("an elementwise op has another shape than the row");
+  return std::nullopt;
+}
+
+static bool readsOnlyRowShaped(KernelOp group, Value row,
+                               Operation *except = nullptr) {
+  for (Value v : groupInputs(group))
+    if ((!except || v.getDefiningOp() != except) && !sameShape(v, row))
+      return false;
+  return true;
+}
+
+std::optional<std::string> normPrologueBlocker(KernelOp producer,
+                                               KernelOp consumer, Value value) {
+  Operation *norm = warpNormOf(consumer);
+  if (!norm)
+    return std::string("the reduction has no warp row kernel (a layer norm "
+                       "or norm gradient over rows of 4k elements, at most ") +
+           std::to_string(kMaxWarpNormRow) + " / " +
+           std::to_string(kMaxWarpNormGradRow) + ")";
+  if (producer->getBlock() != consumer->getBlock())
+    return std::string("the groups are in different blocks");
+  Value row = norm->getOperand(0);
+  if (auto why = rowChainBlocker(producer, row))
+    return why;
+  if (!readsOnlyRowShaped(producer, row))
+    return std::string("the elementwise group broadcasts a value (the row "
+                       "kernel loads every operand at the row's offsets)");
+  // Inside the consumer the producer's results may feed only the norm's row
+  // operands, directly or through its prologue (ops before the norm).
+  for (Value r : producer.getResults())
+    for (OpOperand &use : r.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getParentOp() != consumer.getOperation())
+        continue;
+      bool ok = user == norm ? isRowOperand(norm, use.getOperandNumber())
+                             : user->isBeforeInBlock(norm) &&
+                                   isElementwise(user);
+      if (!ok)
+        return std::string("the consumer reads the result other than as "
+                           "the norm's row operand");
+    }
+  (void)value;
+  for (Value r : producer.getResults())
+    for (Operation *user : r.getUsers()) {
+      Operation *top = user;
+      while (top->getBlock() != consumer->getBlock())
+        top = top->getParentOp();
+      if (top != consumer.getOperation() && top->isBeforeInBlock(consumer))
+        return std::string("a group between the two reads the result");
+    }
+  if (groupInputs(producer).size() + groupInputs(consumer).size() +
+          producer.getNumResults() + consumer.getNumResults() >
+      kMaxKernelTensors)
+    return "the fused kernel would read and write more than " +
+           std::to_string(kMaxKernelTensors) + " tensors";
+  return std::nullopt;
+}
+
+std::optional<std::string> normEpilogueBlocker(KernelOp producer,
+                                               KernelOp consumer, Value value) {
+  Operation *norm = warpNormOf(producer);
+  if (!norm)
+    return std::string("the reduction has no warp row kernel (a layer norm "
+                       "or norm gradient over rows of 4k elements, at most ") +
+           std::to_string(kMaxWarpNormRow) + " / " +
+           std::to_string(kMaxWarpNormGradRow) + ")";
+  if (producer->getBlock() != consumer->getBlock())
+    return std::string("the groups are in different blocks");
+  Value row = norm->getOperand(0);
+  if (auto why = rowChainBlocker(consumer, row))
+    return why;
+  if (!readsOnlyRowShaped(consumer, row, producer))
+    return std::string("the elementwise group broadcasts a value (the row "
+                       "kernel loads every operand at the row's offsets)");
+  // What it reads of the norm group: the norm's row result or its
+  // epilogue's values, never the parameter gradients.
+  Operation *yield = producer.getYield();
+  for (Value v : groupInputs(consumer)) {
+    if (v.getDefiningOp() != producer.getOperation())
+      continue;
+    Value inner = yield->getOperand(cast<OpResult>(v).getResultNumber());
+    Operation *def = inner.getDefiningOp();
+    bool rowResult = (def == norm && cast<OpResult>(inner).getResultNumber() == 0) ||
+                     (def && def != norm && isElementwise(def) &&
+                      norm->isBeforeInBlock(def));
+    if (!rowResult)
+      return std::string("the elementwise group reads a result that is not "
+                         "the norm's row result");
+  }
+  (void)value;
+  // The merged group takes the norm's place: the consumer's other inputs
+  // must exist there.
+  for (Value v : groupInputs(consumer)) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def == producer.getOperation())
+      continue;
+    while (def->getBlock() != producer->getBlock())
+      def = def->getParentOp();
+    if (!def->isBeforeInBlock(producer))
+      return std::string("the elementwise group reads a value computed after "
+                         "the norm");
+  }
+  if (groupInputs(producer).size() + groupInputs(consumer).size() +
+          producer.getNumResults() + consumer.getNumResults() >
+      kMaxKernelTensors)
     return "the fused kernel would read and write more than " +
            std::to_string(kMaxKernelTensors) + " tensors";
   return std::nullopt;

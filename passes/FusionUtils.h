@@ -43,6 +43,10 @@ enum class GroupKind {
   Reduction,   // one absorbing op and the casts in its loads and stores
   Classifier,  // cross_entropy + cross_entropy_grad over the same logits,
                // with their casts: one row pass (llmc-fuse-classifier)
+  RowFused,    // a norm (or norm gradient) with a warp row kernel, the
+               // elementwise ops that compute its row operands (prologue)
+               // and those that read its row result (epilogue): one warp
+               // row kernel (rowFusedParts)
   Unknown,
 };
 GroupKind classify(KernelOp group);
@@ -50,6 +54,30 @@ const char *kindName(GroupKind kind);
 
 /// For a Reduction group: the absorbing op (the one op that is not a cast).
 Operation *reductionOp(KernelOp group);
+
+/// The warp row kernels (one warp per row, the row in registers in
+/// 4-element vectors; compiler/codegen/NormEmitters.cpp and
+/// NormGradEmitters.cpp) take rows of 4k elements up to these lengths.
+constexpr int64_t kMaxWarpNormRow = 2048;
+constexpr int64_t kMaxWarpNormGradRow = 1024;
+/// layer_norm, layer_norm_grad or rms_norm_grad whose rows a warp row
+/// kernel takes: the ops a RowFused group is built around.
+bool hasWarpRowKernel(Operation *op);
+/// Whether a RowFused prologue may compute operand `i` of `op` (the row
+/// operands the warp kernels load: a norm's input, a gradient's input and
+/// cotangent).
+bool isRowOperand(Operation *op, unsigned i);
+
+/// A RowFused group: its norm, the elementwise ops before it (each result
+/// of the row's shape, read by prologue ops, by the norm as a row operand
+/// or outside) and after it (reading the norm's first result or each
+/// other, and outside values of the row's shape). Every value they read
+/// from outside has the row's shape: no broadcast.
+struct RowFusedParts {
+  Operation *norm = nullptr;
+  SmallVector<Operation *> prologue, epilogue;
+};
+std::optional<RowFusedParts> rowFusedParts(KernelOp group);
 
 /// For a Classifier group: its cross_entropy and its cross_entropy_grad.
 std::pair<CrossEntropyOp, CrossEntropyGradOp> classifierOps(KernelOp group);
@@ -63,6 +91,22 @@ SmallVector<SmallVector<Operation *>> segments(KernelOp group);
 /// group `producer` that defines `value` it reads: nullopt when it can.
 std::optional<std::string> verticalBlocker(KernelOp producer,
                                            KernelOp consumer, Value value);
+
+/// The norm of a group that holds one with a warp row kernel (Single,
+/// Reduction or RowFused), or null.
+Operation *warpNormOf(KernelOp group);
+
+/// Why the norm group `consumer` does not take the elementwise group
+/// `producer` as its prologue, reading its result `value` (directly, or
+/// through a widening cast in the consumer) as a row operand of the norm:
+/// nullopt when it can (llmc-fuse-elementwise, norm-prologue).
+std::optional<std::string> normPrologueBlocker(KernelOp producer,
+                                               KernelOp consumer, Value value);
+/// Why the norm group `producer` does not take the elementwise group
+/// `consumer`, which reads its result `value`, as its epilogue: nullopt
+/// when it can (norm-epilogue). The merged group takes the norm's place.
+std::optional<std::string> normEpilogueBlocker(KernelOp producer,
+                                               KernelOp consumer, Value value);
 
 /// A fused elementwise kernel reads and writes at most this many tensors
 /// together: 2 KB of pointers, half of the 4 KB of kernel parameters that

@@ -605,6 +605,14 @@ def FuseElementwisePass : Pass<"llmc-fuse-elementwise", "::mlir::func::FuncOp"> 
       reader's group; a narrowing cast (f32 to bf16/f16) that is the only
       reader of a norm's, norm gradient's dx or cross-entropy gradient's
       result joins the producer's group. Both are bit-exact.
+    - **norm prologues / epilogues**: a layer norm or norm gradient whose
+      rows a warp row kernel takes (4k elements, at most 2048 / 1024)
+      takes the elementwise group that computes its row operand
+      (`layer_norm(add(res, cast(mm)))`) and the elementwise group that
+      reads its row result (`cast(add(dres, layer_norm_grad(..)#0))`):
+      one kernel that keeps the row in registers; values others read are
+      still written. Bit-exact: each value is rounded to its storage type
+      where the one-op kernels store it.
     - **horizontal**: consecutive elementwise groups that do not read one
       another (a model's weight casts, the gradient casts before the
       optimizer) become one group, one launch with a segment per group.
@@ -616,6 +624,12 @@ def FuseElementwisePass : Pass<"llmc-fuse-elementwise", "::mlir::func::FuncOp"> 
            "merge consecutive independent elementwise groups">,
     Option<"reductions", "reductions", "bool", "true",
            "fold exact casts into row reductions' loads and stores">,
+    Option<"normPrologue", "norm-prologue", "bool", "true",
+           "the elementwise group computing a warp-kernel norm's row "
+           "operand joins the norm's group">,
+    Option<"normEpilogue", "norm-epilogue", "bool", "true",
+           "an elementwise group reading a warp-kernel norm's row result "
+           "joins the norm's group">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }

@@ -18,6 +18,7 @@
 #include "compiler/codegen/IndexMath.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
@@ -109,6 +110,57 @@ mlir::LogicalResult emitClassifier(mlir::llmc::CrossEntropyOp ce,
                                    mlir::llmc::CrossEntropyGradOp grad,
                                    mlir::Type lt, mlir::Type rt,
                                    const EmitContext &ctx, OpLowering &out);
+/// The statements that compute elementwise `op` for element e into a new
+/// variable `var` of its storage type, reading each operand's storage value
+/// from `element` (FusedEmitters.cpp; the fused and row-fused kernels).
+std::string elementwiseOpCode(mlir::Operation *op,
+                              const llvm::DenseMap<mlir::Value, std::string>
+                                  &element,
+                              const std::string &var,
+                              const std::string &indent);
+
+/// How a warp row kernel (one warp per row, chunks of 4 elements: the
+/// layer_norm forward, the norm gradients) reads its row operands and
+/// writes its row result. A one-op kernel loads and stores vectors of the
+/// op's operands and results; a RowFused group (passes/FusionUtils.h)
+/// computes its prologue in the loads and its epilogue in the stores
+/// (RowFusedEmitters.cpp). Code strings run with `row`, `lane`, `i` and `c`
+/// (the chunk) in scope.
+struct WarpRowIO {
+  std::string params; // the row tensors read, before the op's parameters
+  std::vector<KernelArg> args;
+  std::string outParams; // the row tensors written, after them
+  std::vector<KernelArg> outArgs;
+  std::vector<KernelArg> operandArgs; // per operand of the op (weight, bias)
+  std::vector<KernelArg> resultArgs;  // per result (parameter gradients)
+  std::string rowSetup;   // at the start of each row
+  std::string load;       // in `if (c < kChunks)`: sets the row operands'
+                          // 4 elements (layer_norm: x[i][e]; the gradients:
+                          // x[4 * i + e] and dy[4 * i + e])
+  std::string storeSetup; // before the loop over chunks that stores
+  std::string storeBegin; // in `if (c < kChunks)`, before the element loop
+  std::function<std::string(const std::string &y)> storeElement; // y: f32
+  std::string storeEnd;   // after the element loop
+  std::string helpers;
+  std::vector<mlir::Type> types;
+  std::string scheme; // a line of the kernel's header, when not empty
+};
+/// layer_norm (rows of 4k <= kMaxWarpNormRow) and the norm gradients (4k <=
+/// kMaxWarpNormGradRow) with their loads and stores given by `io`.
+mlir::LogicalResult emitLayerNormWarpRows(mlir::Operation *op,
+                                          const EmitContext &ctx,
+                                          OpLowering &out, const WarpRowIO &io);
+mlir::LogicalResult emitNormGradWarpRows(mlir::Operation *op,
+                                         const EmitContext &ctx,
+                                         OpLowering &out, const WarpRowIO &io);
+/// A RowFused group's kernels: KernelArg::operand(k) is `inputs[k]`,
+/// KernelArg::result(k) the group's result k, then `extraResults[j]` (the
+/// norm's results the group does not yield) result(numResults + j).
+mlir::LogicalResult emitRowFused(mlir::llmc::KernelOp group,
+                                 llvm::ArrayRef<mlir::Value> inputs,
+                                 llvm::ArrayRef<mlir::Value> extraResults,
+                                 const EmitContext &ctx, OpLowering &out);
+
 void registerShapeEmitters(EmitterTable &table);
 void registerReduceEmitters(EmitterTable &table);
 void registerNormEmitters(EmitterTable &table);

@@ -179,6 +179,39 @@ FailureOr<LoweredOp> lowerClassifierGroup(mlir::llmc::KernelOp group,
   return out;
 }
 
+/// A norm with its elementwise prologue and epilogue (RowFused): one warp
+/// row kernel (RowFusedEmitters.cpp) reading the group's inputs; the
+/// norm's results no one reads are still written, into buffers of their
+/// own, as a one-op group writes them.
+FailureOr<LoweredOp> lowerRowFusedGroup(mlir::llmc::KernelOp group,
+                                        const CodegenOptions &options,
+                                        unsigned &index) {
+  Operation *norm = mlir::llmc::fusion::rowFusedParts(group)->norm;
+  LoweredOp out;
+  out.op = norm;
+  unsigned at = index;
+  for (Operation &op : group.getGroupOps()) {
+    if (&op == norm)
+      break;
+    ++at;
+  }
+  out.name = opName(*norm, at);
+  index += std::distance(group.getGroupOps().begin(),
+                         group.getGroupOps().end());
+  SmallVector<Value> inputs = mlir::llmc::fusion::groupInputs(group);
+  out.operands.assign(inputs.begin(), inputs.end());
+  out.results.assign(group.getResults().begin(), group.getResults().end());
+  SmallVector<Value> extra;
+  for (Value r : norm->getResults())
+    if (r.use_empty())
+      extra.push_back(r);
+  out.results.insert(out.results.end(), extra.begin(), extra.end());
+  EmitContext ctx{options, out.name};
+  if (failed(emitRowFused(group, inputs, extra, ctx, out.lowering)))
+    return failure();
+  return out;
+}
+
 } // namespace
 
 FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
@@ -202,12 +235,15 @@ FailureOr<LoweredOp> lowerKernel(mlir::llmc::KernelOp group,
     return lowerReductionGroup(group, options, index);
   if (kind == GroupKind::Classifier)
     return lowerClassifierGroup(group, options, index);
+  if (kind == GroupKind::RowFused)
+    return lowerRowFusedGroup(group, options, index);
   mlir::llmc::AddOp add = biasAdd(group);
   if (count != 1 && !add)
     return group.emitError("codegen: a kernel group of ")
            << count << " ops ('" << first.getName()
            << "' first) is not one op, a matmul with its bias add, "
-              "elementwise ops or a reduction with casts; no emitter takes it";
+              "elementwise ops, a reduction with casts or a norm with an "
+              "elementwise prologue/epilogue; no emitter takes it";
   LoweredOp out;
   out.op = &first;
   out.name = opName(first, index);

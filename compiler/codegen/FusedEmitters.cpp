@@ -117,27 +117,10 @@ std::string segmentBody(const SegmentPlan &seg, ArrayRef<Value> inputs,
   std::string in = indent + "  ";
   s += indent + "#pragma unroll\n" + indent + "for (int e = 0; e < " +
        std::to_string(v) + "; ++e) {\n";
-  static const char *names[] = {"a", "b", "c"};
   for (Operation *op : seg.ops) {
-    std::optional<ScalarExpr> e = scalarExpr(op);
-    Value result = op->getResult(0);
-    Type rt = elementTypeOf(result);
     std::string var = "s" + std::to_string(opIndex.lookup(op));
-    s += in + storageType(rt) + " " + var + ";  // " +
-         op->getName().getStringRef().str() + "\n";
-    s += in + "{\n";
-    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      Value operand = op->getOperand(i);
-      Type t = elementTypeOf(operand);
-      std::string src = element.count(operand) ? element.lookup(operand)
-                                               : std::string("?");
-      s += in + "  const " + computeType(t) + " " + names[i] + " = " +
-           loadAs(t, src) + ";\n";
-    }
-    s += in + "  " + var + " = " + (e->isStorage ? e->expr : storeAs(rt, e->expr)) +
-         ";\n";
-    s += in + "}\n";
-    element[result] = var;
+    s += elementwiseOpCode(op, element, var, in);
+    element[op->getResult(0)] = var;
   }
   for (unsigned r : seg.outputs)
     s += in + "y" + std::to_string(r) + ".v[e] = " +
@@ -149,6 +132,35 @@ std::string segmentBody(const SegmentPlan &seg, ArrayRef<Value> inputs,
          ";\n";
   return s;
 }
+
+} // namespace
+
+std::string elementwiseOpCode(Operation *op,
+                              const llvm::DenseMap<Value, std::string> &element,
+                              const std::string &var,
+                              const std::string &indent) {
+  static const char *names[] = {"a", "b", "c"};
+  std::optional<ScalarExpr> e = scalarExpr(op);
+  Value result = op->getResult(0);
+  Type rt = elementTypeOf(result);
+  std::string s = indent + storageType(rt) + " " + var + ";  // " +
+                  op->getName().getStringRef().str() + "\n";
+  s += indent + "{\n";
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    Value operand = op->getOperand(i);
+    Type t = elementTypeOf(operand);
+    std::string src = element.count(operand) ? element.lookup(operand)
+                                             : std::string("?");
+    s += indent + "  const " + computeType(t) + " " + names[i] + " = " +
+         loadAs(t, src) + ";\n";
+  }
+  s += indent + "  " + var + " = " +
+       (e->isStorage ? e->expr : storeAs(rt, e->expr)) + ";\n";
+  s += indent + "}\n";
+  return s;
+}
+
+namespace {
 
 /// if/else over segments [lo, hi) by their item offsets.
 std::string dispatch(ArrayRef<SegmentPlan> segs, size_t lo, size_t hi,

@@ -12,7 +12,7 @@
 // softmax over an axis that is not the last views the tensor as
 // [outer, C, inner]: row r reads elements C apart by `inner`.
 //
-// layer_norm rows of 4k <= kMaxWarpRow elements (GPT-2's 768 .. 2048) take
+// layer_norm rows of 4k <= fusion::kMaxWarpNormRow elements (GPT-2's 768 .. 2048) take
 // a faster scheme, near memory speed: one warp per row, eight rows per
 // block, the row loaded once in 4-element vectors (16 bytes of f32) and
 // kept in registers; the mean, then the sum of squared deviations (two
@@ -24,6 +24,7 @@
 #include "compiler/codegen/Emitters.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "passes/FusionUtils.h"
 
 #include <algorithm>
 
@@ -110,22 +111,56 @@ LogicalResult emitSoftmax(OpTy op, const EmitContext &ctx, OpLowering &out,
                                 {KernelArg::operand(0), KernelArg::result(0)}));
 }
 
-/// The longest row the one-warp layer_norm holds in registers: 64 floats
-/// per lane (GPT-2 124M's 768 is 24, the largest GPT-2's 1600 is 52).
-constexpr int64_t kMaxWarpRow = 2048;
+/// The one-warp layer_norm holds rows of at most fusion::kMaxWarpNormRow
+/// floats in registers: 64 per lane (GPT-2 124M's 768 is 24, the largest
+/// GPT-2's 1600 is 52).
 constexpr unsigned kWarpRowBlock = 256; // eight rows per block
 
 std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
 
+/// The plain loads and stores of a one-op layer_norm warp kernel.
+WarpRowIO plainLayerNormIO(LayerNormOp op) {
+  Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
+  WarpRowIO io;
+  io.params = inParam(t, "in");
+  io.args = {KernelArg::operand(0)};
+  io.outParams = outParam(rt, "out");
+  io.outArgs = {KernelArg::result(0)};
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    io.operandArgs.push_back(KernelArg::operand(i));
+  io.rowSetup = "    const " + vec4(t) + " *x_row = reinterpret_cast<const " +
+                vec4(t) + " *>(in + row * kCols);\n";
+  io.load = "        const " + vec4(t) +
+            " v = x_row[c];\n"
+            "#pragma unroll\n"
+            "        for (int e = 0; e < 4; ++e)\n"
+            "          x[i][e] = " +
+            loadAs(t, "v.v[e]") + ";\n";
+  io.storeSetup = "    " + vec4(rt) + " *y_row = reinterpret_cast<" +
+                  vec4(rt) + " *>(out + row * kCols);\n";
+  io.storeBegin = "        " + vec4(rt) + " o;\n";
+  io.storeElement = [rt](const std::string &y) {
+    return "          o.v[e] = " + storeAs(rt, y) + ";\n";
+  };
+  io.storeEnd = "        y_row[c] = o;\n";
+  io.types = {t, rt};
+  return io;
+}
+
+} // namespace
+
 /// layer_norm, one warp per row (file comment). Same formula as the block
 /// kernel: ((x - mean) * rstd) * w + b, rstd = 1 / sqrt(var + eps).
-LogicalResult emitLayerNormWarp(LayerNormOp op, const EmitContext &ctx,
-                                OpLowering &out, Rows r) {
-  Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
+LogicalResult emitLayerNormWarpRows(Operation *o, const EmitContext &ctx,
+                                    OpLowering &out, const WarpRowIO &io) {
+  auto op = cast<LayerNormOp>(o);
+  Rows r = rowsOf(shapeOf(op.getInput()), op.getAxis());
   KernelSource src(op, ctx.name);
   src.scheme("layer_norm: one warp per row, the row in registers (4-element "
              "vectors); mean, then the sum of squared deviations (warp "
              "butterflies), then ((x - mean) * rstd) * w + b");
+  if (!io.scheme.empty())
+    src.scheme(io.scheme);
   src.constant("kRows", r.rows, "rows");
   src.constant("kCols", r.cols, "elements per row");
   src.constant("kBlock", kWarpRowBlock, "threads per block, one warp per row");
@@ -133,16 +168,18 @@ LogicalResult emitLayerNormWarp(LayerNormOp op, const EmitContext &ctx,
   src.floatConstant("kEps", op.getEpsilon().convertToDouble(), "epsilon");
   src.staticAssert("kCols % 4 == 0 && kBlock % 32 == 0",
                    "whole vectors, whole warps");
-  src.helper(warpRowHelpers());
-  std::string params = inParam(t, "in");
-  std::vector<KernelArg> args = {KernelArg::operand(0)};
+  for (Type t : io.types)
+    src.use(t);
+  src.helper(warpRowHelpers() + io.helpers);
+  std::string params = io.params;
+  std::vector<KernelArg> args = io.args;
   std::string y = "(x[i][e] - mean) * rstd", loads;
   unsigned next = 1;
   if (Value w = op.getWeight()) {
     Type wt = elementTypeOf(w);
     src.use(wt);
     params += ", " + inParam(wt, "weight");
-    args.push_back(KernelArg::operand(next++));
+    args.push_back(io.operandArgs[next++]);
     loads += "        const " + vec4(wt) + " w = reinterpret_cast<const " +
              vec4(wt) + " *>(weight)[c];\n";
     y = "(" + y + ") * " + loadAs(wt, "w.v[e]");
@@ -151,13 +188,13 @@ LogicalResult emitLayerNormWarp(LayerNormOp op, const EmitContext &ctx,
     Type bt = elementTypeOf(b);
     src.use(bt);
     params += ", " + inParam(bt, "bias");
-    args.push_back(KernelArg::operand(next++));
+    args.push_back(io.operandArgs[next++]);
     loads += "        const " + vec4(bt) + " b = reinterpret_cast<const " +
              vec4(bt) + " *>(bias)[c];\n";
     y += " + " + loadAs(bt, "b.v[e]");
   }
-  params += ", " + outParam(rt, "out");
-  args.push_back(KernelArg::result(0));
+  params += ", " + io.outParams;
+  args.insert(args.end(), io.outArgs.begin(), io.outArgs.end());
   src.kernel(
       "constexpr int kChunks = kCols / 4, kPerLane = (kChunks + 31) / 32;\n"
       "constexpr int kWarps = kBlock / 32;\n"
@@ -166,24 +203,15 @@ LogicalResult emitLayerNormWarp(LayerNormOp op, const EmitContext &ctx,
       ") {\n"
       "  const int lane = threadIdx.x % 32;\n"
       "  for (index_t row = (index_t)blockIdx.x * kWarps + threadIdx.x / 32;\n"
-      "       row < kRows; row += (index_t)gridDim.x * kWarps) {\n"
-      "    const " +
-      vec4(t) + " *x_row = reinterpret_cast<const " + vec4(t) +
-      " *>(in + row * kCols);\n"
+      "       row < kRows; row += (index_t)gridDim.x * kWarps) {\n" +
+      io.rowSetup +
       "    float x[kPerLane][4];\n"
       "    float sum = 0.0f;\n"
       "#pragma unroll\n"
       "    for (int i = 0; i < kPerLane; ++i) {\n"
       "      const int c = lane + 32 * i;\n"
-      "      if (c < kChunks) {\n"
-      "        const " +
-      vec4(t) +
-      " v = x_row[c];\n"
-      "#pragma unroll\n"
-      "        for (int e = 0; e < 4; ++e)\n"
-      "          x[i][e] = " +
-      loadAs(t, "v.v[e]") +
-      ";\n"
+      "      if (c < kChunks) {\n" +
+      io.load +
       "      } else {\n"
       "#pragma unroll\n"
       "        for (int e = 0; e < 4; ++e)\n"
@@ -202,22 +230,18 @@ LogicalResult emitLayerNormWarp(LayerNormOp op, const EmitContext &ctx,
       "        for (int e = 0; e < 4; ++e)\n"
       "          sq += (x[i][e] - mean) * (x[i][e] - mean);\n"
       "    const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + "
-      "kEps);\n"
-      "    " +
-      vec4(rt) + " *y_row = reinterpret_cast<" + vec4(rt) +
-      " *>(out + row * kCols);\n"
+      "kEps);\n" +
+      io.storeSetup +
       "#pragma unroll\n"
       "    for (int i = 0; i < kPerLane; ++i) {\n"
       "      const int c = lane + 32 * i;\n"
       "      if (c < kChunks) {\n" +
-      loads + "        " + vec4(rt) +
-      " o;\n"
+      loads + io.storeBegin +
       "#pragma unroll\n"
-      "        for (int e = 0; e < 4; ++e)\n"
-      "          o.v[e] = " +
-      storeAs(rt, y) +
-      ";\n"
-      "        y_row[c] = o;\n"
+      "        for (int e = 0; e < 4; ++e) {\n" +
+      io.storeElement(y) +
+      "        }\n" +
+      io.storeEnd +
       "      }\n"
       "    }\n"
       "  }\n}\n");
@@ -233,12 +257,14 @@ LogicalResult emitLayerNormWarp(LayerNormOp op, const EmitContext &ctx,
   return singleKernel(out, std::move(k));
 }
 
+namespace {
+
 LogicalResult emitLayerNorm(LayerNormOp op, const EmitContext &ctx,
                             OpLowering &out) {
   Shape shape = shapeOf(op.getInput());
   Rows r = rowsOf(shape, op.getAxis());
-  if (r.cols % 4 == 0 && r.cols <= kMaxWarpRow)
-    return emitLayerNormWarp(op, ctx, out, r);
+  if (r.cols % 4 == 0 && r.cols <= mlir::llmc::fusion::kMaxWarpNormRow)
+    return emitLayerNormWarpRows(op, ctx, out, plainLayerNormIO(op));
   Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
   unsigned block = rowBlockSize(r.cols);
   KernelSource src(op, ctx.name);

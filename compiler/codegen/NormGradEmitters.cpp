@@ -26,6 +26,7 @@
 #include "compiler/codegen/Emitters.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "passes/FusionUtils.h"
 
 #include <algorithm>
 
@@ -53,9 +54,9 @@ struct NormGradParts {
   bool center; // layer_norm subtracts the mean; rms_norm does not
 };
 
-/// The longest row the one-warp norm gradient holds in registers: x, dy and
-/// two parameter-gradient accumulators, 4 x 32 floats per lane at 1024.
-constexpr int64_t kMaxWarpGradRow = 1024;
+// The longest row the one-warp norm gradient holds in registers is
+// fusion::kMaxWarpNormGradRow: x, dy and two parameter-gradient
+// accumulators, 4 x 32 floats per lane at 1024.
 constexpr unsigned kWarpGradBlock = 256; // eight warps, one row each
 
 struct ParamGrad {
@@ -77,7 +78,7 @@ std::vector<ParamGrad> paramGrads(const NormGradParts &p) {
 
 std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
 
-/// Kernel 1 of a norm gradient over rows of 4k <= kMaxWarpGradRow elements:
+/// Kernel 1 of a norm gradient over rows of 4k <= kMaxWarpNormGradRow elements:
 /// kPartials warps stride over the rows, one row per warp at a time, in
 /// 4-element vectors kept in registers (x, dy, and per column the sums of
 /// dy * xhat and dy over the warp's rows); statistics as the forward's
@@ -86,9 +87,8 @@ std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
 /// sums into its row of `partials`, as each block of the block kernel does.
 EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
                                const NormGradParts &p, Rows r,
-                               const std::string &rowsName, int64_t partials) {
-  Type t = elementTypeOf(p.input), gt = elementTypeOf(p.grad),
-       xt = elementTypeOf(p.dx);
+                               const std::string &rowsName, int64_t partials,
+                               const WarpRowIO &io) {
   std::vector<ParamGrad> grads = paramGrads(p);
   const char *what = p.center ? "layer_norm_grad" : "rms_norm_grad";
   KernelSource src(op, rowsName);
@@ -104,6 +104,8 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
                "in registers and writes them to its row of the f32 scratch "
                "`partials`; " +
                ctx.name + "_params sums the warps in a fixed order");
+  if (!io.scheme.empty())
+    src.scheme(io.scheme);
   src.constant("kRows", r.rows, "rows");
   src.constant("kCols", r.cols, "elements per row");
   src.constant("kBlock", kWarpGradBlock, "threads per block, one warp per row");
@@ -112,22 +114,24 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
   src.floatConstant("kEps", p.epsilon, "epsilon");
   src.staticAssert("kCols % 4 == 0 && kBlock % 32 == 0",
                    "whole vectors, whole warps");
-  src.helper(warpRowHelpers());
+  for (Type ty : io.types)
+    src.use(ty);
+  src.helper(warpRowHelpers() + io.helpers);
 
-  std::string sig = inParam(t, "in") + ", " + inParam(gt, "grad");
-  std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1)};
+  std::string sig = io.params;
+  std::vector<KernelArg> args = io.args;
   std::string g = "dy[u]", wload;
   if (p.weight) {
     Type wt = elementTypeOf(p.weight);
     src.use(wt);
     sig += ", " + inParam(wt, "weight");
-    args.push_back(KernelArg::operand(2));
+    args.push_back(io.operandArgs[2]);
     wload = "        const " + vec4(wt) + " wv = reinterpret_cast<const " +
             vec4(wt) + " *>(weight)[c];\n";
     g = "dy[u] * " + loadAs(wt, "wv.v[e]");
   }
-  sig += ", " + outParam(xt, "dx");
-  args.push_back(KernelArg::result(0));
+  sig += ", " + io.outParams;
+  args.insert(args.end(), io.outArgs.begin(), io.outArgs.end());
   if (!grads.empty()) {
     sig += ", float *__restrict__ partials";
     args.push_back(KernelArg::scratch(0));
@@ -179,28 +183,15 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
       "  if (warp >= kPartials)\n"
       "    return;\n" +
       accDecl +
-      "  for (index_t row = warp; row < kRows; row += kPartials) {\n"
+      "  for (index_t row = warp; row < kRows; row += kPartials) {\n" +
+      io.rowSetup +
       "    float x[kPerLane * 4], dy[kPerLane * 4];\n"
       "    float sum = 0.0f;\n"
       "#pragma unroll\n"
       "    for (int i = 0; i < kPerLane; ++i) {\n"
       "      const int c = lane + 32 * i;\n"
-      "      if (c < kChunks) {\n"
-      "        const " +
-      vec4(t) + " xv = reinterpret_cast<const " + vec4(t) +
-      " *>(in + row * kCols)[c];\n"
-      "        const " +
-      vec4(gt) + " gv = reinterpret_cast<const " + vec4(gt) +
-      " *>(grad + row * kCols)[c];\n"
-      "#pragma unroll\n"
-      "        for (int e = 0; e < 4; ++e) {\n"
-      "          x[4 * i + e] = " +
-      loadAs(t, "xv.v[e]") +
-      ";\n"
-      "          dy[4 * i + e] = " +
-      loadAs(gt, "gv.v[e]") +
-      ";\n"
-      "        }\n"
+      "      if (c < kChunks) {\n" +
+      io.load +
       "      } else {\n"
       "#pragma unroll\n"
       "        for (int e = 0; e < 4; ++e)\n"
@@ -224,22 +215,18 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
       "    }\n" +
       (p.center ? "    const float meanG = warpAllSum(sumG) / (float)kCols;\n"
                 : "    (void)sumG;\n    const float meanG = 0.0f;\n") +
-      "    const float meanGX = warpAllSum(sumGX) / (float)kCols;\n    " +
-      forEach + wload + "        " + vec4(xt) +
-      " o;\n"
+      "    const float meanGX = warpAllSum(sumGX) / (float)kCols;\n" +
+      io.storeSetup + "    " + forEach + wload + io.storeBegin +
       "#pragma unroll\n"
       "        for (int e = 0; e < 4; ++e) {\n"
       "          const int u = 4 * i + e;\n"
       "          const float xhat = (x[u] - mean) * rstd;\n"
       "          const float g = " +
       g +
-      ";\n"
-      "          o.v[e] = " +
-      storeAs(xt, "rstd * (g - meanG - xhat * meanGX)") + ";\n" + accAdd +
-      "        }\n"
-      "        reinterpret_cast<" +
-      vec4(xt) +
-      " *>(dx + row * kCols)[c] = o;\n"
+      ";\n" +
+      io.storeElement("rstd * (g - meanG - xhat * meanGX)") + accAdd +
+      "        }\n" +
+      io.storeEnd +
       "      }\n"
       "    }\n"
       "  }\n" +
@@ -262,7 +249,73 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
 
 LogicalResult appendParamSums(Operation *op, const EmitContext &ctx,
                               OpLowering &out, const NormGradParts &p, Rows r,
-                              int64_t partials);
+                              int64_t partials,
+                              const std::vector<KernelArg> *resultArgs = nullptr);
+
+/// The plain loads and stores of a one-op norm-gradient warp kernel.
+WarpRowIO plainNormGradIO(Operation *op, const NormGradParts &p) {
+  Type t = elementTypeOf(p.input), gt = elementTypeOf(p.grad),
+       xt = elementTypeOf(p.dx);
+  WarpRowIO io;
+  io.params = inParam(t, "in") + ", " + inParam(gt, "grad");
+  io.args = {KernelArg::operand(0), KernelArg::operand(1)};
+  io.outParams = outParam(xt, "dx");
+  io.outArgs = {KernelArg::result(0)};
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    io.operandArgs.push_back(KernelArg::operand(i));
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    io.resultArgs.push_back(KernelArg::result(i));
+  io.load = "        const " + vec4(t) + " xv = reinterpret_cast<const " +
+            vec4(t) +
+            " *>(in + row * kCols)[c];\n"
+            "        const " +
+            vec4(gt) + " gv = reinterpret_cast<const " + vec4(gt) +
+            " *>(grad + row * kCols)[c];\n"
+            "#pragma unroll\n"
+            "        for (int e = 0; e < 4; ++e) {\n"
+            "          x[4 * i + e] = " +
+            loadAs(t, "xv.v[e]") +
+            ";\n"
+            "          dy[4 * i + e] = " +
+            loadAs(gt, "gv.v[e]") +
+            ";\n"
+            "        }\n";
+  io.storeBegin = "        " + vec4(xt) + " o;\n";
+  io.storeElement = [xt](const std::string &y) {
+    return "          o.v[e] = " + storeAs(xt, y) + ";\n";
+  };
+  io.storeEnd = "        reinterpret_cast<" + vec4(xt) +
+                " *>(dx + row * kCols)[c] = o;\n";
+  io.types = {t, gt, xt};
+  return io;
+}
+
+NormGradParts normGradParts(Operation *op) {
+  if (auto g = dyn_cast<LayerNormGradOp>(op))
+    return {g.getInput(),   g.getGrad(),  g.getWeight(),
+            g.getDx(),      g.getDweight(), g.getDbias(),
+            g.getAxis(),    g.getEpsilon().convertToDouble(),
+            /*center=*/true};
+  auto g = cast<RmsNormGradOp>(op);
+  return {g.getInput(),   g.getGrad(),  g.getWeight(),
+          g.getDx(),      g.getDweight(), Value(),
+          g.getAxis(),    g.getEpsilon().convertToDouble(),
+          /*center=*/false};
+}
+
+/// The warp kernel and its parameter sums (kernel 2), with `io`.
+LogicalResult warpNormGrad(Operation *op, const EmitContext &ctx,
+                           OpLowering &out, const NormGradParts &p,
+                           const WarpRowIO &io) {
+  Rows r = rowsOf(shapeOf(p.input), p.axis);
+  int64_t partials = std::max<int64_t>(1, std::min(r.rows, kMaxPartials));
+  unsigned params = (p.dweight ? 1 : 0) + (p.dbias ? 1 : 0);
+  std::string rowsName = params ? ctx.name + "_rows" : ctx.name;
+  out.kind = OpLowering::Kind::Kernels;
+  out.kernels.push_back(
+      warpNormGradRows(op, ctx, p, r, rowsName, partials, io));
+  return appendParamSums(op, ctx, out, p, r, partials, &io.resultArgs);
+}
 
 LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
                            OpLowering &out, const NormGradParts &p) {
@@ -280,11 +333,8 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
   unsigned params = (p.dweight ? 1 : 0) + (p.dbias ? 1 : 0);
   const char *what = p.center ? "layer_norm_grad" : "rms_norm_grad";
   std::string rowsName = params ? ctx.name + "_rows" : ctx.name;
-  if (r.cols % 4 == 0 && r.cols <= kMaxWarpGradRow) {
-    out.kind = OpLowering::Kind::Kernels;
-    out.kernels.push_back(warpNormGradRows(op, ctx, p, r, rowsName, partials));
-    return appendParamSums(op, ctx, out, p, r, partials);
-  }
+  if (r.cols % 4 == 0 && r.cols <= mlir::llmc::fusion::kMaxWarpNormGradRow)
+    return warpNormGrad(op, ctx, out, p, plainNormGradIO(op, p));
 
   KernelSource src(op, rowsName);
   src.scheme(std::string(what) + ": " + std::to_string(partials) +
@@ -425,7 +475,8 @@ LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
 /// blocks or warps, summed per column in a fixed order.
 LogicalResult appendParamSums(Operation *op, const EmitContext &ctx,
                               OpLowering &out, const NormGradParts &p, Rows r,
-                              int64_t partials) {
+                              int64_t partials,
+                              const std::vector<KernelArg> *resultArgs) {
   std::vector<ParamGrad> grads = paramGrads(p);
   auto params = static_cast<unsigned>(grads.size());
   if (!params)
@@ -451,7 +502,8 @@ LogicalResult appendParamSums(Operation *op, const EmitContext &ctx,
     const ParamGrad &pg = grads[slot];
     Type vt = elementTypeOf(pg.value);
     ssig += ", " + outParam(vt, pg.name);
-    sargs.push_back(KernelArg::result(pg.result));
+    sargs.push_back(resultArgs ? (*resultArgs)[pg.result]
+                               : KernelArg::result(pg.result));
     writes += "  {\n"
               "    float s = 0.0f;\n"
               "    if (c < kCols)\n"
@@ -551,24 +603,19 @@ LogicalResult emitSoftmaxGrad(OpTy op, const EmitContext &ctx, OpLowering &out,
 
 } // namespace
 
+LogicalResult emitNormGradWarpRows(Operation *op, const EmitContext &ctx,
+                                   OpLowering &out, const WarpRowIO &io) {
+  return warpNormGrad(op, ctx, out, normGradParts(op), io);
+}
+
 void registerNormGradEmitters(EmitterTable &t) {
   addEmitter<LayerNormGradOp>(
       t, [](LayerNormGradOp op, const EmitContext &ctx, OpLowering &out) {
-        NormGradParts p{op.getInput(),   op.getGrad(),
-                        op.getWeight(),  op.getDx(),
-                        op.getDweight(), op.getDbias(),
-                        op.getAxis(),    op.getEpsilon().convertToDouble(),
-                        /*center=*/true};
-        return emitNormGrad(op, ctx, out, p);
+        return emitNormGrad(op, ctx, out, normGradParts(op));
       });
   addEmitter<RmsNormGradOp>(
       t, [](RmsNormGradOp op, const EmitContext &ctx, OpLowering &out) {
-        NormGradParts p{op.getInput(),   op.getGrad(),
-                        op.getWeight(),  op.getDx(),
-                        op.getDweight(), Value(),
-                        op.getAxis(),    op.getEpsilon().convertToDouble(),
-                        /*center=*/false};
-        return emitNormGrad(op, ctx, out, p);
+        return emitNormGrad(op, ctx, out, normGradParts(op));
       });
   addEmitter<SoftmaxGradOp>(
       t, [](SoftmaxGradOp op, const EmitContext &ctx, OpLowering &out) {

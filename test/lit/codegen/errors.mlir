@@ -102,7 +102,7 @@ func.func @forward(%x: tensor<10000000x64xf32>) -> tensor<64xf32> {
 
 // A hand-written group that no emitter takes: an elementwise op after a
 // reduction is no shape that a fusion pass forms (docs/fusion.md).
-// CHECK: error: codegen: a kernel group of 2 ops ('llmc.reduce_sum' first) is not one op, a matmul with its bias add, elementwise ops or a reduction with casts; no emitter takes it
+// CHECK: error: codegen: a kernel group of 2 ops ('llmc.reduce_sum' first) is not one op, a matmul with its bias add, elementwise ops, a reduction with casts or a norm with an elementwise prologue/epilogue; no emitter takes it
 func.func @forward(%x: tensor<4x8xf32>) -> tensor<8xf32> {
   %0 = llmc.kernel -> (tensor<8xf32>) {
     %1 = llmc.reduce_sum %x axes [0] : (tensor<4x8xf32>) -> tensor<8xf32>
@@ -117,7 +117,7 @@ func.func @forward(%x: tensor<4x8xf32>) -> tensor<8xf32> {
 // Elementwise ops of one chain with two result shapes (the vertical rule
 // never fuses a broadcast read): no single iteration space, so the backend
 // names the group rather than recompute the [4, 1] value per element.
-// CHECK: error: codegen: a kernel group of 2 ops ('llmc.neg' first) is not one op, a matmul with its bias add, elementwise ops or a reduction with casts; no emitter takes it
+// CHECK: error: codegen: a kernel group of 2 ops ('llmc.neg' first) is not one op, a matmul with its bias add, elementwise ops, a reduction with casts or a norm with an elementwise prologue/epilogue; no emitter takes it
 func.func @forward(%x: tensor<4x1xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = llmc.kernel -> (tensor<4x8xf32>) {
     %1 = llmc.neg %x : tensor<4x1xf32>

@@ -30,6 +30,6 @@
 // CHECK-NEXT: launch multi_adamw_update_[[U]] grid [31, 1, 1] block [256, 1, 1] smem 0 args (arg0:wte, multi_adamw_update_[[U]].offsets, arg18:lr, add_[[STEP]].out0, add_[[CLIP]].out0)
 // CHECK-NOT:  launch
 
-// MULTI: {{^}}43{{$}}
-// PER: {{^}}59{{$}}
+// MULTI: {{^}}39{{$}}
+// PER: {{^}}55{{$}}
 // PER-ADAMW: {{^}}16{{$}}

@@ -3,26 +3,27 @@
 // RUN: FileCheck %s --check-prefix=TABLE < %t/launch-table.txt
 // RUN: FileCheck %s --check-prefix=ATTN < %t/attention_9.cu
 
-// The whole GPT-2 fixture: 12 kernels and 5 cuBLASLt calls, every kernel
+// The whole GPT-2 fixture: 10 kernels and 5 cuBLASLt calls, every kernel
 // compiled by NVRTC for sm_90 (no GPU needed), one .cu per kernel. The four
 // bias adds ride in their matmuls' bias epilogues (20 kernels before); the
-// residual adds and the logits matmul (no bias) stay as they were; attention
+// residual adds ride in the loads of the layer norms that read them (norm
+// prologues: 12 kernels before) and the logits matmul (no bias) stays; attention
 // reads q, k, v as [B, T, H, D] straight from the split (seq_major), so the
 // four transposes around it are gone (16 kernels before).
 
-// CHECK: # forward: {{[0-9]+}} buffers, {{[0-9]+}} bytes unplanned; 17 steps
+// CHECK: # forward: {{[0-9]+}} buffers, {{[0-9]+}} bytes unplanned; 15 steps
 // CHECK: step 0 launch gather_0
 // CHECK: step 3 matmul matmul_3 m 32 n 192 k 64 batch 1 {{.*}} -> matmul_3.out0) bias arg5:h.0.attn.c_attn.bias
 // CHECK-NEXT: step 4 launch split_5
 // CHECK-NEXT: step 5 launch attention_9 {{.*}} args (split_5.out0, split_5.out1, split_5.out2, attention_9.out0, attention_9.lse)
 // CHECK-NEXT: step 6 matmul matmul_11 {{.*}} (attention_9.out0, arg6:h.0.attn.c_proj.weight -> matmul_11.out0) bias arg7:h.0.attn.c_proj.bias
-// CHECK-NEXT: step 7 launch add_13 {{.*}} args (add_1.out0, matmul_11.out0, add_13.out0)
-// CHECK: step 9 matmul matmul_15 {{.*}} bias arg11:h.0.mlp.c_fc.bias
-// CHECK-NEXT: step 10 launch gelu_17 {{.*}} args (matmul_15.out0, gelu_17.out0)
-// CHECK: step 11 matmul matmul_18 {{.*}} bias arg13:h.0.mlp.c_proj.bias
-// CHECK: step 14 matmul matmul_22 {{.*}} (layer_norm_21.out0, arg0:wte -> matmul_22.out0){{$}}
-// CHECK: step 16 launch cross_entropy_23_reduce
-// CHECK: compiled 12 kernels for sm_90 with NVRTC
+// CHECK-NEXT: step 7 launch layer_norm_14 {{.*}} args (add_1.out0, matmul_11.out0, arg8:h.0.ln_2.weight, arg9:h.0.ln_2.bias, layer_norm_14.out0, layer_norm_14.out1)
+// CHECK: step 8 matmul matmul_15 {{.*}} bias arg11:h.0.mlp.c_fc.bias
+// CHECK-NEXT: step 9 launch gelu_17 {{.*}} args (matmul_15.out0, gelu_17.out0)
+// CHECK: step 10 matmul matmul_18 {{.*}} bias arg13:h.0.mlp.c_proj.bias
+// CHECK: step 12 matmul matmul_22 {{.*}} (layer_norm_21.out0, arg0:wte -> matmul_22.out0){{$}}
+// CHECK: step 14 launch cross_entropy_23_reduce
+// CHECK: compiled 10 kernels for sm_90 with NVRTC
 
 // FILES: add_1.cu
 // FILES: attention_9.cu

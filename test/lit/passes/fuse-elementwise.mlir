@@ -1,4 +1,6 @@
-// RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues --llmc-fuse-elementwise --split-input-file | FileCheck %s
+// The norm prologues and epilogues are off here: fuse-norm-rows.mlir tests
+// them on top of these rewrites.
+// RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues --llmc-fuse-elementwise="norm-prologue=false norm-epilogue=false" --split-input-file | FileCheck %s
 // RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-elementwise="vertical=false reductions=false horizontal=false" --split-input-file | FileCheck %s --check-prefix=OFF
 
 // A chain cast -> add -> gelu is one group that yields only the gelu: the
@@ -227,4 +229,42 @@ func.func @next_value(%p: tensor<8xf32>, %g: tensor<8xf32>, %lr: tensor<f32>) ->
   %1 = llmc.mul %g, %lr : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
   %2 = llmc.sub %p, %1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %0, %2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// The widened cotangent reaches the norm gradient through a reshape (the
+// ONNX view after a dgrad matmul): the cast moves behind the reshape and
+// rides in the gradient's load; the reshape then reads the bf16 value.
+// CHECK-LABEL: func.func @widen_through_reshape
+// CHECK:       %[[R:.+]] = llmc.reshape %arg1 : tensor<8x8xbf16> -> tensor<2x4x8xbf16>
+// CHECK-NEXT:  llmc.kernel -> (tensor<2x4x8xf32>, tensor<8xf32>) {
+// CHECK-NEXT:    %[[C:.+]] = llmc.cast %[[R]] : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+// CHECK-NEXT:    llmc.layer_norm_grad %arg0, %[[C]]
+// CHECK-NOT:   llmc.cast
+// OFF-LABEL:   func.func @widen_through_reshape
+// OFF:         llmc.cast %arg1 : tensor<8x8xbf16> -> tensor<8x8xf32>
+func.func @widen_through_reshape(%x: tensor<2x4x8xf32>, %dy: tensor<8x8xbf16>, %w: tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>) {
+  %0 = llmc.cast %dy : tensor<8x8xbf16> -> tensor<8x8xf32>
+  %1 = llmc.reshape %0 : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %2:2 = llmc.layer_norm_grad %x, %1 weight %w : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>)
+  return %2#0, %2#1 : tensor<2x4x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Negative: the reshaped widened value is also read by a reduce_sum (it
+// loads no other type): the cast stays a group of its own, before the
+// reshape.
+// CHECK-LABEL: func.func @widen_through_shared_reshape
+// CHECK:       llmc.kernel -> (tensor<8x8xf32>) {
+// CHECK-NEXT:    llmc.cast %arg1 : tensor<8x8xbf16> -> tensor<8x8xf32>
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.reshape %{{.+}} : tensor<8x8xf32> -> tensor<2x4x8xf32>
+func.func @widen_through_shared_reshape(%x: tensor<2x4x8xf32>, %dy: tensor<8x8xbf16>, %w: tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %0 = llmc.cast %dy : tensor<8x8xbf16> -> tensor<8x8xf32>
+  %1 = llmc.reshape %0 : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %2:2 = llmc.layer_norm_grad %x, %1 weight %w : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>)
+  %3 = llmc.reduce_sum %1 axes [0, 1] : (tensor<2x4x8xf32>) -> tensor<8xf32>
+  return %2#0, %2#1, %3 : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
 }

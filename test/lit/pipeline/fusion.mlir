@@ -8,25 +8,29 @@
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=gelu-epilogue,bias-grad-epilogue | FileCheck %s --check-prefix=TINY-NOGELU
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --explain --explain-json %t.json | FileCheck %s --check-prefix=HF
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --no-fuse elementwise,reductions,horizontal,classifier | FileCheck %s --check-prefix=HF-EPI
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=norm-prologue,norm-epilogue --explain | FileCheck %s --check-prefix=HF-NONORM
 // RUN: %python -c "import json,sys; d=json.load(open(sys.argv[1])); g=d['groups']; print(len(g), sum(len(x['members'])>1 for x in g), g[0]['kind'], g[0]['members'][0]['names'][0], d['fusion']['elementwise'])" %t.json | FileCheck %s --check-prefix=JSON
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse=bogus 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse 2>&1 | FileCheck %s --check-prefix=EMPTY
 
-// gpt2-tiny in bf16, launches per step: 60 with the default fusion; 91
-// with only the cuBLASLt epilogues and strided attention; 99 with no fusion
+// gpt2-tiny in bf16, launches per step: 55 with the default fusion (60
+// without the norm prologues and epilogues); 79 with only the cuBLASLt
+// epilogues, strided attention and the norm rewrites; 99 with no fusion
 // at all (a bf16 linear layer's bias add still rides with its matmul, being
 // part of its one rounding). The GELU epilogues are off by default
 // (compiler/Pipeline.h: slower backward, and off autocast's rounding), so
 // turning them and the bias-gradient epilogue off changes nothing here
 // (gpt2-tiny's weights are [in, out]: its bias gradients are the weight
 // gradient's rhs, which BGRADB does not cover).
-// TINY:      launches        60 per step
-// TINY-EPI:  launches        91 per step
+// TINY:      launches        55 per step
+// TINY-EPI:  launches        79 per step
 // TINY-OFF:  launches        99 per step
-// TINY-NOGELU: launches      60 per step
+// TINY-NOGELU: launches      55 per step
 
-// The HF GPT-2 export (2 layers): 158 -> 107 (174 -> 124 without the 16
-// transposes around attention and the fused classifier). Each group with its members
+// The HF GPT-2 export (2 layers): 158 -> 94 (174 -> 124 without the 16
+// transposes around attention and the fused classifier; 103 without the
+// norm prologues and epilogues; 107 before the widening casts behind a
+// reshape rode in the norm gradients). Each group with its members
 // and their ONNX node names; the weight casts are one horizontal group.
 // HF:      fusion of @train_step: {{[0-9]+}} groups
 // HF-NEXT: group 0 (elementwise, 17 ops)
@@ -34,18 +38,23 @@
 // HF:      group {{[0-9]+}} (reduction+casts, 2 ops)
 // HF-NEXT:     llmc.layer_norm "node_layer_norm" at
 // HF-NEXT:     llmc.cast "node_view_1" at
-// HF:      group {{[0-9]+}} (elementwise, 2 ops)
+// HF:      group {{[0-9]+}} (reduction+elementwise, 4 ops)
 // HF-NEXT:     llmc.cast "node_view_8" at
 // HF-NEXT:     llmc.add "node_add_4" at
+// HF-NEXT:     llmc.layer_norm "node_layer_norm_1" at
+// HF-NEXT:     llmc.cast "node_view_9" at
+// HF-NEXT:     not fused with group {{[0-9]+}}: the elementwise group broadcasts a value (the row kernel loads every operand at the row's offsets)
 // HF:      not fused with group {{[0-9]+}}: 'llmc.matmul' is a cuBLASLt call: it reads its operands from memory as they are (no prologue)
 // HF:      group {{[0-9]+}} (classifier, 4 ops)
 // HF-NEXT:     llmc.cast "node_view_26"
 // HF-NEXT:     llmc.cross_entropy "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cross_entropy_grad "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cast
-// HF:      launches        107 per step
-// HF-EPI:  launches        158 per step
+// HF:      launches        94 per step
+// HF-EPI:  launches        144 per step
+// HF-NONORM: norm prologues are off (--no-fuse=norm-prologue)
+// HF-NONORM: launches        103 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
-// BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, epilogues, gelu-epilogue, bias-grad-epilogue, strided, classifier or all)
+// BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, epilogues, gelu-epilogue, bias-grad-epilogue, strided, classifier or all)
 // EMPTY: llmc compile: error: --no-fuse needs a value

@@ -1,0 +1,262 @@
+//===- RowFusedEmitters.cpp - A norm with its elementwise prologue/epilogue ===//
+//
+// A RowFused group (passes/FusionUtils.h; llmc-fuse-elementwise's norm
+// prologues and epilogues) is its norm's warp row kernel (NormEmitters.cpp,
+// NormGradEmitters.cpp) with other loads and stores (WarpRowIO):
+//
+//   load   per chunk of 4 elements, the prologue's inputs are loaded as
+//          vectors, its ops computed element by element, the values others
+//          read stored as vectors, and the norm's row operands taken from
+//          the results (layer_norm(add(res, cast(mm))): the new residual is
+//          written once, the row stays in registers);
+//   store  the norm's row result, rounded to its own type, feeds the
+//          epilogue's ops (cast(add(dres, dx))); only what others read is
+//          stored.
+//
+// Every value keeps its storage type between ops, as in the fused
+// elementwise kernels (FusedEmitters.cpp), so each is rounded where the
+// one-op kernels store it and the kernel is bitwise the unfused ones
+// (test/gpu/codegen/RowFusionGpuTest.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/Emitters.h"
+
+#include "dialects/llmc/LlmcOps.h"
+#include "passes/FusionUtils.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace mlir;
+using namespace mlir::llmc;
+
+namespace llmc::codegen {
+
+namespace {
+
+std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
+
+/// Where the warp kernels keep row operand `i` of `norm` (element e of
+/// chunk i).
+std::string rowDestination(Operation *norm, unsigned i) {
+  if (isa<LayerNormOp>(norm))
+    return "x[i][e]";
+  return i == 0 ? "x[4 * i + e]" : "dy[4 * i + e]";
+}
+
+} // namespace
+
+LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
+                           ArrayRef<Value> extraResults,
+                           const EmitContext &ctx, OpLowering &out) {
+  std::optional<fusion::RowFusedParts> parts = fusion::rowFusedParts(group);
+  if (!parts)
+    return group.emitError("codegen: not a norm with an elementwise "
+                           "prologue or epilogue");
+  Operation *norm = parts->norm;
+  Operation *yield = group.getYield();
+  unsigned numResults = group.getNumResults();
+  llvm::DenseMap<Value, unsigned> inputIndex;
+  for (auto [k, v] : llvm::enumerate(inputs))
+    inputIndex[v] = k;
+  llvm::DenseMap<Operation *, unsigned> opIndex;
+  for (Operation &op : group.getGroupOps())
+    opIndex[&op] = opIndex.size();
+  llvm::SmallPtrSet<Operation *, 8> pro(parts->prologue.begin(),
+                                        parts->prologue.end());
+
+  WarpRowIO io;
+  // The norm's own parameters (weight, bias) are read where they are; its
+  // row operands never go through operandArgs.
+  for (Value v : norm->getOperands())
+    io.operandArgs.push_back(
+        KernelArg::operand(inputIndex.count(v) ? inputIndex.lookup(v) : 0));
+  // Each result of the norm by the group result that yields it, else a
+  // buffer of its own (extraResults).
+  auto resultArgOf = [&](Value v) -> std::optional<KernelArg> {
+    for (auto [j, y] : llvm::enumerate(yield->getOperands()))
+      if (y == v)
+        return KernelArg::result(j);
+    for (auto [j, x] : llvm::enumerate(extraResults))
+      if (x == v)
+        return KernelArg::result(numResults + j);
+    return std::nullopt;
+  };
+  for (Value r : norm->getResults())
+    io.resultArgs.push_back(resultArgOf(r).value_or(KernelArg::result(0)));
+
+  // Row tensors read: by the prologue, the norm's row operands directly,
+  // the epilogue. One parameter each.
+  llvm::SmallVector<unsigned> proInputs, epiInputs;
+  auto note = [&](Value v, llvm::SmallVector<unsigned> &list) {
+    if (!inputIndex.count(v))
+      return;
+    unsigned k = inputIndex.lookup(v);
+    if (!llvm::is_contained(list, k))
+      list.push_back(k);
+  };
+  for (Operation *op : parts->prologue)
+    for (Value v : op->getOperands())
+      note(v, proInputs);
+  for (auto [i, v] : llvm::enumerate(norm->getOperands()))
+    if (fusion::isRowOperand(norm, i))
+      note(v, proInputs);
+  for (Operation *op : parts->epilogue)
+    for (Value v : op->getOperands())
+      note(v, epiInputs);
+  llvm::SmallVector<unsigned> rowInputs(proInputs);
+  for (unsigned k : epiInputs)
+    if (!llvm::is_contained(rowInputs, k))
+      rowInputs.push_back(k);
+  llvm::sort(rowInputs);
+  for (unsigned k : rowInputs) {
+    Type t = elementTypeOf(inputs[k]);
+    io.types.push_back(t);
+    io.params += (io.params.empty() ? "" : ", ") +
+                 inParam(t, "in" + std::to_string(k));
+    io.args.push_back(KernelArg::operand(k));
+  }
+
+  // Row tensors written: prologue values others read (stored in the
+  // loads), the norm's row result and epilogue values (in the stores).
+  struct RowOut {
+    Value inner;
+    KernelArg arg;
+    std::string name;
+    bool inLoad;
+  };
+  std::vector<RowOut> outs;
+  auto addOut = [&](Value inner, KernelArg arg, unsigned slot) {
+    Operation *def = inner.getDefiningOp();
+    bool inLoad = def && pro.count(def);
+    if (def == norm && cast<OpResult>(inner).getResultNumber() != 0)
+      return; // a parameter gradient: the second kernel writes it
+    outs.push_back({inner, arg, "out" + std::to_string(slot), inLoad});
+  };
+  for (auto [j, y] : llvm::enumerate(yield->getOperands()))
+    addOut(y, KernelArg::result(j), j);
+  for (auto [j, x] : llvm::enumerate(extraResults))
+    addOut(x, KernelArg::result(numResults + j), numResults + j);
+  for (const RowOut &o : outs) {
+    Type t = elementTypeOf(o.inner);
+    io.types.push_back(t);
+    io.outParams += (io.outParams.empty() ? "" : ", ") + outParam(t, o.name);
+    io.outArgs.push_back(o.arg);
+  }
+  for (Operation *op : llvm::concat<Operation *>(parts->prologue,
+                                                 parts->epilogue)) {
+    std::string h = scalarExpr(op)->helpers;
+    if (!h.empty() && io.helpers.find(h) == std::string::npos)
+      io.helpers += h + "\n";
+  }
+
+  // Loads: the prologue per element, then the norm's row operands.
+  llvm::DenseMap<Value, std::string> element;
+  std::string ind = "        ", in = ind + "  ";
+  for (unsigned k : proInputs) {
+    Type t = elementTypeOf(inputs[k]);
+    std::string name = "p" + std::to_string(k);
+    io.load += ind + "const " + vec4(t) + " " + name +
+               " = reinterpret_cast<const " + vec4(t) + " *>(in" +
+               std::to_string(k) + " + row * kCols)[c];\n";
+    element[inputs[k]] = name + ".v[e]";
+  }
+  for (const RowOut &o : outs)
+    if (o.inLoad)
+      io.load += ind + vec4(elementTypeOf(o.inner)) + " " + o.name + "v;\n";
+  io.load += ind + "#pragma unroll\n" + ind + "for (int e = 0; e < 4; ++e) {\n";
+  for (Operation *op : parts->prologue) {
+    std::string var = "s" + std::to_string(opIndex.lookup(op));
+    io.load += elementwiseOpCode(op, element, var, in);
+    element[op->getResult(0)] = var;
+  }
+  for (const RowOut &o : outs)
+    if (o.inLoad)
+      io.load += in + o.name + "v.v[e] = " + element.lookup(o.inner) + ";\n";
+  // A computed row operand passes through an empty asm first: the one-op
+  // norm loaded it from memory, so no multiply of the prologue may fuse
+  // with the norm's first additions into an FMA (NVRTC contracts by
+  // default) and skip the rounding the store made.
+  for (auto [i, v] : llvm::enumerate(norm->getOperands()))
+    if (fusion::isRowOperand(norm, i)) {
+      std::string value = loadAs(elementTypeOf(v), element.lookup(v));
+      if (Operation *def = v.getDefiningOp(); def && pro.count(def))
+        io.load += in + "{\n" + in + "  float v = " + value + ";\n" + in +
+                   "  asm(\"\" : \"+f\"(v));\n" + in + "  " +
+                   rowDestination(norm, i) + " = v;\n" + in + "}\n";
+      else
+        io.load += in + rowDestination(norm, i) + " = " + value + ";\n";
+    }
+  io.load += ind + "}\n";
+  for (const RowOut &o : outs)
+    if (o.inLoad)
+      io.load += ind + "reinterpret_cast<" + vec4(elementTypeOf(o.inner)) +
+                 " *>(" + o.name + " + row * kCols)[c] = " + o.name + "v;\n";
+
+  // Stores: the norm's row result in its own type, then the epilogue.
+  Value rowResult = norm->getResult(0);
+  for (unsigned k : epiInputs) {
+    Type t = elementTypeOf(inputs[k]);
+    std::string name = "q" + std::to_string(k);
+    io.storeBegin += ind + "const " + vec4(t) + " " + name +
+                     " = reinterpret_cast<const " + vec4(t) + " *>(in" +
+                     std::to_string(k) + " + row * kCols)[c];\n";
+  }
+  for (const RowOut &o : outs)
+    if (!o.inLoad)
+      io.storeBegin +=
+          ind + vec4(elementTypeOf(o.inner)) + " " + o.name + "v;\n";
+  std::vector<std::pair<Value, std::string>> epiInputNames;
+  for (unsigned k : epiInputs)
+    epiInputNames.push_back({inputs[k], "q" + std::to_string(k) + ".v[e]"});
+  io.storeElement = [=, &opIndex](const std::string &y) {
+    llvm::DenseMap<Value, std::string> el;
+    for (const auto &[v, name] : epiInputNames)
+      el[v] = name;
+    // The one-op kernel stored the row result: an f32 one passes through
+    // an empty asm so that its multiply does not fuse with the epilogue's
+    // add into an FMA (one rounding fewer than the unfused kernels).
+    Type rt = elementTypeOf(rowResult);
+    std::string s = "          " + storageType(rt) + " nr = " +
+                    storeAs(rt, y) + ";\n";
+    if (rt.isF32())
+      s += "          asm(\"\" : \"+f\"(nr));\n";
+    el[rowResult] = "nr";
+    for (Operation *op : parts->epilogue) {
+      std::string var = "s" + std::to_string(opIndex.lookup(op));
+      s += elementwiseOpCode(op, el, var, "          ");
+      el[op->getResult(0)] = var;
+    }
+    for (const RowOut &o : outs)
+      if (!o.inLoad)
+        s += "          " + o.name + "v.v[e] = " + el.lookup(o.inner) + ";\n";
+    return s;
+  };
+  for (const RowOut &o : outs)
+    if (!o.inLoad)
+      io.storeEnd += ind + "reinterpret_cast<" + vec4(elementTypeOf(o.inner)) +
+                     " *>(" + o.name + " + row * kCols)[c] = " + o.name +
+                     "v;\n";
+
+  std::string members;
+  for (Operation *op : parts->prologue)
+    members += " " + op->getName().getStringRef().str();
+  io.scheme = "fused (llmc-fuse-elementwise, norm prologue/epilogue): "
+              "prologue [" + members + " ] computed in the loads, epilogue [";
+  for (Operation *op : parts->epilogue)
+    io.scheme += " " + op->getName().getStringRef().str();
+  io.scheme += " ] in the stores; " + std::to_string(outs.size()) +
+               " row tensor(s) written";
+  LogicalResult result = isa<LayerNormOp>(norm)
+                             ? emitLayerNormWarpRows(norm, ctx, out, io)
+                             : emitNormGradWarpRows(norm, ctx, out, io);
+  if (failed(result))
+    return failure();
+  std::string origin = KernelSource::origin(group);
+  for (EmittedKernel &k : out.kernels)
+    k.origin = origin;
+  return success();
+}
+
+} // namespace llmc::codegen
