@@ -48,8 +48,8 @@ constexpr Tolerances kBf16Tol{5e-6, 3e-3, 1.5e-4};
 // TF32 or fp16 reference here, so these measure how far the lowered step
 // strays from exact arithmetic; docs/precision.md has the measurements
 // they were chosen from.
-constexpr Tolerances kTf32Tol{1e-3, 1e-2, 1e-3};
-constexpr Tolerances kFp16Tol{1e-3, 1e-2, 1e-3};
+constexpr Tolerances kTf32Tol{1e-5, 1e-3, 1e-4};
+constexpr Tolerances kFp16Tol{1e-5, 1e-3, 1e-4};
 
 struct Row {
   std::string check;

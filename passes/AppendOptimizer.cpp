@@ -252,12 +252,14 @@ struct AppendOptimizerPass
     }
     // A result replacing argument `arg`: llmc.next names it; state results
     // also repeat the argument's llmc.state / llmc.state_of. Under loss
-    // scaling an overflowing step keeps the old value (the skipped update),
-    // except for the scaler's own state.
+    // scaling an overflowing step keeps the old value (the skipped update):
+    // the selects are made after every update (below), so that
+    // llmc-batch-adamw can merge the updates into one op before them.
+    SmallVector<std::pair<size_t, BlockArgument>> kept;
     auto next = [&](Value v, BlockArgument arg) {
       if (scaler.finite && arg != scaler.scale && arg != scaler.tracker &&
           arg != scaler.skipped)
-        v = ob.create<WhereOp>(loc, scaler.finite, v, arg);
+        kept.push_back({results.size(), arg});
       results.push_back(v);
       unsigned i = arg.getArgNumber();
       SmallVector<NamedAttribute> a = {
@@ -364,6 +366,9 @@ struct AppendOptimizerPass
       for (DropoutMaskOp m : masks)
         m.getStepMutable().assign(stepArg);
     }
+    for (auto [index, arg] : kept)
+      results[index] =
+          ob.create<WhereOp>(loc, scaler.finite, results[index], arg);
     if (scaler.scale) {
       scaler.tracker = stateArg("amp.growth_tracker", BlockArgument());
       scaler.skipped = stateArg("amp.skipped", BlockArgument());

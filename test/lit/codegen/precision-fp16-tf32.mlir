@@ -2,6 +2,7 @@
 // generator; every kernel compiles with NVRTC (no GPU needed).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: llmc-opt %models/gpt2-tiny.mlir --llmc-pipeline=precision=fp16 -o %t/fp16.mlir
+// RUN: FileCheck %s --check-prefix=FP16-IR < %t/fp16.mlir
 // RUN: llmc codegen %t/fp16.mlir --dump-cuda %t/fp16-cuda --compile --arch sm_90 | FileCheck %s --check-prefix=FP16
 // RUN: cat %t/fp16-cuda/*.cu | FileCheck %s --check-prefix=FP16-CUDA
 // RUN: llmc-opt %models/gpt2-tiny.mlir --llmc-pipeline=precision=tf32 -o %t/tf32.mlir
@@ -14,10 +15,12 @@
 // fp16: the state of the scaler is in the plan (checkpointed with the
 // moments), the linear layers are f16 cuBLASLt calls, and the kernels read
 // and write __half.
-// FP16-DAG: buffer arg{{[0-9]+}} state f32[] {{.*}}amp.scale
-// FP16-DAG: buffer arg{{[0-9]+}} state i64[] {{.*}}amp.growth_tracker
-// FP16-DAG: buffer arg{{[0-9]+}} state i64[] {{.*}}amp.skipped
-// FP16: matmul
+// FP16-IR-DAG: tensor<f32> {llmc.init = dense<6.553600e+04> : tensor<f32>, llmc.state = "amp.scale"}
+// FP16-IR-DAG: tensor<i64> {llmc.init_rule = "zeros", llmc.state = "amp.growth_tracker"}
+// FP16-IR-DAG: tensor<i64> {llmc.init_rule = "zeros", llmc.state = "amp.skipped"}
+// FP16-IR-DAG: llmc.global_norm
+// FP16: buffer matmul_{{[0-9]+}}.out0 scratch f16[2, 16, 192]
+// FP16: step {{[0-9]+}} matmul
 // FP16-NOT: tf32
 // FP16: compiled {{[0-9]+}} kernels
 // FP16-CUDA: __half

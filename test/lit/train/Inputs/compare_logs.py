@@ -1,6 +1,7 @@
 """Fails unless every step of the second --log-json log has the first log's
 loss and gradient norm, bit for bit (both printed with 17 digits), and the
-second log holds at least --min-steps steps."""
+same loss scale and scaler-skipped count where fp16's loss scaler logs them,
+and the second log holds at least --min-steps steps."""
 import json
 import sys
 
@@ -10,7 +11,8 @@ def steps(path):
     for line in open(path):
         j = json.loads(line)
         if "loss" in j:
-            out[j["step"]] = (j["loss"], j["grad_norm"])
+            out[j["step"]] = (j["loss"], j["grad_norm"], j.get("loss_scale"),
+                              j.get("scaler_skipped"))
     return out
 
 
