@@ -368,11 +368,14 @@ std::string formatReport(const CompileReport &r) {
   };
   line("arch            %s (NVRTC %s)\n", r.arch.c_str(),
        r.nvrtcVersion.empty() ? "not run" : r.nvrtcVersion.c_str());
-  line("precision       %s\n", r.precision == "fp32"
-                                       ? "fp32"
-                                       : (r.precision + " (autocast: "
-                                                        "docs/precision.md)")
-                                             .c_str());
+  std::string precision = r.precision;
+  if (r.precision == "bf16")
+    precision += " (autocast: docs/precision.md)";
+  else if (r.precision == "fp16")
+    precision += " (autocast with dynamic loss scaling: docs/precision.md)";
+  else if (r.precision == "tf32")
+    precision += " (f32 tensors, TF32 tensor-core matmuls: docs/precision.md)";
+  line("precision       %s\n", precision.c_str());
   line("kernels         %zu (%zu from the cache)\n", r.kernels, r.cacheHits);
   line("launches        %zu per step (kernel launches and cuBLASLt calls)\n",
        r.launches);

@@ -53,7 +53,7 @@ constexpr const char *kEntryFormat = "llmc-compile-cache-1";
 static_assert(sizeof(OptimizerConfig) == 96,
               "OptimizerConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(PrecisionConfig) == 104,
+static_assert(sizeof(PrecisionConfig) == 120,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(CompileConfig) == 384,
@@ -127,6 +127,9 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("mutation", c.precision.mutation);
   add("pad", std::to_string(c.precision.pad));
   add("padAlways", std::to_string(c.precision.padAlways));
+  add("lossScaleInit", num(c.precision.lossScaleInit));
+  add("lossScaleGrowthInterval",
+      std::to_string(c.precision.lossScaleGrowthInterval));
   // c.precision.padArch is derived from arch (compileModule sets it).
   const FusionConfig &f = c.fusion;
   add("fuseEpilogues", std::to_string(f.epilogues));

@@ -76,6 +76,12 @@ Status CpuStepEngine::step(const std::vector<int64_t> &tokens,
   result.hasGradNorm = trainer_->hasGradNorm();
   result.gradNorm = trainer_->gradNorm();
   result.applied = trainer_->applied();
+  result.hasLossScale = trainer_->hasLossScale();
+  if (result.hasLossScale) {
+    result.lossScale = trainer_->lossScale();
+    result.overflow = trainer_->overflowed();
+    result.scalerSkipped = trainer_->scalerSkipped();
+  }
   return Status::ok();
 }
 

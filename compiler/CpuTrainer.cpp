@@ -55,8 +55,13 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
   lower.precision = precision.precision;
   lower.mutation = precision.mutation;
   pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
-  // keep-forward: evalLoss runs @forward, now with the casts too.
-  pm.addPass(mlir::llmc::createAutodiffPass());
+  // keep-forward: evalLoss runs @forward, now with the casts too. fp16
+  // scales the loss (also without an optimizer: the gradients of `step`
+  // are then unscaled on the host, so they are what the GPU computes).
+  mlir::llmc::AutodiffPassOptions autodiff;
+  if (precision.precision == "fp16")
+    autodiff.lossScale = precision.lossScaleInit;
+  pm.addPass(mlir::llmc::createAutodiffPass(autodiff));
   if (optimizer && optimizer->accumulate)
     pm.addPass(mlir::llmc::createAccumulateGradientsPass());
   if (optimizer) {
@@ -69,6 +74,7 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
     o.decayMinRank = optimizer->decayMinRank;
     o.momentum = optimizer->momentum;
     o.clipNorm = optimizer->clipNorm;
+    o.lossScaleGrowthInterval = precision.lossScaleGrowthInterval;
     if (precision.mutation == "optimizer-state-bf16")
       o.stateType = "bf16";
     pm.addPass(mlir::llmc::createAppendOptimizerPass(o));
@@ -117,6 +123,9 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
       trainer->args_.push_back(std::move(zero));
       continue;
     }
+    if (auto state = f.getArgAttrOfType<StringAttr>(i, "llmc.state");
+        state && state.getValue() == "amp.scale")
+      trainer->scaleArg_ = static_cast<int>(i);
     auto init = initialParameter(f, i, seed, error);
     if (!init)
       return emitError(f.getArgument(i).getLoc()) << error;
@@ -256,6 +265,8 @@ CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
   auto results = evaluate(func_, args_);
   if (failed(results))
     return failure();
+  // The scale this step ran with, before its own update of it.
+  double scale = scaleArg_ >= 0 ? args_[scaleArg_].getDouble(0) : 1.0;
   double loss = 0;
   bool sawLoss = false;
   hasGradNorm_ = false;
@@ -271,20 +282,43 @@ CpuTrainer::step(const std::map<std::string, RefTensor> &batch, double lr,
       gradNorm_ = r.getDouble(0);
       hasGradNorm_ = true;
     }
-    if (auto of = func_.getResultAttrOfType<StringAttr>(i, "llmc.grad_of"))
-      grads_[of.getValue().str()] = unpadded(of.getValue().str(), r);
+    if (auto of = func_.getResultAttrOfType<StringAttr>(i, "llmc.grad_of")) {
+      RefTensor g = unpadded(of.getValue().str(), r);
+      // Without an optimizer the gradients are of scale * loss; a power of
+      // two scale divides out exactly.
+      if (scale != 1.0)
+        for (double &x : g.floats)
+          x /= scale;
+      grads_[of.getValue().str()] = std::move(g);
+    }
   }
   if (!sawLoss)
     return emitError(func_.getLoc()) << "@train_step has no loss result";
+  // The loss scaler's overflow is no fault: the step skipped its own update
+  // and halved the scale, and that state must advance.
+  overflow_ = scaleArg_ >= 0 && hasGradNorm_ && !std::isfinite(gradNorm_);
   // The update is applied after the step's numbers are known, so that a
   // non-finite step can leave the state as it was (--on-nan skip).
   applied_ = !skipNonFinite ||
-             (std::isfinite(loss) && (!hasGradNorm_ || std::isfinite(gradNorm_)));
+             (std::isfinite(loss) &&
+              (!hasGradNorm_ || std::isfinite(gradNorm_) || overflow_));
   if (applied_)
     for (unsigned i = 0; i < func_.getNumResults(); ++i)
       if (auto next = func_.getResultAttrOfType<IntegerAttr>(i, "llmc.next"))
         args_[next.getInt()] = std::move((*results)[i]);
+  // The log shows the scale after the step's update (GradScaler.get_scale()
+  // after update()), as the GPU reads it from its state buffer.
+  if (scaleArg_ >= 0)
+    lossScale_ = args_[scaleArg_].getDouble(0);
   return loss;
+}
+
+int64_t CpuTrainer::scalerSkipped() const {
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i)
+    if (auto kind = func_.getArgAttrOfType<StringAttr>(i, "llmc.state");
+        kind && kind.getValue() == "amp.skipped")
+      return args_[i].ints.empty() ? 0 : args_[i].ints[0];
+  return 0;
 }
 
 FailureOr<double>

@@ -68,6 +68,15 @@ public:
   double gradNorm() const { return gradNorm_; }
   bool applied() const { return applied_; }
 
+  /// Dynamic loss scaling (--precision fp16): whether the step has it, the
+  /// scale after the last step's update of it, whether its gradients overflowed (the
+  /// step skipped its own update and halved the scale), and the steps the
+  /// scaler has skipped so far (its `amp.skipped` state).
+  bool hasLossScale() const { return scaleArg_ >= 0; }
+  double lossScale() const { return lossScale_; }
+  bool overflowed() const { return overflow_; }
+  int64_t scalerSkipped() const;
+
   /// The training state: parameters, then optimizer state, each an argument
   /// of the step named as the GPU plan names its buffer (the parameter's
   /// name; `adamw.m:<param>`, `adamw.v:<param>`, `step`), so a checkpoint
@@ -139,6 +148,9 @@ private:
   std::map<std::string, RefTensor> grads_;
   double gradNorm_ = 0;
   bool hasGradNorm_ = false, applied_ = true;
+  int scaleArg_ = -1;     // the `amp.scale` state argument
+  double lossScale_ = 0;  // the scale after the last step
+  bool overflow_ = false; // its unscaled gradients were not finite
   // Real shapes of the parameters llmc-pad-shapes padded, by name.
   std::map<std::string, std::vector<int64_t>> realShapes_;
 

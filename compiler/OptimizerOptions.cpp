@@ -73,11 +73,20 @@ bool parseOptimizerOption(const Args &args, size_t &i, OptimizerConfig &opt,
 }
 
 const char *const kPrecisionOptionsHelp =
-    "  --precision fp32|bf16  bf16: PyTorch autocast's mixed precision "
+    "  --precision fp32|bf16|fp16|tf32\n"
+    "                         bf16: PyTorch autocast's mixed precision "
     "(matmuls\n"
     "                         and attention in bf16, the rest and the "
     "optimizer in\n"
-    "                         fp32; docs/precision.md); default fp32\n"
+    "                         fp32; docs/precision.md); fp16: the same in "
+    "fp16 with\n"
+    "                         dynamic loss scaling; tf32: f32 tensors, TF32 "
+    "matmuls;\n"
+    "                         default fp32\n"
+    "  --loss-scale-init S    fp16: the initial loss scale (default 65536)\n"
+    "  --loss-scale-growth-interval N\n"
+    "                         fp16: clean steps before the scale doubles "
+    "(2000)\n"
     "  --no-pad               keep every dim as the model has it (no\n"
     "                         nice-number padding, docs/padding.md)\n";
 
@@ -88,6 +97,22 @@ bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
     // --pad-always is for tests: pad every dim the ops allow, even where
     // the cost model says it does not pay (docs/padding.md); not in --help.
     (a == "--no-pad" ? p.pad : p.padAlways) = a != "--no-pad";
+    return true;
+  }
+  if (a == "--loss-scale-init" || a == "--loss-scale-growth-interval") {
+    double v = 0;
+    bool interval = a == "--loss-scale-growth-interval";
+    if (i + 1 >= args.size() || llvm::StringRef(args[i + 1]).getAsDouble(v) ||
+        !(v > 0 && v < 3.0e38) || (interval && v != static_cast<int64_t>(v))) {
+      error = a + (interval ? " needs a whole number of steps >= 1"
+                            : " needs a scale > 0 (a finite f32)");
+      return true;
+    }
+    ++i;
+    if (interval)
+      p.lossScaleGrowthInterval = static_cast<int64_t>(v);
+    else
+      p.lossScaleInit = v;
     return true;
   }
   // --precision-mutation is for the mutation test only (docs/precision.md):
@@ -103,10 +128,8 @@ bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
     p.mutation = v;
     return true;
   }
-  if (v == "tf32" || v == "fp16")
-    error = "--precision " + v + " is not built yet (fp32 and bf16 are)";
-  else if (v != "fp32" && v != "bf16")
-    error = "--precision needs fp32 or bf16, got '" + v + "'";
+  if (v != "fp32" && v != "bf16" && v != "fp16" && v != "tf32")
+    error = "--precision needs fp32, bf16, fp16 or tf32, got '" + v + "'";
   else
     p.precision = v;
   return true;

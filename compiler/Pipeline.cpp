@@ -95,7 +95,10 @@ void addPadShapes(mlir::OpPassManager &pm, const PrecisionConfig &precision) {
     return;
   mlir::llmc::PadShapesPassOptions pad;
   pad.arch = precision.padArch;
-  pad.precision = precision.precision == "bf16" ? "bf16" : "fp32";
+  // fp16 tiles like bf16 (2-byte elements on the same tensor cores).
+  pad.precision = precision.precision == "bf16" || precision.precision == "fp16"
+                      ? "bf16"
+                      : "fp32";
   pad.always = precision.padAlways;
   pm.addPass(mlir::llmc::createPadShapesPass(pad));
 }
@@ -125,6 +128,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 
   mlir::llmc::AutodiffPassOptions autodiff;
   autodiff.keepForward = false;
+  if (precision.precision == "fp16")
+    autodiff.lossScale = precision.lossScaleInit;
   pm.addPass(mlir::llmc::createAutodiffPass(autodiff));
 
   mlir::llmc::AppendOptimizerPassOptions opt;
@@ -136,6 +141,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   opt.decayMinRank = optimizer.decayMinRank;
   opt.momentum = optimizer.momentum;
   opt.clipNorm = optimizer.clipNorm;
+  opt.lossScaleGrowthInterval = precision.lossScaleGrowthInterval;
   pm.addPass(mlir::llmc::createAppendOptimizerPass(opt));
 
   addCleanup(pm);
@@ -325,8 +331,17 @@ struct PipelineCliOptions
       llvm::cl::init(true)};
   Option<std::string> precision{
       *this, "precision",
-      llvm::cl::desc("fp32 or bf16 (llmc-lower-precision)"),
+      llvm::cl::desc("fp32, bf16, fp16 (with dynamic loss scaling) or tf32 "
+                     "(llmc-lower-precision)"),
       llvm::cl::init("fp32")};
+  Option<double> lossScaleInit{
+      *this, "loss-scale-init",
+      llvm::cl::desc("fp16: the initial dynamic loss scale"),
+      llvm::cl::init(65536.0)};
+  Option<int64_t> lossScaleGrowthInterval{
+      *this, "loss-scale-growth-interval",
+      llvm::cl::desc("fp16: clean steps before the loss scale doubles"),
+      llvm::cl::init(2000)};
   Option<bool> noPad{*this, "no-pad",
                      llvm::cl::desc("skip llmc-pad-shapes"),
                      llvm::cl::init(false)};
@@ -362,6 +377,8 @@ void registerTrainingPipeline() {
         o.multiTensor = cli.multiTensor;
         PrecisionConfig p;
         p.precision = cli.precision;
+        p.lossScaleInit = cli.lossScaleInit;
+        p.lossScaleGrowthInterval = cli.lossScaleGrowthInterval;
         p.pad = !cli.noPad;
         p.padAlways = cli.padAlways;
         p.padArch = padArchFor(cli.arch);

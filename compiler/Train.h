@@ -35,7 +35,11 @@ struct OptimizerConfig {
 /// (docs/padding.md, llmc-pad-shapes) and mixed precision
 /// (docs/precision.md, llmc-lower-precision).
 struct PrecisionConfig {
-  std::string precision = "fp32"; // fp32 | bf16
+  std::string precision = "fp32"; // fp32 | bf16 | fp16 | tf32
+  // fp16's dynamic loss scaling (GradScaler's init_scale, growth_interval;
+  // its factors 2 and 0.5 are the passes' defaults).
+  double lossScaleInit = 65536.0;
+  int64_t lossScaleGrowthInterval = 2000;
   std::string mutation;           // test only: a planted policy mistake
   bool pad = true;                // --no-pad turns it off
   bool padAlways = false;         // --pad-always (tests): pad what ops allow

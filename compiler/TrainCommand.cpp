@@ -13,6 +13,7 @@
 #include "runtime/ParseInteger.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -55,9 +56,15 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --clip-norm X          clip gradients to global norm X (default 1;\n"
         "                         0 disables)\n"
         "  --decay-min-rank N     decay only parameters of rank >= N (default 2)\n"
-        "  --precision fp32|bf16  bf16: autocast's mixed precision, fp32 master\n"
+        "  --precision fp32|bf16|fp16|tf32\n"
+        "                         bf16: autocast's mixed precision, fp32 master\n"
         "                         weights and optimizer (docs/precision.md;\n"
-        "                         default fp32)\n"
+        "                         default fp32); fp16: the same in fp16 with\n"
+        "                         dynamic loss scaling (the log shows the scale\n"
+        "                         and the skipped steps); tf32: TF32 matmuls\n"
+        "  --loss-scale-init S    fp16: the initial loss scale (default 65536)\n"
+        "  --loss-scale-growth-interval N\n"
+        "                         fp16: clean steps before it doubles (2000)\n"
         "  --no-pad               keep every dim as the model has it (no\n"
         "                         nice-number padding, docs/padding.md)\n"
         "  --memory-budget SIZE   recompute activations in the backward to fit "
@@ -241,7 +248,14 @@ int runTrain(const Args &args) {
       else if (a == "--decay-min-rank")
         ok = count(cfg.optimizer.decayMinRank, 0, 63);
       else if (a == "--precision")
-        ok = (v == "fp32" || v == "bf16") && (cfg.precision.precision = v, true);
+        ok = (v == "fp32" || v == "bf16" || v == "fp16" || v == "tf32") &&
+             (cfg.precision.precision = v, true);
+      else if (a == "--loss-scale-init")
+        ok = real(cfg.precision.lossScaleInit, 0) &&
+             cfg.precision.lossScaleInit > 0 &&
+             cfg.precision.lossScaleInit < 3.0e38;
+      else if (a == "--loss-scale-growth-interval")
+        ok = count(cfg.precision.lossScaleGrowthInterval, 1, kMaxSteps);
       else
         return usageError("unknown option '" + a + "'");
       if (!ok)
@@ -267,6 +281,10 @@ int runTrain(const Args &args) {
   if (cfg.profile && cfg.device != "cuda")
     return usageError(std::string(cfg.trace.empty() ? "--profile" : "--trace") +
                       " times the GPU kernels: pass --device cuda");
+  if (cfg.tokensPerStep > 0 && cfg.precision.precision == "fp16")
+    return usageError("--tokens-per-step (gradient accumulation) does not "
+                      "combine with --precision fp16's loss scaling yet; use "
+                      "--precision bf16");
   if (cfg.tokensPerStep > 0 && cfg.device == "cuda")
     return usageError("--tokens-per-step (gradient accumulation) runs on the "
                       "CPU so far; on the GPU, raise --batch instead "
@@ -343,7 +361,12 @@ int runTrainCpu(const TrainConfig &cfg) {
                << " training tokens";
   if (cfg.precision.precision != "fp32")
     llvm::outs() << " | precision " << cfg.precision.precision
-                 << " (autocast)";
+                 << (cfg.precision.precision == "tf32"   ? " (TF32 matmuls)"
+                     : cfg.precision.precision == "fp16" ? " (autocast, loss "
+                                                           "scale "
+                                                         : " (autocast)");
+  if (cfg.precision.precision == "fp16")
+    llvm::outs() << llvm::format("%g", cfg.precision.lossScaleInit) << ")";
   llvm::outs() << "\n";
   llvm::outs().flush();
   return runTrainLoop(*engine, train, cfg.val.empty() ? nullptr : &val,

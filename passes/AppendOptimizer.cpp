@@ -15,6 +15,16 @@
 //    replaces an argument carries `llmc.next = <argument index>`, and state
 //    results carry `llmc.state` like their arguments.
 //
+// Dynamic loss scaling (fp16, docs/precision.md): when llmc-autodiff seeded
+// the backward with the state `amp.scale`, the gradients are unscaled
+// first, their global norm is always computed (it is inf or NaN exactly
+// when a gradient is: the overflow flag costs no kernel of its own), every
+// new parameter and state value is `where(finite, new, old)` (the update
+// is skipped on the device), and the scale is halved on overflow and
+// doubled after `loss-scale-growth-interval` clean steps in a row, as
+// torch.cuda.amp.GradScaler does. Its counters (`amp.growth_tracker`,
+// `amp.skipped`) are state like the moments, so checkpoints carry them.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/TrainingUtils.h"
@@ -24,6 +34,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
+
+#include <limits>
 
 #define DEBUG_TYPE "llmc-append-optimizer"
 
@@ -62,7 +74,8 @@ struct AppendOptimizerPass
 
   FailureOr<SmallVector<ParamGrad>> collectGrads(func::FuncOp func) {
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (func.getArgAttr(i, "llmc.state"))
+      if (func.getArgAttr(i, "llmc.state") &&
+          BlockArgument(func.getArgument(i)) != lossScaleArg(func))
         return func.emitError("llmc-append-optimizer: @train_step already "
                               "has optimizer state; run the pass once");
     llvm::StringMap<unsigned> byName;
@@ -94,24 +107,30 @@ struct AppendOptimizerPass
     return grads;
   }
 
-  /// Scales every gradient by min(1, clip / (norm + 1e-6)); returns the norm,
-  /// one `llmc.global_norm` over all gradients. The norm accumulates in f32
-  /// (f64 when a gradient is f64, for reference runs), whatever the
-  /// gradients' types.
-  Value clipGrads(vjp::GradBuilder &b, MutableArrayRef<ParamGrad> grads) {
-    OpBuilder &ob = b.builder();
-    Type f32 = ob.getF32Type();
-    SmallVector<Value> all;
-    for (ParamGrad &pg : grads) {
-      all.push_back(pg.grad);
+  /// The `amp.scale` state argument llmc-autodiff appended, or null.
+  static BlockArgument lossScaleArg(func::FuncOp func) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto kind = func.getArgAttrOfType<StringAttr>(i, "llmc.state");
+          kind && kind.getValue() == "amp.scale")
+        return func.getArgument(i);
+    return BlockArgument();
+  }
+
+  /// The type the norm accumulates in: f32 (f64 when a gradient is f64, for
+  /// reference runs), whatever the gradients' types.
+  static Type normType(OpBuilder &ob, ArrayRef<ParamGrad> grads) {
+    for (const ParamGrad &pg : grads)
       if (getElementTypeOrSelf(pg.grad.getType()).isF64())
-        f32 = ob.getF64Type();
-    }
-    Value norm = ob.create<GlobalNormOp>(b.location(),
-                                         RankedTensorType::get({}, f32), all);
-    Value coef =
-        b.div(b.scalar(f32, clipNorm), b.add(norm, b.scalar(f32, 1e-6)));
-    coef = ob.create<MinOp>(b.location(), coef, b.scalar(f32, 1.0));
+        return ob.getF64Type();
+    return ob.getF32Type();
+  }
+
+  /// Multiplies every gradient by the rank-0 `coef` (of type normType),
+  /// cast to the gradient's element type.
+  static void scaleGrads(vjp::GradBuilder &b, MutableArrayRef<ParamGrad> grads,
+                         Value coef) {
+    OpBuilder &ob = b.builder();
+    Type f32 = getElementTypeOrSelf(coef.getType());
     for (ParamGrad &pg : grads) {
       auto type = cast<RankedTensorType>(pg.grad.getType());
       Value c = coef;
@@ -120,7 +139,81 @@ struct AppendOptimizerPass
             b.location(), RankedTensorType::get({}, type.getElementType()), c);
       pg.grad = b.mul(pg.grad, c);
     }
+  }
+
+  /// One `llmc.global_norm` over all gradients.
+  static Value globalNorm(vjp::GradBuilder &b, ArrayRef<ParamGrad> grads) {
+    OpBuilder &ob = b.builder();
+    SmallVector<Value> all;
+    for (const ParamGrad &pg : grads)
+      all.push_back(pg.grad);
+    return ob.create<GlobalNormOp>(
+        b.location(), RankedTensorType::get({}, normType(ob, grads)), all);
+  }
+
+  /// Scales every gradient by min(1, clip / (norm + 1e-6)), `norm` their
+  /// global norm.
+  void clipGrads(vjp::GradBuilder &b, MutableArrayRef<ParamGrad> grads,
+                 Value norm) {
+    OpBuilder &ob = b.builder();
+    Type f32 = normType(ob, grads);
+    Value coef =
+        b.div(b.scalar(f32, clipNorm), b.add(norm, b.scalar(f32, 1e-6)));
+    coef = ob.create<MinOp>(b.location(), coef, b.scalar(f32, 1.0));
+    scaleGrads(b, grads, coef);
+  }
+
+  /// The loss scaler's state and the step's overflow flag.
+  struct Scaler {
+    BlockArgument scale, tracker, skipped;
+    Value finite; // i1 rank 0: every unscaled gradient is finite
+  };
+
+  /// Unscales the gradients by 1 / scale and sets `finite` from their
+  /// global norm (returned): a gradient with an inf or NaN makes the norm
+  /// inf or NaN. (A finite norm whose squares overflow f32, 1.8e19, would
+  /// also count as an overflow; no trained model gets near it.)
+  Value unscaleGrads(vjp::GradBuilder &b, MutableArrayRef<ParamGrad> grads,
+                     Scaler &scaler) {
+    OpBuilder &ob = b.builder();
+    Type f32 = ob.getF32Type();
+    Value inv = b.div(b.scalar(f32, 1.0), scaler.scale);
+    if (normType(ob, grads) != f32)
+      inv = ob.create<CastOp>(b.location(),
+                              RankedTensorType::get({}, normType(ob, grads)),
+                              inv);
+    scaleGrads(b, grads, inv);
+    Value norm = globalNorm(b, grads);
+    scaler.finite = ob.create<CompareOp>(
+        b.location(), ComparePredicate::lt, norm,
+        b.scalar(getElementTypeOrSelf(norm.getType()),
+                 std::numeric_limits<double>::infinity()));
     return norm;
+  }
+
+  /// The scale and counters after this step, as GradScaler.update():
+  /// overflow: scale * backoff, tracker 0, skipped + 1; else tracker + 1,
+  /// and at the growth interval scale * growth, tracker 0.
+  void updateScaler(vjp::GradBuilder &b, const Scaler &s,
+                    function_ref<void(Value, BlockArgument)> next) {
+    OpBuilder &ob = b.builder();
+    Location loc = b.location();
+    Type f32 = ob.getF32Type(), i64 = ob.getI64Type();
+    auto where = [&](Value c, Value t, Value f) -> Value {
+      return ob.create<WhereOp>(loc, c, t, f);
+    };
+    Value counted = where(s.finite, b.add(s.tracker, b.scalar(i64, 1)),
+                          b.scalar(i64, 0));
+    Value grow = ob.create<CompareOp>(loc, ComparePredicate::ge, counted,
+                                      b.scalar(i64, lossScaleGrowthInterval));
+    Value grown = where(grow, b.mul(s.scale, b.scalar(f32, lossScaleGrowth)),
+                        s.scale);
+    next(where(s.finite, grown,
+               b.mul(s.scale, b.scalar(f32, lossScaleBackoff))),
+         s.scale);
+    next(where(grow, b.scalar(i64, 0), counted), s.tracker);
+    next(where(s.finite, s.skipped, b.add(s.skipped, b.scalar(i64, 1))),
+         s.skipped);
   }
 
   LogicalResult rewrite(func::FuncOp func) {
@@ -143,13 +236,30 @@ struct AppendOptimizerPass
 
     SmallVector<Value> results = {ret->getOperand(0)};
     SmallVector<DictionaryAttr> attrs = {func.getResultAttrDict(0)};
+    Scaler scaler;
+    scaler.scale = lossScaleArg(func);
+    Value norm;
+    if (scaler.scale)
+      norm = unscaleGrads(b, grads, scaler);
     if (clipNorm > 0) {
-      results.push_back(clipGrads(b, grads));
+      if (!norm)
+        norm = globalNorm(b, grads);
+      clipGrads(b, grads, norm);
+    }
+    if (norm) {
+      results.push_back(norm);
       attrs.push_back(ob.getDictionaryAttr(named("llmc.output", "grad_norm")));
     }
     // A result replacing argument `arg`: llmc.next names it; state results
-    // also repeat the argument's llmc.state / llmc.state_of.
+    // also repeat the argument's llmc.state / llmc.state_of. Under loss
+    // scaling an overflowing step keeps the old value (the skipped update):
+    // the selects are made after every update (below), so that
+    // llmc-batch-adamw can merge the updates into one op before them.
+    SmallVector<std::pair<size_t, BlockArgument>> kept;
     auto next = [&](Value v, BlockArgument arg) {
+      if (scaler.finite && arg != scaler.scale && arg != scaler.tracker &&
+          arg != scaler.skipped)
+        kept.push_back({results.size(), arg});
       results.push_back(v);
       unsigned i = arg.getArgNumber();
       SmallVector<NamedAttribute> a = {
@@ -255,6 +365,16 @@ struct AppendOptimizerPass
       }
       for (DropoutMaskOp m : masks)
         m.getStepMutable().assign(stepArg);
+    }
+    for (auto [index, arg] : kept)
+      results[index] =
+          ob.create<WhereOp>(loc, scaler.finite, results[index], arg);
+    if (scaler.scale) {
+      scaler.tracker = stateArg("amp.growth_tracker", BlockArgument());
+      scaler.skipped = stateArg("amp.skipped", BlockArgument());
+      // The scale argument came from llmc-autodiff; its result repeats its
+      // llmc.state like the other state results.
+      updateScaler(b, scaler, next);
     }
     setResults(func, results, attrs);
     return success();

@@ -6,8 +6,9 @@
 // 1. Clone @forward as @train_step and pick the loss result.
 // 2. Activity: a value is active when it is float and depends on a trainable
 //    parameter. Only active values get cotangents.
-// 3. Seed the loss with 1 and walk the ops in reverse program order. An op
-//    with a cotangent on some result and an active operand builds its VJP
+// 3. Seed the loss with 1 (with `loss-scale`, the dynamic loss scale: a
+//    state argument) and walk the ops in reverse program order. An op with
+//    a cotangent on some result and an active operand builds its VJP
 //    through DifferentiableOpInterface, at the end of the body; cotangents
 //    of values with several uses are summed as they arrive (every use comes
 //    after the definition, so all have arrived when the definition is
@@ -153,6 +154,29 @@ struct AutodiffPass : mlir::llmc::impl::AutodiffPassBase<AutodiffPass> {
     return candidates.front();
   }
 
+  /// The cotangent of the loss: 1, or with `loss-scale` the dynamic loss
+  /// scale, a rank-0 f32 state argument ("amp.scale", starting at the
+  /// option's value) that llmc-append-optimizer updates. Seeding with the
+  /// scale is multiplying the loss by it before the backward: every
+  /// cotangent is scaled, so small fp16 gradients do not flush to zero.
+  Value seed(func::FuncOp func, OpBuilder &b, Value loss) {
+    auto type = cast<RankedTensorType>(loss.getType());
+    if (lossScale <= 0)
+      return vjp::GradBuilder(b, loss.getLoc()).splat(type, 1.0);
+    auto f32 = RankedTensorType::get({}, b.getF32Type());
+    NamedAttribute attrs[] = {
+        b.getNamedAttr("llmc.state", b.getStringAttr("amp.scale")),
+        b.getNamedAttr("llmc.init",
+                       DenseElementsAttr::get(
+                           f32, b.getFloatAttr(b.getF32Type(), lossScale)))};
+    Value scale = appendArgument(func, f32, b.getDictionaryAttr(attrs),
+                                 NameLoc::get(b.getStringAttr("loss_scale"),
+                                              func.getLoc()));
+    if (type.getElementType() != b.getF32Type())
+      scale = b.create<CastOp>(loss.getLoc(), type, scale);
+    return scale;
+  }
+
   LogicalResult differentiate(func::FuncOp func, unsigned lossIndex) {
     Block &body = func.getBody().front();
     Operation *ret = body.getTerminator();
@@ -184,7 +208,7 @@ struct AutodiffPass : mlir::llmc::impl::AutodiffPassBase<AutodiffPass> {
       emitWarning(func.getLoc())
           << "llmc-autodiff: the loss does not depend on any trainable "
              "parameter; every gradient is zero";
-    cot.accumulate(lossValue, gb.splat(lossValue.getType(), 1.0));
+    cot.accumulate(lossValue, seed(func, b, lossValue));
     for (Operation *op : llvm::reverse(ops))
       if (failed(differentiateOp(op, b, active, cot)))
         return failure();

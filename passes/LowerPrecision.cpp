@@ -307,15 +307,18 @@ public:
     ModuleOp module = getOperation();
     if (precision == "fp32")
       return;
-    if (precision == "tf32" || precision == "fp16") {
-      module.emitError("llmc-lower-precision: precision '")
-          << precision << "' is not built yet (fp32 and bf16 are)";
+    if (precision != "bf16" && precision != "fp16" && precision != "tf32") {
+      module.emitError("llmc-lower-precision: unknown precision '")
+          << precision << "'; expected fp32, bf16, fp16 or tf32";
       return signalPassFailure();
     }
-    if (precision != "bf16") {
-      module.emitError("llmc-lower-precision: unknown precision '")
-          << precision << "'; expected fp32 or bf16";
-      return signalPassFailure();
+    // TF32 changes no type: it is a property of every f32 matmul of the
+    // step, forward and backward, which the evaluator and the plan read
+    // from the module (docs/precision.md).
+    if (precision == "tf32") {
+      module->setAttr("llmc.precision",
+                      StringAttr::get(&getContext(), precision));
+      return;
     }
     Mutation mutation = parseMutation(this->mutation);
     if (mutation == Mutation::Unknown) {
@@ -330,7 +333,9 @@ public:
                        "autodiff");
       return signalPassFailure();
     }
-    Lowering lowering(forward, BFloat16Type::get(&getContext()), mutation);
+    Type low = precision == "fp16" ? Type(Float16Type::get(&getContext()))
+                                   : Type(BFloat16Type::get(&getContext()));
+    Lowering lowering(forward, low, mutation);
     if (failed(lowering.run()))
       return signalPassFailure();
     module->setAttr("llmc.precision", StringAttr::get(&getContext(), precision));

@@ -268,6 +268,17 @@ def AppendOptimizerPass : Pass<"llmc-append-optimizer", "::mlir::ModuleOp"> {
     (torch.nn.utils.clip_grad_norm_; the norm is one `llmc.global_norm`),
     and the norm is returned as `grad_norm`. Each result that replaces an argument carries
     `llmc.next = <argument index>`.
+
+    Dynamic loss scaling, when llmc-autodiff seeded the backward with the
+    state `amp.scale` (torch.cuda.amp.GradScaler inside the step):
+    ```
+    g_i = g_i * (1 / scale);  n = global_norm(g...);  ok = n < inf
+    p'  = where(ok, update(p), p)          (every param and state value)
+    t   = where(ok, tracker + 1, 0);  grow = t >= growth-interval
+    scale' = where(ok, where(grow, scale * growth, scale), scale * backoff)
+    tracker' = where(grow, 0, t);  skipped' = where(ok, skipped, skipped + 1)
+    ```
+    `grad_norm` (the unscaled gradients' norm) is always returned then.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
@@ -288,6 +299,15 @@ def AppendOptimizerPass : Pass<"llmc-append-optimizer", "::mlir::ModuleOp"> {
            "test only: bf16 stores the AdamW moments in bf16, the mutation "
            "test's planted mistake (docs/precision.md); default: the "
            "parameter's type">,
+    Option<"lossScaleGrowthInterval", "loss-scale-growth-interval",
+           "int64_t", "2000",
+           "dynamic loss scaling (when @train_step has the state amp.scale): "
+           "clean steps in a row before the scale grows (GradScaler's "
+           "growth_interval)">,
+    Option<"lossScaleGrowth", "loss-scale-growth", "double", "2.0",
+           "the scale's factor after growth-interval clean steps">,
+    Option<"lossScaleBackoff", "loss-scale-backoff", "double", "0.5",
+           "the scale's factor after a step with an inf or NaN gradient">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
@@ -316,6 +336,11 @@ def AutodiffPass : Pass<"llmc-autodiff", "::mlir::ModuleOp"> {
            "only rank-0 float result)">,
     Option<"keepForward", "keep-forward", "bool", "true",
            "keep @forward next to @train_step">,
+    Option<"lossScale", "loss-scale", "double", "0.0",
+           "dynamic loss scaling (fp16): seed the backward with a rank-0 f32 "
+           "state argument (llmc.state amp.scale) starting at this "
+           "value, so the gradients returned are those of scale * loss "
+           "(0: seed with 1)">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
@@ -395,11 +420,19 @@ def LowerPrecisionPass : Pass<"llmc-lower-precision", "::mlir::ModuleOp"> {
     weight's cast right after the parameter, above the transposes and
     reshapes between it and its matmul), so every use shares it. Results
     keep @forward's declared types (a cast back before the return).
-    `precision=fp32` leaves the module untouched.
+    `precision=fp32` leaves the module untouched. `precision=fp16` is the
+    same policy with f16 as the low type (the loss scaling it needs is
+    llmc-autodiff's `loss-scale` and llmc-append-optimizer's scaler).
+    `precision=tf32` adds no cast: every tensor stays f32 and the module
+    gets `llmc.precision = "tf32"`, which makes every f32 matmul a TF32
+    tensor-core GEMM (operands rounded to 10 mantissa bits, f32
+    accumulation) in the evaluator and in cuBLASLt, as torch's
+    `allow_tf32` does for forward and backward alike.
   }];
   let options = [
     Option<"precision", "precision", "std::string", "\"fp32\"",
-           "fp32 (no change) or bf16 (autocast); tf32 and fp16 are planned">,
+           "fp32 (no change), bf16 or fp16 (autocast), tf32 (f32 tensors, "
+           "TF32 matmuls)">,
     Option<"mutation", "mutation", "std::string", "\"\"",
            "test only: plant a known mistake in the policy (softmax-bf16, "
            "layer-norm-bf16, loss-bf16, gemm-bf16-accumulate, "

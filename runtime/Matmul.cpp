@@ -79,7 +79,10 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
   cublasOperation_t opA = mm.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = mm.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   LLMC_CUBLASLT(
-      api.cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+      api.cublasLtMatmulDescCreate(&desc_,
+                                   mm.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                           : CUBLAS_COMPUTE_32F,
+                                   CUDA_R_32F),
       context);
   LLMC_CUBLASLT(api.cublasLtMatmulDescSetAttribute(
                     desc_, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),

@@ -442,6 +442,9 @@ Status checkMatmul(const Plan &plan, const MatmulStep &mm) {
   LLMC_RETURN_IF_ERROR(operand("D", mm.d, mm.typeD, mm.strideD, mm.m, mm.n));
   if (!mm.bias.empty())
     LLMC_RETURN_IF_ERROR(checkOperand(plan, "bias", mm.bias, mm.typeD, mm.n));
+  if (mm.tf32 && (mm.typeA != DType::F32 || mm.typeB != DType::F32))
+    return Status::error(std::string("tf32 needs f32 A and B, not ") +
+                         dtypeName(mm.typeA) + " and " + dtypeName(mm.typeB));
   return checkEpilogue(plan, mm);
 }
 

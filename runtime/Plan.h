@@ -175,6 +175,9 @@ struct MatmulStep {
   DType typeA = DType::F32, typeB = DType::F32, typeC = DType::F32,
         typeD = DType::F32;
   float alpha = 1, beta = 0;
+  // f32 operands read as TF32 on tensor cores, f32 accumulation (cuBLASLt's
+  // CUBLAS_COMPUTE_32F_FAST_TF32; --precision tf32). Only with f32 A and B.
+  bool tf32 = false;
   std::string a, b, c, d; // buffer names; empty c means C = D
   std::string bias;       // optional [n] vector added to every row of D
   MatmulEpilogue epilogue = MatmulEpilogue::None;

@@ -65,6 +65,7 @@ json stepToJson(const Step &step) {
          {"typeD", dtypeName(mm->typeD)},
          {"alpha", mm->alpha},
          {"beta", mm->beta},
+         {"tf32", mm->tf32},
          {"a", mm->a},
          {"b", mm->b},
          {"c", mm->c},
@@ -370,6 +371,7 @@ Status readStep(const Reader &r, Step &step) {
     LLMC_RETURN_IF_ERROR(r.dtype("typeD", mm.typeD));
     LLMC_RETURN_IF_ERROR(r.number("alpha", mm.alpha, true));
     LLMC_RETURN_IF_ERROR(r.number("beta", mm.beta, true));
+    LLMC_RETURN_IF_ERROR(r.boolean("tf32", mm.tf32, true));
     LLMC_RETURN_IF_ERROR(r.string("a", mm.a));
     LLMC_RETURN_IF_ERROR(r.string("b", mm.b));
     LLMC_RETURN_IF_ERROR(r.string("c", mm.c, true));

@@ -2,6 +2,7 @@
 #include "runtime/PlanStepEngine.h"
 #include "runtime/Padding.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace llmc {
@@ -55,6 +56,11 @@ Status bindPlan(const Plan &plan, PlanKind kind, PlanBinding &out) {
   b.hasStep = plan.findScalar("step") != nullptr;
   const BufferInfo *norm = plan.findBuffer("grad_norm");
   b.hasGradNorm = norm && norm->dtype == DType::F32 && norm->shape.empty();
+  const BufferInfo *scale = plan.findBuffer("amp.scale");
+  const BufferInfo *skipped = plan.findBuffer("amp.skipped");
+  b.hasLossScale = scale && scale->dtype == DType::F32 &&
+                   scale->shape.empty() && skipped &&
+                   skipped->dtype == DType::I64 && skipped->shape.empty();
   out = std::move(b);
   return Status::ok();
 }
@@ -138,6 +144,23 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
     float f = 0;
     std::memcpy(&f, norm.data(), 4);
     result.gradNorm = f;
+  }
+  result.hasLossScale = bind_.hasLossScale;
+  if (bind_.hasLossScale) {
+    // After the loss's synchronization: two small copies, no extra wait on
+    // the step.
+    std::vector<uint8_t> bytes;
+    float scale = 0;
+    LLMC_RETURN_IF_ERROR(exec_.readBuffer("amp.scale", bytes));
+    std::memcpy(&scale, bytes.data(), 4);
+    int64_t skipped = 0;
+    LLMC_RETURN_IF_ERROR(exec_.readBuffer("amp.skipped", bytes));
+    std::memcpy(&skipped, bytes.data(), 8);
+    result.lossScale = scale;
+    result.scalerSkipped = skipped;
+    // The unscaled gradients' norm is not finite exactly when the scaler
+    // skipped the update (passes/AppendOptimizer.cpp).
+    result.overflow = bind_.hasGradNorm && !std::isfinite(result.gradNorm);
   }
   result.applied = true;
   return Status::ok();

@@ -8,7 +8,9 @@
 // first two integer rank-2 `input` buffers, in argument order, are the token
 // ids and the targets, both [B, T]; scalar slots `lr` (f32, written before
 // every step), `step` (i64: updates applied so far) and `loss` (f32, read
-// after the step); an output buffer `grad_norm` when the step clips. An eval
+// after the step); an output buffer `grad_norm` when the step clips or
+// scales the loss; the state buffers `amp.scale` and `amp.skipped` when it
+// scales the loss (fp16). An eval
 // plan (`llmc compile --eval`) has the inputs and `loss` only.
 //
 // State goes to and from checkpoints through copyLogical, the one place
@@ -35,6 +37,9 @@ struct PlanBinding {
   DType tokenType = DType::I64, targetType = DType::I64;
   int64_t batch = 0, seq = 0, vocab = 0;
   bool hasStep = false, hasGradNorm = false;
+  // fp16's loss scaler: the state buffers `amp.scale` (f32) and
+  // `amp.skipped` (i64), read after the step with the loss.
+  bool hasLossScale = false;
   PlanKind kind = PlanKind::Train;
 };
 

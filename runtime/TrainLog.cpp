@@ -23,6 +23,11 @@ std::string formatStepLine(const StepLog &log) {
   if (log.mfu >= 0)
     n += std::snprintf(buf + n, sizeof buf - n, " | mfu %.2f%%",
                        100.0 * log.mfu);
+  if (log.hasLossScale)
+    n += std::snprintf(buf + n, sizeof buf - n, " | scale %g | skipped %lld%s",
+                       log.lossScale,
+                       static_cast<long long>(log.scalerSkipped),
+                       log.overflow ? " | overflow: update skipped" : "");
   if (log.skipped)
     std::snprintf(buf + n, sizeof buf - n, " | update skipped");
   return buf;
@@ -43,7 +48,14 @@ std::string formatStepJson(const StepLog &log) {
          ", \"lr\": " + number(log.lr) + ", \"ms\": " + number(log.ms, "%.3f") +
          ", \"tokens_per_s\": " + number(tokensPerSecond(log), "%.1f") +
          ", \"mfu\": " + (log.mfu >= 0 ? number(log.mfu, "%.6f") : "null") +
-         ", \"skipped\": " + (log.skipped ? "true" : "false") + "}";
+         ", \"skipped\": " + (log.skipped ? "true" : "false") +
+         (log.hasLossScale
+              ? ", \"loss_scale\": " + number(log.lossScale) +
+                    ", \"overflow\": " + (log.overflow ? "true" : "false") +
+                    ", \"scaler_skipped\": " +
+                    std::to_string(log.scalerSkipped)
+              : std::string()) +
+         "}";
 }
 
 std::string formatValidationLine(int64_t step, double loss) {

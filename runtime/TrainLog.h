@@ -8,7 +8,9 @@
 //
 // Steps count from 1 in the log (the first step is "step 1"). The grad norm
 // appears when the step computes one (--clip-norm), the MFU when the FLOPs
-// per token are known. `--log-json` writes the same numbers as one JSON
+// per token are known. With fp16's loss scaler the line also shows
+// "| scale 65536 | skipped 0", and "| overflow: update skipped" on a step
+// whose gradients overflowed. `--log-json` writes the same numbers as one JSON
 // object per line (formatStepJson).
 //
 //===----------------------------------------------------------------------===//
@@ -30,13 +32,20 @@ struct StepLog {
   bool hasGradNorm = false;
   double mfu = -1; // < 0: unknown
   bool skipped = false; // a non-finite step whose update was dropped
+  // Dynamic loss scaling (fp16): the step's scale, its overflow (update
+  // skipped by the scaler) and the scaler's skipped steps so far.
+  bool hasLossScale = false;
+  double lossScale = 0;
+  bool overflow = false;
+  int64_t scalerSkipped = 0;
 };
 
 double tokensPerSecond(const StepLog &log);
 
 std::string formatStepLine(const StepLog &log);
 /// The step as one JSON object (no newline): step, loss, grad_norm, lr, ms,
-/// tokens_per_s, mfu, skipped. Non-finite numbers are written as null
+/// tokens_per_s, mfu, skipped (and, with a loss scaler, loss_scale, overflow
+/// and scaler_skipped). Non-finite numbers are written as null
 /// (JSON has no NaN), so every line parses.
 std::string formatStepJson(const StepLog &log);
 /// `step` is 0-based like StepLog::step: the step after which it ran.

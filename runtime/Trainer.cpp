@@ -307,10 +307,16 @@ int Loop::run() {
                     .count();
     st_.step = step + 1;
     st_.dataPosition = train_.position();
+    // A loss-scaler overflow is the step's own business (it skipped its
+    // update and halved the scale on the device), not a NaN to act on.
     bool bad = !std::isfinite(r.loss) ||
-               (r.hasGradNorm && !std::isfinite(r.gradNorm));
+               (r.hasGradNorm && !std::isfinite(r.gradNorm) && !r.overflow);
     StepLog log{step, r.loss, lr, ms, tokens, r.gradNorm, r.hasGradNorm, -1,
                 !r.applied};
+    log.hasLossScale = r.hasLossScale;
+    log.lossScale = r.lossScale;
+    log.overflow = r.overflow;
+    log.scalerSkipped = r.scalerSkipped;
     if (flops > 0 && o_.peakFlops > 0)
       log.mfu = flops * tokensPerSecond(log) / o_.peakFlops;
     if (step > firstStep_ || o_.steps - firstStep_ == 1) {
@@ -321,7 +327,8 @@ int Loop::run() {
     if (!bad) {
       st_.badInARow = 0;
       lastLoss = r.loss;
-      ++st_.updates;
+      if (!r.overflow)
+        ++st_.updates;
       printStep(log);
       if (o_.afterStep)
         o_.afterStep(step);

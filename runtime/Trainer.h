@@ -49,6 +49,14 @@ struct StepResult {
   double gradNorm = 0;
   bool hasGradNorm = false; // the step computes one only with --clip-norm
   bool applied = true;      // false: a non-finite step whose update was skipped
+  // Dynamic loss scaling (fp16), read with the loss: the scale after the
+  // step's update of it (GradScaler.get_scale() after update()), whether its gradients overflowed (the step itself skipped its
+  // update and halved the scale, on the device: no NaN policy applies),
+  // and the steps the scaler has skipped so far (its checkpointed state).
+  bool hasLossScale = false;
+  double lossScale = 0;
+  bool overflow = false;
+  int64_t scalerSkipped = 0;
 };
 
 /// A training step engine. State read and write go through the tensors'

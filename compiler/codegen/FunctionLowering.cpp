@@ -359,7 +359,8 @@ std::string launchTable(const Plan &plan) {
                 : std::string(" epilogue ") +
                       matmulEpilogueName(m->epilogue)) +
            (m->aux.empty() ? "" : " aux " + m->aux) +
-           (m->biasGrad.empty() ? "" : " bias_grad " + m->biasGrad) + "\n";
+           (m->biasGrad.empty() ? "" : " bias_grad " + m->biasGrad) +
+           (m->tf32 ? " tf32" : "") + "\n";
     } else {
       s += "memset\n";
     }

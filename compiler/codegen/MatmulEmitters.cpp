@@ -16,6 +16,8 @@
 
 #include "dialects/llmc/LlmcOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 using namespace mlir;
 using namespace mlir::llmc;
 
@@ -40,6 +42,12 @@ LogicalResult emitMatmul(MatmulOp op, const EmitContext &, OpLowering &out) {
   mm.typeA = *dtypeOf(et);
   mm.typeB = *dtypeOf(elementTypeOf(op.getRhs()));
   mm.typeC = mm.typeD = *dtypeOf(elementTypeOf(op.getResult()));
+  // --precision tf32 (llmc-lower-precision marks the module): every f32
+  // GEMM of the step on TF32 tensor cores, as the evaluator models it.
+  if (auto module = op->getParentOfType<ModuleOp>())
+    if (auto p = module->getAttrOfType<StringAttr>("llmc.precision"))
+      mm.tf32 = p.getValue() == "tf32" && mm.typeA == DType::F32 &&
+                mm.typeB == DType::F32;
 
   Shape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2),
       batchD(d.begin(), d.end() - 2);

@@ -49,6 +49,19 @@ FormatInfo info(FloatFormat format) {
 
 double maxFinite(FloatFormat format) { return info(format).maxFinite; }
 
+double roundToTf32(double x) {
+  float f = static_cast<float>(x);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7F800000u) == 0x7F800000u)
+    return f; // inf and NaN as they are
+  // Half a TF32 ulp (13 dropped bits) added to the magnitude, then the
+  // dropped bits cleared: ties go away from zero.
+  bits = (bits + 0x1000u) & ~0x1FFFu;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 double roundToFormat(double x, FloatFormat format) {
   if (format == FloatFormat::F64)
     return x;

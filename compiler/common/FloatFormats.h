@@ -34,6 +34,14 @@ uint32_t floatToBits(double x, FloatFormat format);
 /// of F32 (the 32 bits of a float).
 double bitsToFloat(uint32_t bits, FloatFormat format);
 
+/// `x` rounded to f32 and then to TF32 (10 mantissa bits, f32's range) as
+/// a TF32 tensor-core GEMM reads an f32 operand: to nearest, ties away from
+/// zero (PTX cvt.rna.tf32.f32; cuBLAS turns 1024.5 into 1025, where ties to
+/// even and truncation both give 1024: docs/precision.md). Subnormals,
+/// infinities and NaN pass through the same bit arithmetic (a carry out of
+/// the largest binade gives inf).
+double roundToTf32(double x);
+
 /// Largest finite value of `format`.
 double maxFinite(FloatFormat format);
 

@@ -9,9 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/eval/Kernels.h"
+#include "compiler/common/FloatFormats.h"
 #include "compiler/common/Philox.h"
 
 #include "dialects/llmc/LlmcOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
 
 #include <cmath>
 
@@ -54,6 +57,25 @@ LogicalResult matmulKernel(MatmulOp op, Operands in,
   std::optional<ElementKind> accKind;
   if (auto t = op->getAttrOfType<TypeAttr>("llmc.accumulate"))
     accKind = kindOf(t.getValue());
+  // `llmc.precision = "tf32"` on the module (--precision tf32): every f32
+  // matmul reads its operands as TF32 (cuBLASLt's FAST_TF32 compute type)
+  // and accumulates exactly; the result is f32 as before.
+  auto module = op->getParentOfType<ModuleOp>();
+  auto precision =
+      module ? module->getAttrOfType<StringAttr>("llmc.precision") : nullptr;
+  bool tf32 = precision && precision.getValue() == "tf32" &&
+              a.kind == ElementKind::F32 && b.kind == ElementKind::F32;
+  std::vector<double> aTf32, bTf32;
+  if (tf32) {
+    aTf32.reserve(a.floats.size());
+    bTf32.reserve(b.floats.size());
+    for (double x : a.floats)
+      aTf32.push_back(roundToTf32(x));
+    for (double x : b.floats)
+      bTf32.push_back(roundToTf32(x));
+  }
+  const std::vector<double> &af = tf32 ? aTf32 : a.floats;
+  const std::vector<double> &bf = tf32 ? bTf32 : b.floats;
   std::vector<double> acc(M * N);
   std::vector<int64_t> iacc(M * N);
   for (int64_t bi = 0, be = product(batch, 0, batch.size()); bi < be; ++bi) {
@@ -66,10 +88,10 @@ LogicalResult matmulKernel(MatmulOp op, Operands in,
         for (int64_t n = 0; n < N; ++n) {
           int64_t bj = bBase + at(tb, K, N, k, n);
           if (r.isFloat() && accKind)
-            acc[m * N + n] = roundToKind(
-                acc[m * N + n] + a.floats[ai] * b.floats[bj], *accKind);
+            acc[m * N + n] =
+                roundToKind(acc[m * N + n] + af[ai] * bf[bj], *accKind);
           else if (r.isFloat())
-            acc[m * N + n] += a.floats[ai] * b.floats[bj];
+            acc[m * N + n] += af[ai] * bf[bj];
           else
             iacc[m * N + n] =
                 static_cast<int64_t>(static_cast<uint64_t>(iacc[m * N + n]) +

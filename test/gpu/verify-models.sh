@@ -8,7 +8,9 @@
 #
 # usage: test/gpu/verify-models.sh [LLMC [MODELS_DIR]]
 # VERIFY_FLAGS adds options to every verify: `--pad-always` pads every dim
-# the ops allow (docs/padding.md), `--no-pad` none.
+# the ops allow (docs/padding.md), `--no-pad` none. EXACT_PRECISIONS="tf32
+# fp16" verifies each model again in those precisions against its exact
+# .ref.json.
 set -u
 llmc=${1:-build/bin/llmc}
 models=${2:-test/models}
@@ -39,6 +41,17 @@ for onnx in "$models"/*_loss*.onnx; do
       failed+=("$name(bf16)")
     fi
   fi
+  # EXACT_PRECISIONS="tf32 fp16": also against the exact reference
+  # (docs/precision.md, "llmc verify --precision tf32|fp16").
+  for p in ${EXACT_PRECISIONS:-}; do
+    echo "== $name --precision $p"
+    if "$llmc" verify "$onnx" --ref "$ref" --device cuda --precision "$p" \
+        "${flags[@]}"; then
+      passed=$((passed + 1))
+    else
+      failed+=("$name($p)")
+    fi
+  done
 done
 echo "verify --device cuda: $passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}"
 [[ ${#failed[@]} -eq 0 ]]

@@ -102,6 +102,50 @@ TEST_F(Precision, Bf16AccumulationIsTheMutationsMistake) {
   EXPECT_EQ(r[1].floats[0], 1.0);
 }
 
+TEST_F(Precision, Tf32MatmulReadsOperandsTiesAwayFromZero) {
+  // --precision tf32 marks the module: each f32 operand is read with 10
+  // mantissa bits, ties away from zero (1024.5 -> 1025, -1024.5 -> -1025),
+  // then the products are summed exactly. Unmarked, the same matmul is
+  // exact f32.
+  const char *ir = R"(
+    module attributes {llmc.precision = "tf32"} {
+      func.func @f(%x: tensor<4x1xf32>, %w: tensor<1x1xf32>) -> tensor<4x1xf32> {
+        %0 = llmc.matmul %x, %w : (tensor<4x1xf32>, tensor<1x1xf32>) -> tensor<4x1xf32>
+        return %0 : tensor<4x1xf32>
+      }
+    })";
+  RefTensor x = f32({4, 1}, {1024.5, -1024.5, 1024.25, 1 + std::ldexp(1, -11)});
+  RefTensor w = f32({1, 1}, {1.0});
+  RefTensor r = run1(ir, {x, w});
+  ASSERT_EQ(r.kind, ElementKind::F32) << diagnostics;
+  EXPECT_EQ(r.floats[0], 1025.0);
+  EXPECT_EQ(r.floats[1], -1025.0);
+  EXPECT_EQ(r.floats[2], 1024.0);
+  EXPECT_EQ(r.floats[3], 1 + std::ldexp(1, -10));
+  std::string plain = ir;
+  plain.replace(plain.find("llmc.precision"), 14, "llmc.other_attr");
+  RefTensor exact = run1(plain, {x, w});
+  EXPECT_EQ(exact.floats[0], 1024.5);
+  EXPECT_EQ(exact.floats[3], 1 + std::ldexp(1, -11));
+}
+
+TEST_F(Precision, CastToF16OverflowsToInf) {
+  // fp16's loss scaling relies on it: 65519.99 rounds down to 65504, 65520
+  // (the midpoint to the next binade) and above to inf.
+  RefTensor r = run1(R"(
+    func.func @f(%x: tensor<5xf32>) -> tensor<5xf16> {
+      %0 = llmc.cast %x : tensor<5xf32> -> tensor<5xf16>
+      return %0 : tensor<5xf16>
+    })",
+                     {f32({5}, {65519.0, 65520.0, -1e6, 1e-8, 3e38})});
+  ASSERT_EQ(r.kind, ElementKind::F16) << diagnostics;
+  EXPECT_EQ(r.floats[0], 65504.0);
+  EXPECT_TRUE(std::isinf(r.floats[1]) && r.floats[1] > 0);
+  EXPECT_TRUE(std::isinf(r.floats[2]) && r.floats[2] < 0);
+  EXPECT_EQ(r.floats[3], 0.0); // below half of the smallest subnormal, 2^-24
+  EXPECT_TRUE(std::isinf(r.floats[4]));
+}
+
 TEST(PrecisionProbability, RoundsOnlyNarrowAttention) {
   double p = 1 + std::ldexp(1, -8);
   EXPECT_EQ(roundProbability(p, ElementKind::BF16), 1.0);

@@ -79,6 +79,30 @@ TEST(FloatFormats, F8E5M2) {
   EXPECT_TRUE(std::isnan(bitsToFloat(0x7D, FloatFormat::F8E5M2)));
 }
 
+TEST(FloatFormats, Tf32RoundsToNearestTiesAwayFromZero) {
+  // TF32's ulp is 1 at 2^10: 1024.5 is a tie (away: 1025; even and
+  // truncation: 1024), 1025.5 a tie both modes send up, 1024.25 rounds down.
+  EXPECT_EQ(roundToTf32(1024.5), 1025.0);
+  EXPECT_EQ(roundToTf32(-1024.5), -1025.0);
+  EXPECT_EQ(roundToTf32(1025.5), 1026.0);
+  EXPECT_EQ(roundToTf32(1024.25), 1024.0);
+  EXPECT_EQ(roundToTf32(1024.75), 1025.0);
+  EXPECT_EQ(roundToTf32(1 + std::ldexp(1, -11)), 1 + std::ldexp(1, -10));
+  EXPECT_EQ(roundToTf32(1 + std::ldexp(1, -12)), 1.0);
+  // The value is first an f32: 1 + 2^-30 is 1.
+  EXPECT_EQ(roundToTf32(1 + std::ldexp(1, -30)), 1.0);
+  EXPECT_EQ(roundToTf32(0.1), 0.0999755859375); // 0x3DCCC000
+  EXPECT_TRUE(std::isinf(roundToTf32(INFINITY)));
+  EXPECT_TRUE(std::isnan(roundToTf32(NAN)));
+  EXPECT_TRUE(std::signbit(roundToTf32(-0.0)));
+  // A carry out of f32's largest binade: inf.
+  EXPECT_TRUE(std::isinf(roundToTf32(std::numeric_limits<float>::max())));
+  // TF32 keeps f32's range, subnormals with 10 bits: 2^-130 stays, 2^-140
+  // (below half of TF32's smallest subnormal, 2^-136) goes to 0.
+  EXPECT_EQ(roundToTf32(std::ldexp(1.0, -130)), std::ldexp(1.0, -130));
+  EXPECT_EQ(roundToTf32(std::ldexp(1.0, -140)), 0.0);
+}
+
 TEST(FloatFormats, NaNAndSignedZero) {
   for (FloatFormat f : {FloatFormat::F32, FloatFormat::F16, FloatFormat::BF16,
                         FloatFormat::F8E4M3FN, FloatFormat::F8E5M2}) {

@@ -1,10 +1,8 @@
 // RUN: llmc-opt %s --split-input-file --verify-diagnostics --llmc-lower-precision=precision=bf16
 // RUN: not llmc-opt %s --llmc-lower-precision=precision=fp8 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not llmc-opt %s --llmc-lower-precision=precision=fp16 2>&1 | FileCheck %s --check-prefix=LATER
 // RUN: not llmc-opt %s --llmc-lower-precision="precision=bf16 mutation=everything-bf16" 2>&1 | FileCheck %s --check-prefix=MUTATION
 
-// UNKNOWN: unknown precision 'fp8'; expected fp32 or bf16
-// LATER: precision 'fp16' is not built yet (fp32 and bf16 are)
+// UNKNOWN: unknown precision 'fp8'; expected fp32, bf16, fp16 or tf32
 // MUTATION: unknown mutation 'everything-bf16'
 
 // An op that says nothing about its precision cannot be placed.

@@ -7,7 +7,7 @@
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.gpt2.llmc --arch sm_90 --precision bf16 | FileCheck %s
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/tiny_gpt_dynamo_loss_opt.onnx --eval -o %t.eval.llmc --arch sm_90 --precision bf16 2>/dev/null | FileCheck %s
 // RUN: not llmc compile %models/train-step-copy.mlir -o %t.copy.llmc --arch sm_90 --precision bf16 2>&1 | FileCheck %s --check-prefix=HANDWRITTEN
-// RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --precision fp16 2>&1 | FileCheck %s --check-prefix=LATER
+// RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --precision fp8 2>&1 | FileCheck %s --check-prefix=BADPREC
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --precision 2>&1 | FileCheck %s --check-prefix=NOVALUE
 
 // CHECK:      arch            sm_90
@@ -15,5 +15,5 @@
 // CHECK-NEXT: kernels         {{[0-9]+}}
 
 // HANDWRITTEN: error: {{.*}}train-step-copy.mlir: --precision bf16 lowers @forward before autodiff, and the module has only a hand-written @train_step
-// LATER: llmc compile: error: --precision fp16 is not built yet (fp32 and bf16 are)
+// BADPREC: llmc compile: error: --precision needs fp32, bf16, fp16 or tf32, got 'fp8'
 // NOVALUE: llmc compile: error: --precision needs a value

@@ -3,7 +3,8 @@
 compare_logs.py FULL OTHER [--min-steps N]: fails unless every step of OTHER
 has FULL's values bit for bit (both printed with 17 digits) and OTHER holds
 at least N steps (default 1): a resumed or re-laid-out run against an
-uninterrupted one.
+uninterrupted one. Where fp16's loss scaler logs them, the loss scale and
+the scaler-skipped count are compared too.
 
 compare_logs.py A B --rtol R: fails unless both logs hold the same steps and
 every value of A is within R (relative) of B's: runs that differ only in
@@ -17,7 +18,8 @@ def steps(path):
     for line in open(path):
         j = json.loads(line)
         if "loss" in j:
-            out[j["step"]] = (j["loss"], j["grad_norm"])
+            out[j["step"]] = (j["loss"], j["grad_norm"]) + tuple(
+                j[k] for k in ("loss_scale", "scaler_skipped") if k in j)
     return out
 
 

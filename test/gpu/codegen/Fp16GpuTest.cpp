@@ -1,0 +1,186 @@
+//===- Fp16GpuTest.cpp - fp16 kernels and the loss-scaled step vs f64 -----===//
+//
+// `--precision fp16` (docs/precision.md): the generated kernels on f16
+// operands and the cuBLASLt f16 GEMMs against the reference evaluator (f64
+// arithmetic, rounded to f16 where the IR says so): relative L2 error below
+// 1e-2 for f16 results, 1e-5 for f32 ones, NaNs where the reference has
+// them (GpuHarness.h). Then gpt2-tiny's whole fp16 training step with the
+// dynamic loss scaler, at a scale that goes through and at one that
+// overflows (the update is skipped on the device, the scale halved): the
+// same parameters, state and counters as the reference. The NVRTC test
+// compiles every kernel of that step without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "test/gpu/codegen/GpuHarness.h"
+
+#include "dialects/llmc/LlmcDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace llmc::test;
+
+namespace {
+
+TEST(Fp16Kernels, ElementwiseAndCasts) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(
+      R"(func.func @forward(%a: tensor<3x300xf16>, %b: tensor<300xf16>, %x: tensor<3x300xf32>)
+    -> (tensor<3x300xf16>, tensor<3x300xf16>, tensor<3x300xf16>, tensor<3x300xf16>, tensor<3x300xf32>) {
+  %0 = llmc.add %a, %b : (tensor<3x300xf16>, tensor<300xf16>) -> tensor<3x300xf16>
+  %1 = llmc.gelu tanh %0 : tensor<3x300xf16>
+  %2 = llmc.silu %a : tensor<3x300xf16>
+  %3 = llmc.cast %x : tensor<3x300xf32> -> tensor<3x300xf16>
+  %4 = llmc.cast %a : tensor<3x300xf16> -> tensor<3x300xf32>
+  return %0, %1, %2, %3, %4 : tensor<3x300xf16>, tensor<3x300xf16>, tensor<3x300xf16>, tensor<3x300xf16>, tensor<3x300xf32>
+})");
+}
+
+// Casts to f16 overflow to inf above 65504 as the evaluator's rounding does
+// (the loss scaler depends on it): inputs of scale 1e5.
+TEST(Fp16Kernels, CastOverflowsToInf) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(
+      R"(func.func @forward(%x: tensor<4x257xf32>) -> tensor<4x257xf16> {
+  %0 = llmc.cast %x : tensor<4x257xf32> -> tensor<4x257xf16>
+  return %0 : tensor<4x257xf16>
+})",
+      {}, 1e5);
+}
+
+// The policy's row kernels read f16 and compute in f32.
+TEST(Fp16Kernels, NormsSoftmaxAndLossOnF16) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(
+      R"(func.func @forward(%h: tensor<6x96xf16>, %w: tensor<96xf32>, %b: tensor<96xf32>,
+                   %t: tensor<6xi64> {gpu_test.range = array<i64: 0, 96>})
+    -> (tensor<6x96xf32>, tensor<6x96xf32>, tensor<f32>) {
+  %x = llmc.cast %h : tensor<6x96xf16> -> tensor<6x96xf32>
+  %0 = llmc.layer_norm %x, %w, %b {axis = 1 : i64} : (tensor<6x96xf32>, tensor<96xf32>, tensor<96xf32>) -> tensor<6x96xf32>
+  %1 = llmc.softmax %x {axis = -1 : i64} : tensor<6x96xf32>
+  %2 = llmc.cross_entropy mean %x, %t : (tensor<6x96xf32>, tensor<6xi64>) -> tensor<f32>
+  return %0, %1, %2 : tensor<6x96xf32>, tensor<6x96xf32>, tensor<f32>
+})");
+}
+
+// f16 A, B and D on cuBLASLt with f32 accumulation, the bias of a linear
+// layer rounded once with the product (the epilogue).
+TEST(Fp16Kernels, MatmulWithBias) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(
+      R"(func.func @forward(%x: tensor<2x40x64xf16>, %w: tensor<96x64xf16>, %b: tensor<96xf16>)
+    -> (tensor<2x40x96xf16>, tensor<2x40x96xf16>) {
+  %0 = llmc.matmul %x, %w {transpose_rhs} : (tensor<2x40x64xf16>, tensor<96x64xf16>) -> tensor<2x40x96xf16>
+  %1 = llmc.add %0, %b : (tensor<2x40x96xf16>, tensor<96xf16>) -> tensor<2x40x96xf16>
+  return %0, %1 : tensor<2x40x96xf16>, tensor<2x40x96xf16>
+})");
+}
+
+TEST(Fp16Kernels, CausalAttentionForward) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(
+      R"(func.func @forward(%q: tensor<2x4x33x32xf16>, %k: tensor<2x4x33x32xf16>, %v: tensor<2x4x33x32xf16>)
+    -> tensor<2x4x33x32xf16> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<2x4x33x32xf16>, tensor<2x4x33x32xf16>, tensor<2x4x33x32xf16>) -> tensor<2x4x33x32xf16>
+  return %0 : tensor<2x4x33x32xf16>
+})");
+}
+
+/// gpt2-tiny.mlir's @train_step under `--precision fp16`: lower-precision,
+/// autodiff seeded with the loss scale, AdamW with clipping and the scaler.
+/// The scale argument is |N(0, scale)|; the counters small integers.
+mlir::func::FuncOp fp16TrainStep(mlir::MLIRContext &context,
+                                 mlir::OwningOpRef<mlir::ModuleOp> &module,
+                                 double scale) {
+  const char *dir = std::getenv("LLMC_TEST_MODELS");
+  std::string path =
+      std::string(dir ? dir : LLMC_TEST_MODELS_DIR) + "/gpt2-tiny.mlir";
+  std::ifstream in(path);
+  if (!in)
+    return nullptr;
+  std::stringstream text;
+  text << in.rdbuf();
+  context.loadDialect<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();
+  module = mlir::parseSourceString<mlir::ModuleOp>(text.str(), &context);
+  if (!module)
+    return nullptr;
+  mlir::PassManager pm(&context);
+  mlir::llmc::LowerPrecisionPassOptions lower;
+  lower.precision = "fp16";
+  pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
+  mlir::llmc::AutodiffPassOptions autodiff;
+  autodiff.lossScale = 65536.0;
+  pm.addPass(mlir::llmc::createAutodiffPass(autodiff));
+  mlir::llmc::AppendOptimizerPassOptions optimizer;
+  optimizer.clipNorm = 1.0;
+  pm.addPass(mlir::llmc::createAppendOptimizerPass(optimizer));
+  if (mlir::failed(pm.run(*module)))
+    return nullptr;
+  auto func = module->lookupSymbol<mlir::func::FuncOp>("train_step");
+  if (!func)
+    return nullptr;
+  mlir::Builder b(&context);
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto input = func.getArgAttrOfType<mlir::StringAttr>(i, "llmc.input");
+    auto state = func.getArgAttrOfType<mlir::StringAttr>(i, "llmc.state");
+    if (input && (input.getValue() == "idx" || input.getValue() == "targets"))
+      func.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({0, 512}));
+    if (input && input.getValue() == "lr") {
+      func.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
+      func.setArgAttr(i, "gpu_test.scale", b.getF64FloatAttr(0.01));
+    }
+    if (!state)
+      continue;
+    llvm::StringRef kind = state.getValue();
+    if (kind == "step" || kind == "amp.growth_tracker" || kind == "amp.skipped")
+      func.setArgAttr(i, "gpu_test.range", b.getDenseI64ArrayAttr({1, 3}));
+    if (kind == "adamw.m")
+      func.setArgAttr(i, "gpu_test.zeros", b.getUnitAttr());
+    if (kind == "adamw.v" || kind == "amp.scale") {
+      func.setArgAttr(i, "gpu_test.abs", b.getUnitAttr());
+      func.setArgAttr(i, "gpu_test.scale",
+                      b.getF64FloatAttr(kind == "amp.scale" ? scale : 0.01));
+    }
+  }
+  return func;
+}
+
+TEST(Fp16TrainStep, LossScaledStepMatchesReference) {
+  LLMC_REQUIRE_GPU();
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = fp16TrainStep(context, module, 1024.0);
+  ASSERT_TRUE(func) << "cannot build the fp16 @train_step of gpt2-tiny.mlir";
+  checkFunctionAgainstReference(func, {}, 0.1);
+}
+
+// A scale near f32's top: the f16 gradients overflow, the norm is inf, and
+// both sides keep every parameter and moment, halve the scale and count the
+// skipped step.
+TEST(Fp16TrainStep, OverflowSkipsTheUpdateOnTheDevice) {
+  LLMC_REQUIRE_GPU();
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = fp16TrainStep(context, module, 1e36);
+  ASSERT_TRUE(func) << "cannot build the fp16 @train_step of gpt2-tiny.mlir";
+  checkFunctionAgainstReference(func, {}, 0.1);
+}
+
+// No GPU needed: every kernel of the fp16 step compiles with NVRTC.
+TEST(Fp16TrainStep, CompilesWithNvrtc) {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = fp16TrainStep(context, module, 1024.0);
+  ASSERT_TRUE(func) << "cannot build the fp16 @train_step of gpt2-tiny.mlir";
+  checkFunctionCompiles(func);
+}
+
+} // namespace
