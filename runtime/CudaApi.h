@@ -76,6 +76,7 @@ namespace llmc::cuda {
   X(cuGraphGetNodes)                                                           \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \
+  X(cuEventRecordWithFlags)                                                    \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)                                                        \
   X(cuEventDestroy)

@@ -82,6 +82,7 @@ Executor::~Executor() {
     cu_->cuCtxSetCurrent(context_);
   if (stream_)
     cu_->cuStreamSynchronize(stream_);
+  destroyProfiled();
   if (graphExec_)
     cu_->cuGraphExecDestroy(graphExec_);
   if (graph_)
