@@ -74,7 +74,7 @@ struct TrainConfig {
   int64_t injectNanStep = 0;
   // Test only: every read of the training data sleeps this long first (a
   // slow disk), to show that the read-ahead hides it.
-  int64_t slowReaderMs = 0;
+  double slowReaderMs = 0;
   double peakTflops = 989;   // MFU's denominator
   // --tokens-per-step: tokens of one optimizer step (0: one batch); a
   // multiple of the micro-batch's B * T (docs/memory.md).

@@ -197,7 +197,8 @@ int runTrain(const Args &args) {
       else if (a == "--log-json")
         ok = !v.empty() && (cfg.logJson = v, true);
       else if (a == "--debug-slow-reader")
-        ok = count(cfg.slowReaderMs, 0, 60000);
+        ok = (real(cfg.slowReaderMs, 0) && cfg.slowReaderMs <= 60000) ||
+             (range = "milliseconds in [0, 60000]", false);
       else if (a == "--debug-inject-nan") {
         // OP@STEP: the op's output is NaN at that (1-based) step.
         size_t at = v.rfind('@');
@@ -338,7 +339,7 @@ int runTrainCpu(const TrainConfig &cfg) {
   Status s = train.open(cfg.data, batch, seq, engine->vocab());
   if (!s)
     return fail(s.message());
-  train.readDelayMs = static_cast<int>(cfg.slowReaderMs);
+  train.readDelayMs = cfg.slowReaderMs;
   if (!cfg.val.empty() && !(s = val.open(cfg.val, batch, seq, engine->vocab())))
     return fail(s.message());
   llvm::outs() << "llmc train: " << cfg.model << " on the CPU reference "

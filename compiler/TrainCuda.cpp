@@ -223,7 +223,7 @@ int runTrainCuda(const TrainConfig &cfg) {
   int64_t b = engine->batch(), t = engine->seq();
   if (Status s = train.open(cfg.data, b, t, engine->vocab()); !s)
     return fail(s.message());
-  train.readDelayMs = static_cast<int>(cfg.slowReaderMs);
+  train.readDelayMs = cfg.slowReaderMs;
   bool validating = !cfg.val.empty();
   if (validating)
     if (Status s = val.open(cfg.val, b, t, engine->vocab()); !s)

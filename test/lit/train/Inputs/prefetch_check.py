@@ -22,7 +22,7 @@ def run(name, delay_ms):
     log = os.path.join(work, name + ".jsonl")
     cmd = [llmc, "train"] + rest + ["--log-json", log, "--no-progress"]
     if delay_ms:
-        cmd += ["--debug-slow-reader", str(delay_ms)]
+        cmd += ["--debug-slow-reader", "%.3f" % delay_ms]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     rows = [json.loads(l) for l in open(log) if '"ms"' in l]
     rows = rows[2:]  # the first steps capture the graph and warm up
@@ -33,19 +33,19 @@ def run(name, delay_ms):
 
 os.makedirs(work, exist_ok=True)
 base, _ = run("base", 0)
-delay = max(1, round(0.5 * base))
+delay = 0.5 * base
 slow, slow_data = run("slow", delay)
 change = (slow - base) / base
 if abs(change) > tolerance:
-    sys.exit("FAIL: %.3f ms/step without a slow reader, %.3f ms with %d ms reads "
+    sys.exit("FAIL: %.3f ms/step without a slow reader, %.3f ms with %.3f ms reads "
              "(%+.1f%%, data wait %.3f ms): the read-ahead does not hide the reader"
              % (base, slow, delay, 100 * change, slow_data))
 # Control: reads of twice the step time cannot be hidden; the loop waits.
-control, control_data = run("control", max(2, round(2 * base)))
+control, control_data = run("control", 2 * base)
 if control_data < 0.5 * base:
-    sys.exit("FAIL: the control run with %d ms reads waited only %.3f ms for "
+    sys.exit("FAIL: the control run with %.3f ms reads waited only %.3f ms for "
              "its batches: the measure does not see the reader"
-             % (round(2 * base), control_data))
-print("prefetch ok: %.3f ms/step, %.3f ms with reads of %d ms (%+.1f%%); "
+             % (2 * base, control_data))
+print("prefetch ok: %.3f ms/step, %.3f ms with reads of %.3f ms (%+.1f%%); "
       "reads of twice the step wait %.1f ms"
       % (base, slow, delay, 100 * change, control_data))
