@@ -158,7 +158,9 @@ std::string toolchainText(const std::string &arch,
   (void)s; // no NVRTC: compileModule reports it; the key just says so
   CompileOptions options;
   options.arch = arch;
+  // An entry is a bundle: another bundle version is another entry.
   std::string text = std::string("llmc ") + LLMC_VERSION + "\n" + binary +
+                     "\nbundle " + std::to_string(kBundleVersion) +
                      "\nnvrtc " + nvrtc + "\n";
   for (const std::string &o : nvrtcOptions(options))
     text += o + "\n";

@@ -77,6 +77,7 @@ struct TrainConfig {
   RecomputeConfig recompute;
   bool profile = false;    // cuda: time each kernel of the last step
   std::string trace;       // cuda: that step as a Chrome trace (implies profile)
+  bool breakdown = false;  // cuda: that step's time by phase
   // The loop (runtime/Trainer.h): checkpoints, NaN policy, log.
   int64_t saveEvery = 0, keep = 0;
   std::string checkpointDir, resume, logJson;
@@ -88,6 +89,9 @@ struct TrainConfig {
   // injectNanStep (1-based), through llmc-inject-nan.
   std::string injectNanOp;
   int64_t injectNanStep = 0;
+  // Test only: every read of the training data sleeps this long first (a
+  // slow disk), to show that the read-ahead hides it.
+  double slowReaderMs = 0;
   double peakTflops = 989;   // MFU's denominator
   // --tokens-per-step: tokens of one optimizer step (0: one batch); a
   // multiple of the micro-batch's B * T (docs/memory.md).

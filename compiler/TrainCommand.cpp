@@ -73,11 +73,15 @@ static void printUsage(llvm::raw_ostream &os) {
         "GPU's\n"
         "                         memory: 0.5; docs/memory.md)\n"
         "  --recompute all        recompute every saved activation\n"
-        "  --profile              (cuda) time every kernel of the last step and\n"
-        "                         print the breakdown by kernel family\n"
-        "  --trace FILE.json      (cuda) the last step, kernel by kernel, as a\n"
-        "                         Chrome trace (Perfetto opens it); implies\n"
-        "                         --profile\n"
+        "  --profile              (cuda) time every kernel of the last step (a\n"
+        "                         graph replay with events) and print the time\n"
+        "                         by kernel family\n"
+        "  --breakdown            (cuda) the last step's time by phase: data,\n"
+        "                         forward, backward, optimizer, host, launch\n"
+        "                         and gaps\n"
+        "  --trace FILE.json      (cuda) the last step as a Chrome trace\n"
+        "                         (Perfetto opens it), one slice per launch on\n"
+        "                         a thread per phase; implies --profile\n"
         "  --checkpoint-dir DIR   write checkpoints there (docs/trainer.md): after\n"
         "                         every --save-every steps, the last step, and\n"
         "                         on SIGINT/SIGTERM\n"
@@ -91,13 +95,17 @@ static void printUsage(llvm::raw_ostream &os) {
         "                         skip it and halve the learning rate; or skip\n"
         "                         it and, after --nan-patience such steps in a\n"
         "                         row (default 3), reload the last checkpoint\n"
-        "  --detect-anomaly       (cpu) on such a step, replay it from the state\n"
-        "                         before it and name the first op (and ONNX\n"
-        "                         node) whose result is NaN or infinite\n"
+        "  --detect-anomaly       on such a step, replay it from the state before\n"
+        "                         it on the reference evaluator and name the\n"
+        "                         first op (and ONNX node) whose result is NaN\n"
+        "                         or infinite (on the GPU: a model file, and a\n"
+        "                         copy of the state to the host every step)\n"
         "  --log-json FILE        one JSON object per step (and validation)\n"
         "  --progress, --no-progress\n"
         "                         the progress bar (default: on a terminal)\n"
         "  --peak-tflops X        MFU's denominator (default 989: H100 bf16)\n"
+        "  --debug-slow-reader MS test the read-ahead: every read of the\n"
+        "                         training data sleeps MS milliseconds first\n"
         "  --debug-inject-nan OP@STEP\n"
         "                         test the NaN policies: OP's output (an ONNX\n"
         "                         node name, or llmc.<op>#<n>) is NaN at STEP\n"
@@ -136,6 +144,10 @@ int runTrain(const Args &args) {
     }
     if (a == "--profile") {
       cfg.profile = true;
+      continue;
+    }
+    if (a == "--breakdown") {
+      cfg.breakdown = true;
       continue;
     }
     if (a == "--detect-anomaly") {
@@ -203,6 +215,9 @@ int runTrain(const Args &args) {
         ok = count(cfg.nanPatience, 1, kMaxSteps);
       else if (a == "--log-json")
         ok = !v.empty() && (cfg.logJson = v, true);
+      else if (a == "--debug-slow-reader")
+        ok = (real(cfg.slowReaderMs, 0) && cfg.slowReaderMs <= 60000) ||
+             (range = "milliseconds in [0, 60000]", false);
       else if (a == "--debug-inject-nan") {
         // OP@STEP: the op's output is NaN at that (1-based) step.
         size_t at = v.rfind('@');
@@ -278,8 +293,10 @@ int runTrain(const Args &args) {
                       " needs --checkpoint-dir DIR");
   if (cfg.minLr > cfg.lr)
     return usageError("--min-lr is above --lr");
-  if (cfg.profile && cfg.device != "cuda")
-    return usageError(std::string(cfg.trace.empty() ? "--profile" : "--trace") +
+  if ((cfg.profile || cfg.breakdown) && cfg.device != "cuda")
+    return usageError(std::string(!cfg.trace.empty() ? "--trace"
+                                  : cfg.profile      ? "--profile"
+                                                     : "--breakdown") +
                       " times the GPU kernels: pass --device cuda");
   if (cfg.tokensPerStep > 0 && cfg.precision.precision == "fp16")
     return usageError("--tokens-per-step (gradient accumulation) does not "
@@ -290,6 +307,11 @@ int runTrain(const Args &args) {
                       "CPU so far; on the GPU, raise --batch instead "
                       "(docs/memory.md)");
   bool bundle = llvm::StringRef(cfg.model).ends_with(".llmc");
+  if (bundle && cfg.detectAnomaly)
+    return usageError("--detect-anomaly replays a bad step on the reference "
+                      "evaluator, which needs the model: pass the model file "
+                      "that '" + cfg.model + "' was compiled from instead of "
+                      "the bundle");
   if (bundle && cfg.device == "cpu")
     return usageError("'" + cfg.model + "' is a compiled bundle, which runs "
                       "on the GPU: pass --device cuda, or train the model "
@@ -348,6 +370,7 @@ int runTrainCpu(const TrainConfig &cfg) {
   Status s = train.open(cfg.data, batch, seq, engine->vocab());
   if (!s)
     return fail(s.message());
+  train.readDelayMs = cfg.slowReaderMs;
   if (!cfg.val.empty() && !(s = val.open(cfg.val, batch, seq, engine->vocab())))
     return fail(s.message());
   llvm::outs() << "llmc train: " << cfg.model << " on the CPU reference "

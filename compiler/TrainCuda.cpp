@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
 #include "compiler/CompileCache.h"
+#include "compiler/CpuStepEngine.h"
 #include "compiler/CudaTrainer.h"
+#include "compiler/GpuAnomalyEngine.h"
+#include "compiler/ModelLoader.h"
 
 #include "runtime/AtomicFile.h"
 #include "runtime/Bundle.h"
@@ -222,29 +225,73 @@ int runTrainCuda(const TrainConfig &cfg) {
   int64_t b = engine->batch(), t = engine->seq();
   if (Status s = train.open(cfg.data, b, t, engine->vocab()); !s)
     return fail(s.message());
+  train.readDelayMs = cfg.slowReaderMs;
   bool validating = !cfg.val.empty();
   if (validating)
     if (Status s = val.open(cfg.val, b, t, engine->vocab()); !s)
       return fail(s.message());
 
+  // --detect-anomaly: the same model on the reference evaluator, to replay
+  // a bad step from the GPU's state (GpuAnomalyEngine.h).
+  // The context and the module outlive the run (the evaluator keeps
+  // pointers into the module).
+  mlir::MLIRContext cpuContext;
+  mlir::OwningOpRef<mlir::ModuleOp> cpuModule;
+  std::unique_ptr<GpuAnomalyEngine> checked;
+  if (cfg.detectAnomaly) {
+    installCliDiagnostics(cpuContext, "train", cfg.model);
+    cpuModule = loadModel(cfg.model, cfg.modelOptions, cpuContext);
+    if (!cpuModule)
+      return 1;
+    OptimizerConfig optimizer = cfg.optimizer;
+    auto cpuTrainer = CpuTrainer::create(*cpuModule, &optimizer, cfg.seed,
+                                         cfg.precision, cfg.injectNanOp);
+    if (mlir::failed(cpuTrainer))
+      return 1;
+    std::unique_ptr<CpuStepEngine> cpu;
+    if (Status s = CpuStepEngine::create(std::move(*cpuTrainer), cpu); !s)
+      return fail(s.message());
+    if (Status s = GpuAnomalyEngine::create(*engine, std::move(cpu), checked);
+        !s)
+      return fail(s.message());
+  }
+  StepEngine &stepEngine =
+      checked ? static_cast<StepEngine &>(*checked) : *engine;
+
   TrainOptions options = loopOptions(cfg);
-  // --profile: the last step is a real step, launched kernel by kernel
-  // between events instead of replayed, so its ms line is slower.
-  std::vector<float> stepMs;
-  if (cfg.profile) {
+  // --profile, --breakdown, --trace: the last step is a real step, replayed
+  // from a second graph with an event around each launch, so its ms line is
+  // a little slower (StepProfile.h).
+  StepTimeline timeline;
+  if (cfg.profile || cfg.breakdown) {
+    Executor &executor = trainer->executor();
     options.beforeStep = [&](int64_t step) {
-      if (step + 1 == cfg.steps)
-        engine->profileNext = &stepMs;
+      if (step + 1 != cfg.steps)
+        return;
+      float ms = 0;
+      if (step > 0 && executor.lastRunMs(ms).isOk())
+        timeline.plainGraphMs = ms;
+      engine->profileNext = &timeline;
+    };
+    options.stepTimes = [&](int64_t step, double dataMs, double totalMs) {
+      if (step + 1 != cfg.steps)
+        return;
+      timeline.dataWaitMs = dataMs;
+      timeline.stepMs = totalMs - timeline.profilingMs;
     };
     options.afterStep = [&](int64_t step) {
       if (step + 1 != cfg.steps)
         return;
-      const Plan &plan = trainer->executor().plan();
-      std::fputs(formatStepProfile(plan, stepMs).c_str(), stdout);
+      const Plan &plan = executor.plan();
+      if (cfg.profile)
+        std::fputs(formatStepProfile(plan, kernelTimes(timeline)).c_str(),
+                   stdout);
+      if (cfg.breakdown)
+        std::fputs(formatBreakdown(plan, timeline).c_str(), stdout);
       std::fflush(stdout);
       if (!cfg.trace.empty()) {
         if (Status s = writeFileAtomically(cfg.trace,
-                                           formatChromeTrace(plan, stepMs));
+                                           formatChromeTrace(plan, timeline));
             !s)
           std::fprintf(stderr, "llmc train: error: %s\n", s.message().c_str());
         else
@@ -253,7 +300,7 @@ int runTrainCuda(const TrainConfig &cfg) {
       }
     };
   }
-  return runTrainLoop(*engine, train, validating ? &val : nullptr, options);
+  return runTrainLoop(stepEngine, train, validating ? &val : nullptr, options);
 }
 
 } // namespace llmc

@@ -31,7 +31,8 @@
 namespace llmc {
 
 constexpr char kBundleMagic[8] = {'L', 'L', 'M', 'C', 'B', 'N', 'D', 'L'};
-constexpr uint32_t kBundleVersion = 1;
+// 2: each step carries its phase (forward, backward, optimizer).
+constexpr uint32_t kBundleVersion = 2;
 constexpr uint64_t kBundlePrefixBytes = 64;
 constexpr uint64_t kBundleBlobAlignment = 256;
 

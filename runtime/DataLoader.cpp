@@ -127,7 +127,8 @@ Status DataLoader::fill(uint64_t position, std::vector<int64_t> &inputs,
   if (position + n + 1 > total_)
     position = 0;
   if (readDelayMs > 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds(readDelayMs));
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(readDelayMs));
   LLMC_RETURN_IF_ERROR(read(position, n + 1));
   inputs.resize(n);
   targets.resize(n);

@@ -63,7 +63,7 @@ public:
   /// the step. The batches are the same, in the same order.
   void enablePrefetch();
   /// Test only: every shard read sleeps this long first (a slow disk).
-  int readDelayMs = 0;
+  double readDelayMs = 0;
 
   uint64_t numTokens() const { return total_; }
   /// Whole batches before the loader wraps around.

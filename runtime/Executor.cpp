@@ -88,6 +88,7 @@ Executor::~Executor() {
     cu_->cuStreamSynchronize(work_);
   if (stream_)
     cu_->cuStreamSynchronize(stream_);
+  destroyProfiled();
   destroyGraph();
   matmuls_.clear();
   if (ltHandle_)

@@ -49,6 +49,13 @@ class PreparedMatmul;
 struct GraphInput {
   std::string buffer;
   uint64_t bytes = 0;
+/// What a profiled replay measured, in ms from an event recorded on the
+/// stream right before the graph launch.
+struct GpuTimeline {
+  std::vector<float> startMs, endMs; // per plan step
+  float graphEndMs = 0;              // an event right after the graph
+  double launchCallMs = 0;           // host time in cuGraphLaunch
+  double profilingMs = 0; // host time spent reading the events afterwards
 };
 
 struct ExecutorOptions {
@@ -112,6 +119,13 @@ public:
   /// time of step i (the breakdown of `llmc train --profile`). Slower than a
   /// replay by the launch gaps, which the per-step times leave out.
   Status runProfiled(std::vector<float> &stepMs);
+  /// One replay of a second captured graph (ExecutorProfile.cpp): the same
+  /// launches in the same order, each between two event-record nodes, so
+  /// the per-kernel times, the gaps between launches and the graph's start
+  /// latency are those of a graph replay, not of kernel-by-kernel launches
+  /// (CUPTI activity records would be the other way; the runtime only has
+  /// the driver API). Waits for the replay.
+  Status replayProfiled(GpuTimeline &timeline);
   /// Captures the launch sequence as a CUDA graph (once) and instantiates it.
   Status capture();
   /// Launches the captured graph; captures first when needed.
@@ -162,6 +176,8 @@ private:
   Status findInputNodes(const std::vector<CUdeviceptr> &sources, bool &found);
   void destroyGraph();
   Status feedInputs(const std::vector<CUdeviceptr> &sources);
+  Status captureProfiled();
+  void destroyProfiled();
   std::string context() const;
   std::string stepContext(size_t index) const;
 
@@ -223,6 +239,11 @@ private:
   std::vector<GraphInput> graphInputs_;
   std::vector<InputNode> inputNodes_;
   size_t nodesUsed_ = 0, nodeUpdates_ = 0;
+  // replayProfiled's graph and its events: two per step, then one before
+  // and one after the graph.
+  CUgraph profGraph_ = nullptr;
+  CUgraphExec profExec_ = nullptr;
+  std::vector<CUevent> profEvents_;
   size_t captures_ = 0;
   size_t recompiled_ = 0;
   DeviceFacts facts_;

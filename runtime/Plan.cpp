@@ -110,6 +110,28 @@ bool parseRole(const std::string &name, BufferRole &role) {
   return false;
 }
 
+const char *phaseName(StepPhase phase) {
+  switch (phase) {
+  case StepPhase::Forward:
+    return "forward";
+  case StepPhase::Backward:
+    return "backward";
+  case StepPhase::Optimizer:
+    return "optimizer";
+  }
+  return "?";
+}
+
+bool parsePhase(const std::string &name, StepPhase &phase) {
+  for (StepPhase p :
+       {StepPhase::Forward, StepPhase::Backward, StepPhase::Optimizer})
+    if (name == phaseName(p)) {
+      phase = p;
+      return true;
+    }
+  return false;
+}
+
 uint64_t BufferInfo::elementCount() const {
   uint64_t count = 1;
   for (int64_t dim : shape)

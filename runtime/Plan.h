@@ -197,9 +197,22 @@ struct MemsetStep {
   uint8_t value = 0;
 };
 
+/// Which part of the training step a launch belongs to, as the compiler
+/// derived it from the IR (codegen's PlanBuilder: ops up to the loss are the
+/// forward pass, ops after it that autodiff made are the backward pass, the
+/// ops AppendOptimizer made are the optimizer). `llmc train --breakdown` and
+/// `--trace` group kernel times by it.
+enum class StepPhase : uint8_t { Forward, Backward, Optimizer };
+const char *phaseName(StepPhase phase);
+bool parsePhase(const std::string &name, StepPhase &phase);
+
 struct Step {
   std::variant<LaunchStep, MatmulStep, MemsetStep> op;
   std::string label; // optional, for messages ("attention backward, layer 3")
+  StepPhase phase = StepPhase::Forward;
+  // A cuBLASLt call's source ops, as KernelInfo::origin says a kernel's
+  // (launches keep theirs in the kernel); for profiles and traces.
+  std::string origin;
 };
 
 //===----------------------------------------------------------------------===//

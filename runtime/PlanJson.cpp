@@ -85,6 +85,9 @@ json stepToJson(const Step &step) {
   }
   if (!step.label.empty())
     j["label"] = step.label;
+  j["phase"] = phaseName(step.phase);
+  if (!step.origin.empty())
+    j["origin"] = step.origin;
   return j;
 }
 
@@ -341,6 +344,13 @@ Status readStep(const Reader &r, Step &step) {
   std::string kind;
   LLMC_RETURN_IF_ERROR(r.string("kind", kind));
   LLMC_RETURN_IF_ERROR(r.string("label", step.label, true));
+  // Optional: a hand-written plan (tests, docs/runtime.md) may leave it out.
+  std::string phase = phaseName(StepPhase::Forward);
+  LLMC_RETURN_IF_ERROR(r.string("phase", phase, true));
+  LLMC_RETURN_IF_ERROR(r.string("origin", step.origin, true));
+  if (!parsePhase(phase, step.phase))
+    return r.fail("unknown phase '" + phase +
+                  "' (forward, backward or optimizer)");
   if (kind == "launch") {
     LaunchStep launch;
     LLMC_RETURN_IF_ERROR(r.integer("kernel", launch.kernel));

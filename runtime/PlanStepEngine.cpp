@@ -3,6 +3,7 @@
 #include "runtime/Padding.h"
 
 #include <cmath>
+#include <chrono>
 #include <cstring>
 
 namespace llmc {
@@ -121,8 +122,19 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
                             const std::vector<int64_t> &targets, double lr,
                             int64_t updates, bool /*skipNonFinite*/,
                             StepResult &result) {
+  StepTimeline *profile = profileNext;
+  profileNext = nullptr;
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  auto h0 = Clock::now();
   LLMC_RETURN_IF_ERROR(write(bind_.tokens, bind_.tokenType, tokens));
   LLMC_RETURN_IF_ERROR(write(bind_.targets, bind_.targetType, targets));
+  // Profiled: wait until the batch has landed, so the copy's time is its own.
+  if (profile)
+    LLMC_RETURN_IF_ERROR(exec_.synchronize());
+  auto h1 = Clock::now();
   LLMC_RETURN_IF_ERROR(exec_.setScalar("lr", lr));
   if (exec_.plan().findBuffer("nan_gate")) {
     float gate = static_cast<float>(gate_);
@@ -131,9 +143,10 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
   if (bind_.hasStep)
     LLMC_RETURN_IF_ERROR(
         exec_.setScalar("step", static_cast<double>(updates)));
-  std::vector<float> *profile = profileNext;
-  profileNext = nullptr;
-  LLMC_RETURN_IF_ERROR(profile ? exec_.runProfiled(*profile) : exec_.replay());
+  auto h2 = Clock::now();
+  GpuTimeline gpu;
+  LLMC_RETURN_IF_ERROR(profile ? exec_.replayProfiled(gpu) : exec_.replay());
+  auto h3 = Clock::now();
   // The loop's one synchronization: the loss (and the norm, already on the
   // host side of that sync) decide the NaN policy.
   LLMC_RETURN_IF_ERROR(exec_.readScalar("loss", result.loss));
@@ -161,6 +174,15 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
     // The unscaled gradients' norm is not finite exactly when the scaler
     // skipped the update (passes/AppendOptimizer.cpp).
     result.overflow = bind_.hasGradNorm && !std::isfinite(result.gradNorm);
+  }
+  if (profile) {
+    profile->copyMs = since(h0, h1);
+    profile->hostBeforeMs = since(h1, h2);
+    profile->hostAfterMs = since(h3, Clock::now());
+    profile->startMs = std::move(gpu.startMs);
+    profile->endMs = std::move(gpu.endMs);
+    profile->graphEndMs = gpu.graphEndMs;
+    profile->profilingMs = gpu.profilingMs;
   }
   result.applied = true;
   return Status::ok();

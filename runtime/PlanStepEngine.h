@@ -24,6 +24,7 @@
 #define LLMC_RUNTIME_PLANSTEPENGINE_H
 
 #include "runtime/Executor.h"
+#include "runtime/StepProfile.h"
 #include "runtime/Trainer.h"
 
 namespace llmc {
@@ -81,9 +82,10 @@ public:
   Status writeState(const StateTensor &tensor,
                     const std::vector<uint8_t> &bytes) override;
 
-  /// When set, the next step runs kernel by kernel between events and
-  /// fills it (--profile).
-  std::vector<float> *profileNext = nullptr;
+  /// When set, the next step replays the profiled graph
+  /// (Executor::replayProfiled) and fills it, all but stepMs and
+  /// dataWaitMs, which the loop measures (--profile, --breakdown, --trace).
+  StepTimeline *profileNext = nullptr;
 
 private:
   explicit PlanStepEngine(Executor &e) : exec_(e) {}

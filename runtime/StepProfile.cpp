@@ -109,31 +109,152 @@ std::string formatStepProfile(const Plan &plan,
   return out;
 }
 
-std::string formatChromeTrace(const Plan &plan,
-                              const std::vector<float> &stepMs) {
-  nlohmann::json events = nlohmann::json::array();
-  double us = 0;
-  size_t n = std::min(stepMs.size(), plan.steps.size());
+std::vector<float> kernelTimes(const StepTimeline &t) {
+  std::vector<float> ms(std::min(t.startMs.size(), t.endMs.size()));
+  for (size_t i = 0; i < ms.size(); ++i)
+    ms[i] = t.endMs[i] - t.startMs[i];
+  return ms;
+}
+
+PhaseTimes phaseTimes(const Plan &plan, const StepTimeline &t) {
+  PhaseTimes p;
+  p.step = t.stepMs;
+  p.data = t.dataWaitMs + t.copyMs;
+  p.host = t.hostBeforeMs + t.hostAfterMs;
+  size_t n = std::min({t.startMs.size(), t.endMs.size(), plan.steps.size()});
+  p.launch = n > 0 ? t.startMs[0] : t.graphEndMs;
   for (size_t i = 0; i < n; ++i) {
-    double dur = 1000.0 * stepMs[i];
-    nlohmann::json args = {{"step", i}};
-    if (const auto *launch = std::get_if<LaunchStep>(&plan.steps[i].op))
-      args["origin"] = plan.kernels[launch->kernel].origin;
-    if (!plan.steps[i].label.empty())
-      args["label"] = plan.steps[i].label;
-    events.push_back({{"name", stepName(plan, i)},
-                      {"cat", stepFamily(plan, i)},
-                      {"ph", "X"},
-                      {"ts", us},
-                      {"dur", dur},
-                      {"pid", 0},
-                      {"tid", 0},
-                      {"args", args}});
-    us += dur;
+    double ms = t.endMs[i] - t.startMs[i];
+    switch (plan.steps[i].phase) {
+    case StepPhase::Forward:
+      p.forward += ms;
+      break;
+    case StepPhase::Backward:
+      p.backward += ms;
+      break;
+    case StepPhase::Optimizer:
+      p.optimizer += ms;
+      break;
+    }
+    // Until the next launch starts, or the graph's end event after the last.
+    double next = i + 1 < n ? t.startMs[i + 1] : t.graphEndMs;
+    p.gaps += next - t.endMs[i];
   }
+  p.unattributed = p.step - (p.data + p.host + p.launch + p.forward +
+                             p.backward + p.optimizer + p.gaps);
+  return p;
+}
+
+std::string formatBreakdown(const Plan &plan, const StepTimeline &t) {
+  PhaseTimes p = phaseTimes(plan, t);
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "breakdown: %.3f ms step, %zu launches in the graph "
+                "(times of a replay with an event around each launch)\n",
+                p.step, plan.steps.size());
+  out += line;
+  auto row = [&](const char *name, double ms, const char *what) {
+    std::snprintf(line, sizeof line, "  %-13s %10.3f ms %6.1f%%  %s\n", name,
+                  ms, p.step > 0 ? 100.0 * ms / p.step : 0.0, what);
+    out += line;
+  };
+  row("data", p.data, "waiting for the batch, copying it to the GPU");
+  row("forward", p.forward, "kernels and matmuls up to the loss");
+  row("backward", p.backward, "the gradients' kernels and matmuls");
+  row("optimizer", p.optimizer, "norm, clipping and the update");
+  row("host", p.host, "scalar uploads, reading loss and norm back");
+  row("launch", p.launch, "graph launch until its first kernel starts");
+  row("gaps", p.gaps, "between launches inside the graph");
+  row("unattributed", p.unattributed, "none of the above");
+  if (t.plainGraphMs > 0) {
+    double profiled = t.graphEndMs;
+    std::snprintf(line, sizeof line,
+                  "  the graph took %.3f ms with the event nodes, %.3f ms "
+                  "without (the step before)\n",
+                  profiled, t.plainGraphMs);
+    out += line;
+  }
+  return out;
+}
+
+namespace {
+
+/// Chrome trace threads: the host, then one per phase.
+constexpr int kHostThread = 0;
+int phaseThread(StepPhase phase) { return 1 + static_cast<int>(phase); }
+
+} // namespace
+
+std::string formatChromeTrace(const Plan &plan, const StepTimeline &t) {
+  nlohmann::json events = nlohmann::json::array();
+  auto thread = [&](int tid, const std::string &name) {
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", tid},
+                      {"args", {{"name", name}}}});
+  };
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", 0},
+                    {"args", {{"name", "llmc step: " + plan.name}}}});
+  thread(kHostThread, "host");
+  for (StepPhase phase :
+       {StepPhase::Forward, StepPhase::Backward, StepPhase::Optimizer})
+    thread(phaseThread(phase), std::string("GPU ") + phaseName(phase));
+  auto slice = [&](const std::string &name, const std::string &cat, int tid,
+                   double startMs, double ms, nlohmann::json args) {
+    events.push_back({{"name", name},
+                      {"cat", cat},
+                      {"ph", "X"},
+                      {"ts", 1000.0 * startMs},
+                      {"dur", 1000.0 * ms},
+                      {"pid", 0},
+                      {"tid", tid},
+                      {"args", std::move(args)}});
+  };
+  double at = 0;
+  slice("wait for the batch", "data", kHostThread, at, t.dataWaitMs,
+        nlohmann::json::object());
+  at += t.dataWaitMs;
+  slice("copy the batch to the GPU", "data", kHostThread, at, t.copyMs,
+        nlohmann::json::object());
+  at += t.copyMs;
+  slice("write scalars", "host", kHostThread, at, t.hostBeforeMs,
+        nlohmann::json::object());
+  at += t.hostBeforeMs;
+  double gpu0 = at; // the event before the graph launch
+  size_t n = std::min({t.startMs.size(), t.endMs.size(), plan.steps.size()});
+  slice("graph launch", "launch", kHostThread, gpu0,
+        n > 0 ? t.startMs[0] : t.graphEndMs, nlohmann::json::object());
+  for (size_t i = 0; i < n; ++i) {
+    const Step &step = plan.steps[i];
+    nlohmann::json args = {{"step", i}, {"family", stepFamily(plan, i)}};
+    if (const auto *launch = std::get_if<LaunchStep>(&step.op))
+      args["origin"] = plan.kernels[launch->kernel].origin;
+    else if (!step.origin.empty())
+      args["origin"] = step.origin;
+    if (!step.label.empty())
+      args["label"] = step.label;
+    slice(stepName(plan, i), phaseName(step.phase), phaseThread(step.phase),
+          gpu0 + t.startMs[i], t.endMs[i] - t.startMs[i], std::move(args));
+  }
+  slice("read the loss and norm back", "host", kHostThread,
+        gpu0 + t.graphEndMs, t.hostAfterMs, nlohmann::json::object());
+  PhaseTimes p = phaseTimes(plan, t);
+  nlohmann::json breakdown = {
+      {"data", p.data},         {"forward", p.forward},
+      {"backward", p.backward}, {"optimizer", p.optimizer},
+      {"host", p.host},         {"launch", p.launch},
+      {"gaps", p.gaps},         {"unattributed", p.unattributed}};
   nlohmann::json trace = {{"traceEvents", events},
                           {"displayTimeUnit", "ms"},
-                          {"otherData", {{"plan", plan.name}}}};
+                          {"otherData",
+                           {{"plan", plan.name},
+                            {"launches", plan.steps.size()},
+                            {"step_ms", p.step},
+                            {"breakdown_ms", breakdown}}}};
   return trace.dump() + "\n";
 }
 

@@ -46,6 +46,7 @@ std::string formatStepJson(const StepLog &log) {
          ", \"loss\": " + number(log.loss) + ", \"grad_norm\": " +
          (log.hasGradNorm ? number(log.gradNorm) : "null") +
          ", \"lr\": " + number(log.lr) + ", \"ms\": " + number(log.ms, "%.3f") +
+         ", \"data_ms\": " + number(log.dataMs, "%.3f") +
          ", \"tokens_per_s\": " + number(tokensPerSecond(log), "%.1f") +
          ", \"mfu\": " + (log.mfu >= 0 ? number(log.mfu, "%.6f") : "null") +
          ", \"skipped\": " + (log.skipped ? "true" : "false") +

@@ -27,6 +27,7 @@ struct StepLog {
   double loss = 0;
   double lr = 0;
   double ms = 0;      // wall time of the step
+  double dataMs = 0;  // what the loop waited for the batch before it
   int64_t tokens = 0; // tokens the step consumed (B * T)
   double gradNorm = 0;
   bool hasGradNorm = false;
@@ -44,8 +45,8 @@ double tokensPerSecond(const StepLog &log);
 
 std::string formatStepLine(const StepLog &log);
 /// The step as one JSON object (no newline): step, loss, grad_norm, lr, ms,
-/// tokens_per_s, mfu, skipped (and, with a loss scaler, loss_scale, overflow
-/// and scaler_skipped). Non-finite numbers are written as null
+/// data_ms, tokens_per_s, mfu, skipped (and, with a loss scaler, loss_scale,
+/// overflow and scaler_skipped). Non-finite numbers are written as null
 /// (JSON has no NaN), so every line parses.
 std::string formatStepJson(const StepLog &log);
 /// `step` is 0-based like StepLog::step: the step after which it ran.

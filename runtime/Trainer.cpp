@@ -284,8 +284,12 @@ int Loop::run() {
   int stopSignal = 0;
 
   for (int64_t step = st_.step; step < o_.steps; ++step) {
+    auto asked = std::chrono::steady_clock::now();
     if (Status s = train_.next(x, y); !s)
       return fail(s.message());
+    double dataMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - asked)
+                        .count();
     double lr = o_.schedule.at(step) * st_.lrScale;
     if (o_.beforeStep)
       o_.beforeStep(step);
@@ -302,16 +306,21 @@ int Loop::run() {
                                 r);
         !s)
       return fail("step " + std::to_string(step + 1) + ": " + s.message());
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - t0)
-                    .count();
+    auto stepEnd = std::chrono::steady_clock::now();
+    double ms =
+        std::chrono::duration<double, std::milli>(stepEnd - t0).count();
+    if (o_.stepTimes)
+      o_.stepTimes(step, dataMs,
+                   std::chrono::duration<double, std::milli>(stepEnd - asked)
+                       .count());
     st_.step = step + 1;
     st_.dataPosition = train_.position();
     // A loss-scaler overflow is the step's own business (it skipped its
     // update and halved the scale on the device), not a NaN to act on.
     bool bad = !std::isfinite(r.loss) ||
                (r.hasGradNorm && !std::isfinite(r.gradNorm) && !r.overflow);
-    StepLog log{step, r.loss, lr, ms, tokens, r.gradNorm, r.hasGradNorm, -1,
+    StepLog log{step,       r.loss,        lr, ms,         dataMs,
+                tokens,     r.gradNorm,    r.hasGradNorm,  -1,
                 !r.applied};
     log.hasLossScale = r.hasLossScale;
     log.lossScale = r.lossScale;

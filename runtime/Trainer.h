@@ -167,6 +167,10 @@ struct TrainOptions {
   int64_t nanGateStep = 0;
   // Called around each step with its 0-based index (the CLI's --profile).
   std::function<void(int64_t)> beforeStep, afterStep;
+  // Called after each step (before afterStep) with the time the loop waited
+  // for the batch and the wall time from asking for it to the step's end
+  // (--breakdown).
+  std::function<void(int64_t step, double dataMs, double totalMs)> stepTimes;
 };
 
 /// The counters a checkpoint keeps so that a resumed run goes on exactly.

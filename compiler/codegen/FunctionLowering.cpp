@@ -1,5 +1,6 @@
 //===- FunctionLowering.cpp - A function's ops lowered, and a plan of them ===//
 #include "compiler/codegen/FunctionLowering.h"
+#include "compiler/codegen/StepPhases.h"
 
 #include "compiler/codegen/Emitters.h"
 #include "dialects/llmc/LlmcOps.h"
@@ -365,7 +366,7 @@ std::string launchTable(const Plan &plan) {
       s += "memset\n";
     }
   }
-  return s;
+  return s + phaseRuns(plan);
 }
 
 } // namespace llmc::codegen

@@ -14,9 +14,11 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/PlanBuilder.h"
 #include "compiler/codegen/MemoryPlan.h"
+#include "compiler/codegen/StepPhases.h"
 #include "runtime/CheckedSize.h"
 
 #include "compiler/codegen/DeviceBytes.h"
+#include "compiler/codegen/Emitters.h"
 #include "compiler/common/ParameterInit.h"
 #include "dialects/llmc/LlmcOps.h"
 #include "passes/FusionUtils.h"
@@ -422,6 +424,7 @@ LogicalResult Builder::chooseScalars() {
 }
 
 void Builder::emitSteps(Plan &plan) {
+  std::vector<::llmc::StepPhase> phases = stepPhases(func_, lowered_);
   for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
     const OpLowering &l = lo.lowering;
     if (l.kind == OpLowering::Kind::Alias ||
@@ -443,7 +446,8 @@ void Builder::emitSteps(Plan &plan) {
         else
           mm.biasGrad = bufferName(lo.results[1]);
       }
-      plan.steps.push_back({mm, lo.name});
+      plan.steps.push_back(
+          {mm, lo.name, phases[k], KernelSource::origin(lo.op)});
       continue;
     }
     for (const EmittedKernel &kernel : l.kernels) {
@@ -463,7 +467,7 @@ void Builder::emitSteps(Plan &plan) {
           return ::llmc::KernelArg::buffer(meta_[scratchSlots_[k][a.index]].name);
         }
       });
-      plan.steps.push_back({std::move(step), kernel.name});
+      plan.steps.push_back({std::move(step), kernel.name, phases[k]});
     }
   }
   CodegenOptions codegen;
@@ -487,7 +491,9 @@ void Builder::emitSteps(Plan &plan) {
     step.args = {location(copy.value),
                  to.scalar.empty() ? ::llmc::KernelArg::buffer(to.name)
                                    : ::llmc::KernelArg::scalar(to.scalar)};
-    plan.steps.push_back({std::move(step), name});
+    // The next value of a state argument: the end of the update.
+    plan.steps.push_back(
+        {std::move(step), name, ::llmc::StepPhase::Optimizer});
   }
 }
 

@@ -124,6 +124,41 @@ TEST_F(GpuTest, ProfiledRunTimesEveryStepAndComputesTheSame) {
   std::filesystem::remove_all(options.cacheDir);
 }
 
+TEST_F(GpuTest, ProfiledReplayTimesEveryLaunchInsideAGraph) {
+  ExecutorOptions options;
+  options.source = "add-scale";
+  options.cacheDir = tempDir("graphprofile");
+  std::unique_ptr<Executor> executor;
+  Status status = Executor::create(addScalePlan(), options, executor);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  std::vector<float> y = ramp(1000, 1.0f, -0.11f);
+  ASSERT_TRUE(executor->writeBuffer("y", y.data(), y.size() * 4).isOk());
+  // Twice: the second replay reuses the profiled graph and its events.
+  for (int round = 0; round < 2; ++round) {
+    GpuTimeline t;
+    status = executor->replayProfiled(t);
+    ASSERT_TRUE(status.isOk()) << status.message();
+    expectAddScale(*executor, y, 2.5f);
+    size_t n = executor->plan().steps.size();
+    ASSERT_EQ(t.startMs.size(), n);
+    ASSERT_EQ(t.endMs.size(), n);
+    // In order on the GPU's clock, inside the graph's span.
+    float at = 0;
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_GE(t.startMs[i], at) << i;
+      EXPECT_GE(t.endMs[i], t.startMs[i]) << i;
+      at = t.endMs[i];
+    }
+    EXPECT_GE(t.graphEndMs, at);
+    EXPECT_LT(t.graphEndMs, 1000.0f);
+    EXPECT_GE(t.launchCallMs, 0.0);
+  }
+  // The plain graph still replays, and its loss-free plan reads back fine.
+  ASSERT_TRUE(executor->replay().isOk());
+  expectAddScale(*executor, y, 2.5f);
+  std::filesystem::remove_all(options.cacheDir);
+}
+
 TEST_F(GpuTest, BundleWithCubinsForThisGpuLoadsWithoutRecompiling) {
   Plan plan = addScalePlan();
   std::string arch = detectArch();

@@ -106,7 +106,9 @@ Plan fullPlan() {
   mm.d = "y";
   mm.bias = "bias";
   mm.strideB = 0;
-  plan.steps = {{launch, "adamw"}, {mm, "lm head"}, {MemsetStep{"m", 0}, ""}};
+  plan.steps = {{launch, "adamw", StepPhase::Optimizer},
+                {mm, "lm head", StepPhase::Backward, "llmc.matmul \"lm\""},
+                {MemsetStep{"m", 0}, ""}};
   return plan;
 }
 
@@ -154,6 +156,10 @@ TEST(Bundle, RoundTripsEveryField) {
   ASSERT_EQ(back.steps.size(), 3u);
   const auto &launch = std::get<LaunchStep>(back.steps[0].op);
   EXPECT_EQ(back.steps[0].label, "adamw");
+  EXPECT_EQ(back.steps[0].phase, StepPhase::Optimizer);
+  EXPECT_EQ(back.steps[1].phase, StepPhase::Backward);
+  EXPECT_EQ(back.steps[2].phase, StepPhase::Forward);
+  EXPECT_EQ(back.steps[1].origin, "llmc.matmul \"lm\"");
   EXPECT_EQ(launch.grid, (std::array<uint32_t, 3>{3, 2, 1}));
   EXPECT_EQ(launch.block[0], 128u);
   EXPECT_EQ(launch.sharedBytes, 4096u);
@@ -303,7 +309,7 @@ TEST_F(DamagedBundle, OtherVersion) {
   std::vector<uint8_t> damaged = bytes;
   damaged[8] = 7;
   expectError(damaged, "bundle format version 7, but this runtime reads "
-                       "version 1: rebuild the bundle with a matching llmc");
+                       "version 2: rebuild the bundle with a matching llmc");
 }
 
 TEST_F(DamagedBundle, TruncatedBlobs) {
@@ -357,6 +363,12 @@ TEST_F(DamagedBundle, SchemaErrorsNameTheField) {
       "role": "weights", "dtype": "f32", "shape": [1], "offset": 0,
       "bytes": 4}]})"),
               "buffers[0]: unknown role 'weights'");
+  expectError(bundleWithHeader(R"({"arenaBytes": 1024, "blobs": [],
+      "scalars": [], "kernels": [], "buffers": [{"name": "x", "role": "param",
+      "dtype": "f32", "shape": [1], "offset": 0, "bytes": 4}], "steps": [
+      {"kind": "memset", "buffer": "x", "value": 0, "phase": "backwards"}]})"),
+              "steps[0]: unknown phase 'backwards' (forward, backward or "
+              "optimizer)");
   expectError(bundleWithHeader("{" + base + R"("buffers": [{"name": "x",
       "role": "param", "dtype": "f32", "shape": [1], "offset": -4,
       "bytes": 4}]})"),

@@ -23,6 +23,8 @@
 // CHECK: step 10 matmul matmul_18 {{.*}} bias arg13:h.0.mlp.c_proj.bias
 // CHECK: step 12 matmul matmul_22 {{.*}} (layer_norm_21.out0, arg0:wte -> matmul_22.out0){{$}}
 // CHECK: step 14 launch cross_entropy_23_reduce
+// A forward function (no autodiff, no optimizer) is forward throughout.
+// CHECK-NEXT: phases: forward 0-14{{$}}
 // CHECK: compiled 10 kernels for sm_90 with NVRTC
 
 // FILES: add_1.cu

@@ -40,6 +40,10 @@
 // CHECK:      step 49 launch add_66 grid [1, 1, 1] block [256, 1, 1] smem 0 args (arg19, constant_65.out0, add_66.out0)
 // CHECK-NEXT: step 50 launch adamw_update_67 grid [128, 1, 1] block [256, 1, 1] smem 0 args (arg0:wte, add_64.out0, arg20, arg36, arg18:lr, add_66.out0, adamw_update_67.out0, adamw_update_67.out1, adamw_update_67.out2)
 // CHECK:      step 65 launch adamw_update_82
+// Each step's phase (StepPhases.h): the forward pass through the loss's
+// reduction, the backward pass, then the optimizer from the step count's
+// increment (it reads the `step` state) on.
+// CHECK-NEXT: phases: forward 0-{{[0-9]+}}, backward {{[0-9]+}}-{{[0-9]+}}, optimizer {{[0-9]+}}-65{{$}}
 // CHECK:      compiled 51 kernels for sm_90 with NVRTC
 
 // GPT2:  launch attention_grad_{{[0-9]+}}_kv
@@ -55,4 +59,5 @@
 // BERT:  launch layer_norm_grad_{{[0-9]+}}_rows
 // BERT:  launch attention_grad_{{[0-9]+}}_kv
 // BERT:  launch gather_grad_{{[0-9]+}}_sum
+// BERT:  phases: forward 0-{{[0-9]+}}, backward {{[0-9]+}}-{{[0-9]+}}, optimizer {{[0-9]+}}-{{[0-9]+}}{{$}}
 // BERT:  compiled {{[0-9]+}} kernels for sm_90 with NVRTC
