@@ -66,7 +66,7 @@ void printHelp() {
          "elementwise,\n"
          "                         reductions, horizontal, epilogues,\n"
          "                         gelu-epilogue, bias-grad-epilogue, strided,\n"
-         "                         classifier, all (docs/fusion.md)\n"
+         "                         qkv-slices, classifier, all (docs/fusion.md)\n"
          "  --explain              print each kernel group, its ops and why "
          "the\n"
          "                         boundaries left are not fused\n"

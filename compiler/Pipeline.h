@@ -74,6 +74,7 @@ struct FusionConfig {
   bool geluEpilogue = false;
   bool biasGradEpilogue = true; // bias gradients in the matmul (cuBLASLt)
   bool strided = true;          // attention reads [B, T, H, D]: no transposes
+  bool qkvSlices = true; // attention reads the packed qkv: no split/concat
   bool classifier = true; // llmc-fuse-classifier: loss + gradient, in place
 
   /// Every rewrite off (`--no-fuse=all`).
@@ -81,6 +82,7 @@ struct FusionConfig {
     FusionConfig c;
     c.epilogues = c.elementwise = c.reductions = c.horizontal = false;
     c.geluEpilogue = c.biasGradEpilogue = c.strided = c.classifier = false;
+    c.qkvSlices = false;
     return c;
   }
   /// Every rewrite that is bit-exact against the unfused kernels: all but
@@ -95,7 +97,8 @@ struct FusionConfig {
 
 /// Parses `--no-fuse`'s value, a comma-separated list of elementwise,
 /// reductions, horizontal, epilogues (all of them), gelu-epilogue,
-/// bias-grad-epilogue, strided, classifier or all; an error names a bad
+/// bias-grad-epilogue, strided, qkv-slices, classifier or all; an error
+/// names a bad
 /// entry.
 mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
                                 std::string &error);

@@ -73,6 +73,7 @@ std::optional<DType> dtypeOf(Type t) {
       break;
     default:
       step.args.push_back(bufferArg(a));
+      step.args.back().offset += a.byteOffset;
       break;
     }
   }

@@ -13,21 +13,22 @@
 // RUN: grep -c "= llmc.kernel" %t.bf16.mlir | FileCheck %s --check-prefix=BF16-GROUPS
 // RUN: llmc codegen %t.bf16.mlir | grep -c "^step " | FileCheck %s --check-prefix=BF16-LAUNCHES
 
-// 45 groups launch 58 steps (43 kernels, 15 cuBLASLt calls): cross_entropy,
+// 43 groups launch 56 steps (41 kernels, 15 cuBLASLt calls): cross_entropy,
 // global_norm, the norm and attention gradients and gather_grad launch
 // several kernels per group. No op but reshape and constant is outside a
 // group, and running the kernel passes again changes nothing (the diff
 // RUNs). Without llmc-fuse-elementwise the step had 56 groups and 69
 // launches: the clip coefficient's add, div and min are one group now.
-// GROUPS: 45
+// GROUPS: 43
 // OUTSIDE: outside 0
-// LAUNCHES: 58
+// LAUNCHES: 56
 // In bf16 (docs/fusion.md): 86 groups and 99 launches without fusion; the
 // casts fuse into their neighbours, the weight casts and the gradient casts
 // are a horizontal group each, and attention reads and writes [B, T, H, D]
-// (no transposes).
-// BF16-GROUPS: 47
-// BF16-LAUNCHES: 60
+// (no transposes) and reads q, k, v out of the packed qkv (no split, no
+// concat).
+// BF16-GROUPS: 45
+// BF16-LAUNCHES: 58
 
 // The attention block's c_attn, c_proj and the MLP's c_fc, c_proj: a matmul
 // and its bias add per group, the group yielding the add.
