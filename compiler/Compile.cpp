@@ -67,9 +67,8 @@ void countModel(func::FuncOp train, CompileReport &report) {
     auto kt = cast<RankedTensorType>(op->getOperand(1).getType());
     if (qt.getRank() != 4 || kt.getRank() != 4)
       return;
-    bool seqMajor = op->hasAttr("seq_major");
-    auto q = mlir::llmc::attentionLogicalShape(qt.getShape(), seqMajor);
-    auto k = mlir::llmc::attentionLogicalShape(kt.getShape(), seqMajor);
+    auto q = mlir::llmc::attentionOperandShape(op, 0);
+    auto k = mlir::llmc::attentionOperandShape(op, 1);
     double tokens = static_cast<double>(q[0]) * q[2];
     double width = static_cast<double>(q[1]) * q[3];
     attention += 4.0 * width * static_cast<double>(k[2]) * tokens;
@@ -449,7 +448,8 @@ bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
   if (list.empty()) {
     error = "--no-fuse needs a value: elementwise, reductions, horizontal, "
             "norm-prologue, norm-epilogue, "
-            "epilogues, gelu-epilogue, bias-grad-epilogue, strided, classifier "
+            "epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, "
+            "classifier "
             "or all, comma-separated";
     return true;
   }

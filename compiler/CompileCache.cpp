@@ -141,6 +141,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("fuseGeluEpilogue", std::to_string(f.geluEpilogue));
   add("fuseBiasGradEpilogue", std::to_string(f.biasGradEpilogue));
   add("fuseStrided", std::to_string(f.strided));
+  add("fuseQkvSlices", std::to_string(f.qkvSlices));
   add("fuseClassifier", std::to_string(f.classifier));
   add("injectNanOp", c.injectNanOp);
   add("memoryBudget", std::to_string(c.recompute.budget));

@@ -68,7 +68,7 @@ void printHelp() {
          "                         reductions, horizontal, norm-prologue,\n"
          "                         norm-epilogue, epilogues,\n"
          "                         gelu-epilogue, bias-grad-epilogue, strided,\n"
-         "                         classifier, all (docs/fusion.md)\n"
+         "                         qkv-slices, classifier, all (docs/fusion.md)\n"
          "  --explain              print each kernel group, its ops and why "
          "the\n"
          "                         boundaries left are not fused\n"

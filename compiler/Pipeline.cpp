@@ -31,6 +31,9 @@
 // Kernel formation (buildKernelPipeline, docs/kernel-ir.md) follows, for the
 // CUDA backend only (the CPU evaluator runs the step as it is):
 //
+//   5a. llmc-fold-attention-transposes, llmc-fold-qkv-slices: attention
+//                            reads [B, T, H, D] and the packed qkv in place
+//                            (docs/fusion.md; --no-fuse=strided,qkv-slices)
 //   6. llmc-form-kernels     every compute op in an llmc.kernel of its own
 //   7. llmc-fuse-epilogues   bias adds into their matmul's group
 //  7b. llmc-fuse-elementwise elementwise chains, casts into reductions,
@@ -179,6 +182,10 @@ void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
   if (fusion.strided)
     pm.addNestedPass<mlir::func::FuncOp>(
         mlir::llmc::createFoldAttentionTransposesPass());
+  // After the transposes: it needs seq_major attention.
+  if (fusion.strided && fusion.qkvSlices)
+    pm.addNestedPass<mlir::func::FuncOp>(
+        mlir::llmc::createFoldQkvSlicesPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
   if (fusion.epilogues) {
     mlir::llmc::FuseEpiloguesPassOptions o;
@@ -288,13 +295,15 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.biasGradEpilogue = false;
     else if (name == "strided")
       config.strided = false;
+    else if (name == "qkv-slices")
+      config.qkvSlices = false;
     else if (name == "classifier")
       config.classifier = false;
     else {
       error = "--no-fuse: unknown fusion '" + name.str() +
               "' (elementwise, reductions, horizontal, norm-prologue, "
               "norm-epilogue, epilogues, gelu-epilogue, bias-grad-epilogue, "
-              "strided, classifier or all)";
+              "strided, qkv-slices, classifier or all)";
       return mlir::failure();
     }
   }

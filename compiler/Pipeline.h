@@ -76,6 +76,7 @@ struct FusionConfig {
   bool geluEpilogue = false;
   bool biasGradEpilogue = true; // bias gradients in the matmul (cuBLASLt)
   bool strided = true;          // attention reads [B, T, H, D]: no transposes
+  bool qkvSlices = true; // attention reads the packed qkv: no split/concat
   bool classifier = true; // llmc-fuse-classifier: loss + gradient, in place
 
   /// Every rewrite off (`--no-fuse=all`).
@@ -84,6 +85,7 @@ struct FusionConfig {
     c.epilogues = c.elementwise = c.reductions = c.horizontal = false;
     c.normPrologue = c.normEpilogue = false;
     c.geluEpilogue = c.biasGradEpilogue = c.strided = c.classifier = false;
+    c.qkvSlices = false;
     return c;
   }
   /// Every rewrite that is bit-exact against the unfused kernels: all but
@@ -98,7 +100,8 @@ struct FusionConfig {
 
 /// Parses `--no-fuse`'s value, a comma-separated list of elementwise,
 /// reductions, horizontal, epilogues (all of them), gelu-epilogue,
-/// bias-grad-epilogue, strided, classifier or all; an error names a bad
+/// bias-grad-epilogue, strided, qkv-slices, classifier or all; an error
+/// names a bad
 /// entry.
 mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
                                 std::string &error);

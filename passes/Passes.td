@@ -569,6 +569,39 @@ def FoldAttentionTransposesPass
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def FoldQkvSlicesPass : Pass<"llmc-fold-qkv-slices", "::mlir::func::FuncOp"> {
+  let summary = "Attention reads q, k, v as head windows of the packed qkv: no split, no concat";
+  let description = [{
+    Runs after `llmc-fold-attention-transposes`, before `llmc-form-kernels`.
+    When the three pieces of a split of `[B, T, X]` along X are viewed
+    `[B, T, H, D]` and read only as q, k, v of `seq_major` attention ops,
+    and every attention_grad among them has dq, dk, dv viewed back and
+    concatenated in the same order, the ops read the split's input viewed
+    `[B, T, Hq + 2 Hkv, D]` with `qkv_heads = [Hq, Hkv]`, attention_grad
+    writes one packed gradient, and the split and the concat disappear
+    (docs/fusion.md):
+    ```mlir
+    %q, %k, %v = llmc.split %qkv axis 2 sizes [64, 64, 64] : ...
+    %q4 = llmc.reshape %q : tensor<2x8x64xbf16> -> tensor<2x8x4x16xbf16>
+    ... same for %k4, %v4
+    %o, %lse = llmc.attention_lse %q4, %k4, %v4 {causal, seq_major} : ...
+    %dq, %dk, %dv = llmc.attention_grad %q4, %k4, %v4, %o, %lse, %dy {causal, seq_major} : ...
+    ... views of %dq, %dk, %dv back to [2, 8, 64]
+    %dqkv = llmc.concat %dq3, %dk3, %dv3 axis 2 : ... -> tensor<2x8x192xbf16>
+    // =>
+    %p = llmc.reshape %qkv : tensor<2x8x192xbf16> -> tensor<2x8x12x16xbf16>
+    %o, %lse = llmc.attention_lse %p, %p, %p {causal, qkv_heads = array<i64: 4, 4>, seq_major} : ...
+    %g = llmc.attention_grad %p, %p, %p, %o, %lse, %dy {causal, qkv_heads = array<i64: 4, 4>, seq_major} : ... -> tensor<2x8x12x16xbf16>
+    %dqkv = llmc.reshape %g : tensor<2x8x12x16xbf16> -> tensor<2x8x192xbf16>
+    ```
+    A piece with another reader, an op between the split and attention
+    (RoPE), or gradients that are not concatenated back leave the split,
+    the concat and the ops as they are. Numerics are unchanged: only the
+    addressing differs.
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 def FormKernelsPass : Pass<"llmc-form-kernels", "::mlir::func::FuncOp"> {
   let summary = "Put every compute op in an llmc.kernel group of its own";
   let description = [{

@@ -313,7 +313,8 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     rewriter.replaceOpWithNewOp<AttentionOp>(
         op, q, kValue, vValue, maskKind == MaskKind::Operand ? mask : Value(),
         maskKind == MaskKind::Causal ? rewriter.getUnitAttr() : UnitAttr(),
-        scaleAttr, /*seq_major=*/UnitAttr());
+        scaleAttr, /*seq_major=*/UnitAttr(),
+        /*qkv_heads=*/nullptr);
     return success();
   }
 };

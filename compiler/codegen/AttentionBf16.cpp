@@ -314,7 +314,7 @@ void bf16AttentionConstants(KernelSource &src, double scale) {
 LogicalResult emitAttentionForwardBf16(Operation *op, const EmitContext &ctx,
                                        OpLowering &out,
                                        const AttentionParts &a) {
-  Shape q = a.shape(a.query), v = a.shape(a.value);
+  Shape q = a.qShape(), v = a.vShape();
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3], Dv = v[3];
   Type rt = elementTypeOf(a.result);
   if (B > 65535 || Hq > 65535)

@@ -41,7 +41,7 @@ constexpr unsigned kKeyTile = 32;
 /// (autodiff's attention_lse) rather than a scratch buffer.
 LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
                                   OpLowering &out, const AttentionParts &a) {
-  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
+  Shape q = a.qShape(), k = a.kShape(), v = a.vShape();
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
@@ -85,8 +85,7 @@ __device__ __forceinline__ float warpMax(float v) {
 
   std::string params =
       inParam(qt, "q") + ", " + inParam(kt, "k") + ", " + inParam(vt, "v");
-  std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1),
-                                 KernelArg::operand(2)};
+  std::vector<KernelArg> args = {a.qkvArg(0), a.qkvArg(1), a.qkvArg(2)};
   std::string maskCode;
   if (a.mask) {
     Type mt = elementTypeOf(a.mask);
@@ -298,7 +297,7 @@ void registerAttentionEmitters(EmitterTable &t) {
         AttentionParts a{op.getQuery(),  op.getKey(),           op.getValue(),
                          op.getMask(),   op.getResult(),        Value(),
                          op.getCausal(), op.getScaleOrDefault(),
-                         op.getSeqMajor()};
+                         op.getSeqMajor(), op};
         return emitAttentionKernel(op, ctx, out, a);
       });
   // The training forward: the same kernel, lse as result #1.
@@ -307,7 +306,7 @@ void registerAttentionEmitters(EmitterTable &t) {
         AttentionParts a{op.getQuery(),  op.getKey(),           op.getValue(),
                          op.getMask(),   op.getResult(),        op.getLse(),
                          op.getCausal(), op.getScaleOrDefault(),
-                         op.getSeqMajor()};
+                         op.getSeqMajor(), op};
         return emitAttentionKernel(op, ctx, out, a);
       });
   addEmitter<RotaryOp>(t, emitRotary);

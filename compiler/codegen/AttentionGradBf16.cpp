@@ -253,7 +253,7 @@ std::string visibleExpr(bool causal) {
 
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
-  Shape q = a.shape(a.query), k = a.shape(a.key);
+  Shape q = a.qShape(), k = a.kShape();
   src.use(elementTypeOf(a.query));
   tileConstants(src, a, rowTile, keyTile, warps, 8, /*grad=*/true);
   if (a.mask)
@@ -267,7 +267,7 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
                                       OpLowering &out, const AttentionParts &a,
                                       const std::string &common,
                                       const std::vector<KernelArg> &commonArgs) {
-  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
+  Shape q = a.qShape(), k = a.kShape(), v = a.vShape();
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t Hkv = k[1], S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
@@ -327,8 +327,8 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
             {"DV0", storeAs(vt, "dvAcc[j][2 * r]")},
             {"DV1", storeAs(vt, "dvAcc[j][2 * r + 1]")}}));
   std::vector<KernelArg> kvArgs = commonArgs;
-  kvArgs.push_back(KernelArg::result(1));
-  kvArgs.push_back(KernelArg::result(2));
+  kvArgs.push_back(a.gradArg(1));
+  kvArgs.push_back(a.gradArg(2));
   out.kernels.push_back(attentionLaunch(
       kv,
       {static_cast<unsigned>((S + kvOwned - 1) / kvOwned),
@@ -368,7 +368,7 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
            {"DQ0", storeAs(qt, "dqAcc[j][2 * r] * kScale")},
            {"DQ1", storeAs(qt, "dqAcc[j][2 * r + 1] * kScale")}}));
   std::vector<KernelArg> qArgs = commonArgs;
-  qArgs.push_back(KernelArg::result(0));
+  qArgs.push_back(a.gradArg(0));
   out.kernels.push_back(attentionLaunch(
       qk,
       {static_cast<unsigned>((T + qOwned - 1) / qOwned),

@@ -183,9 +183,9 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
   AttentionParts parts{op.getQuery(), op.getKey(), op.getValue(),
                        op.getMask(),  Value(),     Value(),
                        op.getCausal(), op.getScaleOrDefault(),
-                       op.getSeqMajor()};
-  Shape q = parts.shape(op.getQuery()), k = parts.shape(op.getKey()),
-        v = parts.shape(op.getValue());
+                       op.getSeqMajor(), op};
+  Shape q = parts.qShape(), k = parts.kShape(),
+        v = parts.vShape();
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t Hkv = k[1], S = k[2], Dv = v[3];
   if (B > 65535 || Hq > 65535)
@@ -273,7 +273,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
                        inParam(gt, "dout") +
                        ", const float *__restrict__ rowdot" + maskParam;
   std::vector<KernelArg> commonArgs = {
-      KernelArg::operand(0), KernelArg::operand(1), KernelArg::operand(2),
+      parts.qkvArg(0), parts.qkvArg(1), parts.qkvArg(2),
       KernelArg::operand(4), KernelArg::operand(5), KernelArg::scratch(0)};
   commonArgs.insert(commonArgs.end(), maskArg.begin(), maskArg.end());
   if (attentionBf16Eligible(qt, kt, vt, D, Dv) && gt.isBF16())
@@ -379,8 +379,8 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
   k2.block = {kThreads, 1, 1};
   k2.sharedBytes = shared;
   k2.args = commonArgs;
-  k2.args.push_back(KernelArg::result(1));
-  k2.args.push_back(KernelArg::result(2));
+  k2.args.push_back(parts.gradArg(1));
+  k2.args.push_back(parts.gradArg(2));
   out.kernels.push_back(std::move(k2));
 
   // Kernel 3: dQ per query tile.
@@ -456,7 +456,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
   k3.block = {kThreads, 1, 1};
   k3.sharedBytes = shared;
   k3.args = commonArgs;
-  k3.args.push_back(KernelArg::result(0));
+  k3.args.push_back(parts.gradArg(0));
   out.kernels.push_back(std::move(k3));
   return success();
 }

@@ -35,7 +35,7 @@ constexpr unsigned kSharedLimit = 227 * 1024;
 
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
-  Shape q = a.shape(a.query), k = a.shape(a.key);
+  Shape q = a.qShape(), k = a.kShape();
   tileConstants(src, a, rowTile, keyTile, warps, 4, /*grad=*/true);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
@@ -90,7 +90,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
                                      OpLowering &out, const AttentionParts &a,
                                      const std::string &common,
                                      const std::vector<KernelArg> &commonArgs) {
-  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
+  Shape q = a.qShape(), k = a.kShape(), v = a.vShape();
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t Hkv = k[1], S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
@@ -223,8 +223,8 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  }\n"
       "}\n");
   std::vector<KernelArg> kvArgs = commonArgs;
-  kvArgs.push_back(KernelArg::result(1));
-  kvArgs.push_back(KernelArg::result(2));
+  kvArgs.push_back(a.gradArg(1));
+  kvArgs.push_back(a.gradArg(2));
   out.kernels.push_back(attentionLaunch(
       kv,
       {static_cast<unsigned>((S + kvOwned - 1) / kvOwned),
@@ -317,7 +317,7 @@ LogicalResult appendAttentionGradMma(Operation *op, const EmitContext &ctx,
       "  }\n"
       "}\n");
   std::vector<KernelArg> qArgs = commonArgs;
-  qArgs.push_back(KernelArg::result(0));
+  qArgs.push_back(a.gradArg(0));
   out.kernels.push_back(attentionLaunch(
       qk,
       {static_cast<unsigned>((T + qOwned - 1) / qOwned),

@@ -144,14 +144,42 @@ void attentionShapeConstants(KernelSource &src, const Shape &q, const Shape &k,
   src.constant("kGroup", q[1] / k[1], "query heads per kv head (GQA)");
 }
 
-Shape AttentionParts::shape(Value v) const {
-  auto logical = mlir::llmc::attentionLogicalShape(shapeOf(v), seqMajor);
+Shape AttentionParts::operandShape(unsigned i) const {
+  auto logical = mlir::llmc::attentionOperandShape(op, i);
   return Shape(logical.begin(), logical.end());
 }
 
+int64_t AttentionParts::rowHeads(unsigned i) const {
+  auto logical =
+      mlir::llmc::attentionLogicalShape(shapeOf(op->getOperand(i)), seqMajor);
+  return logical[1];
+}
+
+/// Bytes from a packed [B, T, H, D] buffer's start to head `h`'s first
+/// element: h * D elements (0 when the op has no `qkv_heads`).
+static uint64_t headBytes(Operation *op, unsigned i) {
+  Value v = op->getOperand(i);
+  int64_t d = shapeOf(v)[3];
+  return static_cast<uint64_t>(mlir::llmc::attentionHeadOffset(op, i) * d *
+                               ((elementTypeOf(v).getIntOrFloatBitWidth() +
+                                 7) / 8));
+}
+
+KernelArg AttentionParts::qkvArg(unsigned i) const {
+  return KernelArg::operand(i).at(headBytes(op, i));
+}
+
+KernelArg AttentionParts::gradArg(unsigned i) const {
+  if (!op->hasAttr("qkv_heads"))
+    return KernelArg::result(i);
+  return KernelArg::result(0).at(headBytes(op, i));
+}
+
 void attentionStrideConstants(KernelSource &src, const AttentionParts &a) {
+  // `heads`: per token row of the buffer, the packed count for a window of
+  // a packed qkv (its token stride is then (Hq + 2 Hkv) * D).
   auto strides = [&](const std::string &name, int64_t heads, int64_t rows,
-                     int64_t dim, const char *what) {
+                     int64_t dim, const std::string &what) {
     int64_t sB = heads * rows * dim;
     int64_t sH = a.seqMajor ? dim : rows * dim;
     int64_t sT = a.seqMajor ? heads * dim : dim;
@@ -159,12 +187,17 @@ void attentionStrideConstants(KernelSource &src, const AttentionParts &a) {
     src.constant("k" + name + "sH", sH);
     src.constant("k" + name + "sT", sT);
   };
-  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
-  const char *layout = a.seqMajor ? " ([B, T, H, D])" : " ([B, H, T, D])";
-  strides("Q", q[1], q[2], q[3],
-          (std::string("q/dq batch, head, row strides") + layout).c_str());
-  strides("K", k[1], k[2], k[3], "k/dk strides");
-  strides("V", v[1], v[2], v[3], "v/dv strides");
+  Shape q = a.qShape(), k = a.kShape(), v = a.vShape();
+  std::string layout = a.seqMajor ? " ([B, T, H, D])" : " ([B, H, T, D])";
+  bool packed = a.op->hasAttr("qkv_heads");
+  std::string window =
+      packed ? ", a head window of the packed qkv [B, T, " +
+                   std::to_string(a.rowHeads(0)) + ", D]"
+             : "";
+  strides("Q", a.rowHeads(0), q[2], q[3],
+          "q/dq batch, head, row strides" + layout + window);
+  strides("K", a.rowHeads(1), k[2], k[3], "k/dk strides" + window);
+  strides("V", a.rowHeads(2), v[2], v[3], "v/dv strides" + window);
   strides("O", q[1], q[2], v[3], "out/dout strides");
 }
 
@@ -190,14 +223,13 @@ std::string maskStatements(Type mt, const std::string &row,
 ForwardInterface forwardInterface(KernelSource &src, OpLowering &out,
                                   const AttentionParts &a,
                                   const std::string &maskIndent) {
-  Shape q = a.shape(a.query), k = a.shape(a.key);
+  Shape q = a.qShape(), k = a.kShape();
   int64_t B = q[0], Hq = q[1], T = q[2], S = k[2];
   ForwardInterface f;
   f.params = inParam(elementTypeOf(a.query), "q") + ", " +
              inParam(elementTypeOf(a.key), "k") + ", " +
              inParam(elementTypeOf(a.value), "v");
-  f.args = {KernelArg::operand(0), KernelArg::operand(1),
-            KernelArg::operand(2)};
+  f.args = {a.qkvArg(0), a.qkvArg(1), a.qkvArg(2)};
   if (a.mask) {
     maskConstants(src, a.mask, {B, Hq, T, S});
     f.params += ", " + inParam(elementTypeOf(a.mask), "mask");
@@ -225,7 +257,7 @@ ForwardInterface forwardInterface(KernelSource &src, OpLowering &out,
 void tileConstants(KernelSource &src, const AttentionParts &a,
                    int64_t rowTile, int64_t keyTile, unsigned warps,
                    int64_t pad, bool grad) {
-  Shape q = a.shape(a.query), k = a.shape(a.key), v = a.shape(a.value);
+  Shape q = a.qShape(), k = a.kShape(), v = a.vShape();
   attentionShapeConstants(src, q, k, v[3]);
   attentionStrideConstants(src, a);
   src.constant("kBr", rowTile,
@@ -385,7 +417,7 @@ constexpr int64_t kKeyTile = 64;
 LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
                                       OpLowering &out,
                                       const AttentionParts &a) {
-  Shape q = a.shape(a.query), v = a.shape(a.value);
+  Shape q = a.qShape(), v = a.vShape();
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);

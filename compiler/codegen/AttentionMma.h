@@ -27,8 +27,23 @@ struct AttentionParts {
   /// Operands and results [B, T, H, D] (the op's `seq_major`): rows of a
   /// head are kH * kD elements apart instead of kD.
   bool seqMajor = false;
-  /// `v`'s shape as [B, H, T, D] whatever the layout.
-  Shape shape(mlir::Value v) const;
+  /// The attention op, for `qkv_heads`: q, k, v are head windows of packed
+  /// [B, T, Hq + 2 Hkv, D] operands (docs/fusion.md), read at a byte
+  /// offset with the packed row as their token stride.
+  mlir::Operation *op = nullptr;
+  /// q, k, v (the head window the op reads) as [B, H, T, D].
+  Shape qShape() const { return operandShape(0); }
+  Shape kShape() const { return operandShape(1); }
+  Shape vShape() const { return operandShape(2); }
+  Shape operandShape(unsigned i) const;
+  /// Heads in a token's row of operand i's buffer: the packed count, or the
+  /// window's own.
+  int64_t rowHeads(unsigned i) const;
+  /// Operand i (q, k, v) as a kernel argument, at its window's first head.
+  KernelArg qkvArg(unsigned i) const;
+  /// attention_grad's dq, dk or dv (i = 0, 1, 2): result i, or the window
+  /// of the one packed result.
+  KernelArg gradArg(unsigned i) const;
 };
 
 /// True when the tensor-core kernels take head dims `d` (q/k) and `dv`.

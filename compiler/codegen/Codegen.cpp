@@ -57,6 +57,7 @@ bool hasEmitter(StringRef opName) { return emitterTable().count(opName); }
       break;
     default:
       step.args.push_back(bufferArg(a));
+      step.args.back().offset += a.byteOffset;
       break;
     }
   }

@@ -58,6 +58,9 @@ struct KernelArg {
   unsigned index = 0; // Operand, Result, Scratch
   int64_t intValue = 0;
   float floatValue = 0;
+  /// Operand, Result: the pointer is this many bytes into the buffer (a
+  /// head window of a packed qkv, docs/fusion.md).
+  uint64_t byteOffset = 0;
 
   static KernelArg operand(unsigned i) { return {Kind::Operand, i, 0, 0}; }
   static KernelArg result(unsigned i) { return {Kind::Result, i, 0, 0}; }
@@ -65,6 +68,11 @@ struct KernelArg {
   static KernelArg i32(int32_t v) { return {Kind::I32, 0, v, 0}; }
   static KernelArg i64(int64_t v) { return {Kind::I64, 0, v, 0}; }
   static KernelArg f32(float v) { return {Kind::F32, 0, 0, v}; }
+  KernelArg at(uint64_t bytes) const {
+    KernelArg a = *this;
+    a.byteOffset = bytes;
+    return a;
+  }
   /// "operand #1", "result #0", "scratch #0 (lse)" without the name.
   std::string describe() const;
 };

@@ -344,8 +344,12 @@ std::string launchTable(const Plan &plan) {
       s += "launch " + plan.kernels[l->kernel].name + " grid " + dims(l->grid) +
            " block " + dims(l->block) + " smem " +
            std::to_string(l->sharedBytes) + " args (";
-      for (size_t a = 0; a < l->args.size(); ++a)
+      for (size_t a = 0; a < l->args.size(); ++a) {
         s += (a ? ", " : "") + l->args[a].name;
+        // A head window of a packed qkv (docs/fusion.md): bytes in.
+        if (l->args[a].offset)
+          s += "+" + std::to_string(l->args[a].offset);
+      }
       s += ")\n";
     } else if (auto *m = std::get_if<MatmulStep>(&step.op)) {
       s += "matmul " + step.label + " m " + std::to_string(m->m) + " n " +

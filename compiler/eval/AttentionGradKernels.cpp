@@ -118,8 +118,15 @@ LogicalResult attentionGradKernel(AttentionGradOp op, Operands in,
                   &lse = *in[4], &dout = *in[5];
   double scale = op.getScaleOrDefault();
   ScoreRows rows(q, k, op.getMask() ? in[6] : nullptr, op.getCausal(), scale);
-  RefTensor dq = makeResult(op.getDquery()), dk = makeResult(op.getDkey()),
-            dv = makeResult(op.getDvalue());
+  // In the op's layout (seqMajorAware relabels them), from the operands:
+  // with `qkv_heads` the op's one result is the three packed
+  // (qkvPackedAware).
+  ElementKind kind = kindOfValue(op->getResult(0));
+  auto like = [&](const RefTensor &x) {
+    auto shape = attentionLogicalShape(x.shape, op.getSeqMajor());
+    return RefTensor(kind, std::vector<int64_t>(shape.begin(), shape.end()));
+  };
+  RefTensor dq = like(q), dk = like(k), dv = like(v);
   int64_t D = rows.D, Dv = v.shape[3], S = rows.S;
   std::vector<double> p(S), dp(S);
   for (int64_t b = 0; b < rows.B; ++b)
@@ -204,13 +211,63 @@ Kernel seqMajorAware(Kernel kernel, std::vector<unsigned> layoutOperands) {
   };
 }
 
+namespace {
+
+/// Heads [h0, h0 + n) of `t` ([B, T, H, D]).
+RefTensor headWindow(const RefTensor &t, int64_t h0, int64_t n) {
+  int64_t BT = t.shape[0] * t.shape[1], H = t.shape[2], D = t.shape[3];
+  RefTensor r(t.kind, {t.shape[0], t.shape[1], n, D});
+  for (int64_t i = 0; i < BT; ++i)
+    for (int64_t h = 0; h < n; ++h)
+      for (int64_t d = 0; d < D; ++d)
+        r.copyElement((i * n + h) * D + d, t, (i * H + h0 + h) * D + d);
+  return r;
+}
+
+} // namespace
+
+Kernel qkvPackedAware(Kernel kernel) {
+  return [kernel](Operation *op, Operands in, std::vector<RefTensor> &out) {
+    if (!op->hasAttr("qkv_heads"))
+      return kernel(op, in, out);
+    std::vector<RefTensor> windows;
+    windows.reserve(3);
+    std::vector<const RefTensor *> operands(in.begin(), in.end());
+    for (unsigned i = 0; i < 3; ++i) {
+      windows.push_back(headWindow(*in[i], attentionHeadOffset(op, i),
+                                   attentionOperandShape(op, i)[1]));
+      operands[i] = &windows.back();
+    }
+    size_t first = out.size();
+    if (failed(kernel(op, operands, out)))
+      return failure();
+    if (!isa<AttentionGradOp>(op))
+      return success();
+    // dq, dk, dv side by side per token, as the concat they replace.
+    RefTensor packed = makeResult(op->getResult(0));
+    int64_t BT = packed.shape[0] * packed.shape[1], H = packed.shape[2],
+            D = packed.shape[3];
+    for (unsigned i = 0; i < 3; ++i) {
+      const RefTensor &g = out[first + i];
+      int64_t n = g.shape[2], h0 = attentionHeadOffset(op, i);
+      for (int64_t t = 0; t < BT; ++t)
+        for (int64_t h = 0; h < n; ++h)
+          for (int64_t d = 0; d < D; ++d)
+            packed.copyElement((t * H + h0 + h) * D + d, g, (t * n + h) * D + d);
+    }
+    out.resize(first);
+    out.push_back(std::move(packed));
+    return success();
+  };
+}
+
 void registerAttentionGradKernels(KernelTable &table) {
   addKernel<AttentionLseOp>(table, attentionLseKernel);
-  table[AttentionLseOp::getOperationName()] =
-      seqMajorAware(table[AttentionLseOp::getOperationName()], {0, 1, 2});
+  table[AttentionLseOp::getOperationName()] = qkvPackedAware(
+      seqMajorAware(table[AttentionLseOp::getOperationName()], {0, 1, 2}));
   addKernel<AttentionGradOp>(table, attentionGradKernel);
-  table[AttentionGradOp::getOperationName()] = seqMajorAware(
-      table[AttentionGradOp::getOperationName()], {0, 1, 2, 3, 5});
+  table[AttentionGradOp::getOperationName()] = qkvPackedAware(seqMajorAware(
+      table[AttentionGradOp::getOperationName()], {0, 1, 2, 3, 5}));
 }
 
 } // namespace llmc

@@ -165,8 +165,8 @@ LogicalResult crossEntropyKernel(CrossEntropyOp op, Operands in,
 
 void registerAttentionKernels(KernelTable &table) {
   addKernel<AttentionOp>(table, attentionKernel);
-  table[AttentionOp::getOperationName()] =
-      seqMajorAware(table[AttentionOp::getOperationName()], {0, 1, 2});
+  table[AttentionOp::getOperationName()] = qkvPackedAware(
+      seqMajorAware(table[AttentionOp::getOperationName()], {0, 1, 2}));
   addKernel<RotaryOp>(table, rotaryKernel);
   addKernel<CrossEntropyOp>(table, crossEntropyKernel);
 }

@@ -81,6 +81,12 @@ private:
 /// are those of the transposes the layout replaces (AttentionGradKernels.cpp).
 Kernel seqMajorAware(Kernel kernel, std::vector<unsigned> layoutOperands);
 
+/// `kernel` (a seqMajorAware one) for an attention op that may have
+/// `qkv_heads`: q, k, v are cut out of their packed operands, and
+/// attention_grad's dq, dk, dv are packed into its one result, as the split
+/// and the concat the attribute replaces would (AttentionGradKernels.cpp).
+Kernel qkvPackedAware(Kernel kernel);
+
 /// Rounds every float element of `t` to its kind's format (after a kernel
 /// wrote double values), or wraps every integer to its width.
 void roundInPlace(RefTensor &t);

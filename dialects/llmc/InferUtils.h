@@ -40,11 +40,17 @@ inline bool dimsConflict(int64_t a, int64_t b) {
 
 /// Checks the operands of attention-like ops (errors name `opName`) and
 /// returns the output shape [B, Hq, T, Dv] ([B, T, Hq, Dv] with `seqMajor`,
-/// whose operands are [B, T, H, D]). Defined in LlmcNNOps.cpp.
+/// whose operands are [B, T, H, D]); with `qkvHeads` ({Hq, Hkv}, the
+/// attribute; empty without it) q, k and v are [B, T, Hq + 2 Hkv, D] and
+/// the op reads its head window of each. Defined in LlmcNNOps.cpp.
 FailureOr<SmallVector<int64_t>>
 inferAttentionShape(std::optional<Location> loc, StringRef opName, Value query,
                     Value key, Value value, Value mask,
-                    std::optional<APFloat> scale, bool seqMajor);
+                    std::optional<APFloat> scale, bool seqMajor,
+                    ArrayRef<int64_t> qkvHeads);
+
+/// An optional `qkv_heads` attribute's values, empty when absent.
+ArrayRef<int64_t> qkvHeadsOrEmpty(std::optional<ArrayRef<int64_t>> heads);
 
 inline RankedTensorType rankedOf(Value v) {
   return cast<RankedTensorType>(v.getType());

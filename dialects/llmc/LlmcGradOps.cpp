@@ -101,12 +101,15 @@ static double attentionScale(std::optional<APFloat> scale, Value query) {
 
 /// [B, Hq, T] in f32 (f64 for f64 reference runs): the row statistics of
 /// attention.
-static RankedTensorType lseType(Value query, bool seqMajor) {
+static RankedTensorType lseType(Value query, bool seqMajor,
+                                std::optional<ArrayRef<int64_t>> qkvHeads) {
   auto q = rankedOf(query);
   Type element = q.getElementType().isF64()
                      ? Type(q.getElementType())
                      : Type(Float32Type::get(query.getContext()));
   SmallVector<int64_t> shape = attentionLogicalShape(q.getShape(), seqMajor);
+  if (qkvHeads && !qkvHeads->empty())
+    shape[1] = qkvHeads->front();
   shape.resize(3);
   return RankedTensorType::get(shape, element);
 }
@@ -118,11 +121,11 @@ LogicalResult AttentionLseOp::inferReturnTypes(MLIRContext *,
   auto shape =
       inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
                           a.getValue(), a.getMask(), a.getScale(),
-                          a.getSeqMajor());
+                          a.getSeqMajor(), qkvHeadsOrEmpty(a.getQkvHeads()));
   if (failed(shape))
     return failure();
   out.push_back(rankedOf(a.getQuery()).clone(*shape));
-  out.push_back(lseType(a.getQuery(), a.getSeqMajor()));
+  out.push_back(lseType(a.getQuery(), a.getSeqMajor(), a.getQkvHeads()));
   return success();
 }
 
@@ -137,7 +140,7 @@ LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
   auto shape =
       inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
                           a.getValue(), a.getMask(), a.getScale(),
-                          a.getSeqMajor());
+                          a.getSeqMajor(), qkvHeadsOrEmpty(a.getQkvHeads()));
   if (failed(shape))
     return failure();
   Type outType = rankedOf(a.getQuery()).clone(*shape);
@@ -146,11 +149,16 @@ LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
       failed(checkGradType<AttentionGradOp>(loc, a.getGrad(), outType,
                                             "the attention result")))
     return failure();
-  Type lse = lseType(a.getQuery(), a.getSeqMajor());
+  Type lse = lseType(a.getQuery(), a.getSeqMajor(), a.getQkvHeads());
   if (a.getLse().getType() != lse)
     return inferError<AttentionGradOp>(loc, "lse has type ",
                                        a.getLse().getType(), ", expected ",
                                        lse);
+  // Packed: one gradient laid out as the packed q, k, v.
+  if (a.getQkvHeads()) {
+    out.push_back(a.getQuery().getType());
+    return success();
+  }
   out.push_back(a.getQuery().getType());
   out.push_back(a.getKey().getType());
   out.push_back(a.getValue().getType());

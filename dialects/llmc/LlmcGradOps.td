@@ -167,6 +167,8 @@ def Llmc_AttentionLseOp : Llmc_Op<"attention_lse", [Pure, InferTypeOpAdaptor]> {
     output to rebuild the probabilities `exp(score - lse)` blockwise. A row
     that sees no key has `lse = -inf` and output 0. `seq_major` as for
     `llmc.attention` (q, k, v, result `[B, T, H, D]`); `lse` stays `[B, Hq, T]`.
+    `qkv_heads` as for `llmc.attention` (q, k, v are head windows of packed
+    `[B, T, Hq + 2 Hkv, D]` tensors).
 
     ```mlir
     %o, %lse = llmc.attention_lse %q, %k, %v {causal} : (tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>) -> (tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>)
@@ -176,7 +178,8 @@ def Llmc_AttentionLseOp : Llmc_Op<"attention_lse", [Pure, InferTypeOpAdaptor]> {
                        Llmc_FloatTensor:$value,
                        Optional<Llmc_Tensor>:$mask,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
-                       UnitAttr:$seq_major);
+                       UnitAttr:$seq_major,
+                       OptionalAttr<DenseI64ArrayAttr>:$qkv_heads);
   let results = (outs Llmc_FloatTensor:$result, Llmc_LseTensor:$lse);
   let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
                        "attr-dict `:` functional-type(operands, results)";
@@ -200,7 +203,12 @@ def Llmc_AttentionGradOp : Llmc_Op<"attention_grad",
     attention, `dk` and `dv` are summed over the query heads that share a
     key/value head, so they have the shapes of `key` and `value`. The mask
     receives no gradient. With `seq_major`, q, k, v, output, grad and the
-    three results are `[B, T, H, D]` (`lse` stays `[B, Hq, T]`).
+    three results are `[B, T, H, D]` (`lse` stays `[B, Hq, T]`). With
+    `qkv_heads = array<i64: Hq, Hkv>` (set by `llmc-fold-qkv-slices`), q, k
+    and v are head windows of packed `[B, T, Hq + 2 Hkv, D]` tensors as for
+    `llmc.attention`, and the op has one result, the packed gradient
+    `[B, T, Hq + 2 Hkv, D]`: dq in heads `[0, Hq)`, dk in `[Hq, Hq + Hkv)`,
+    dv in `[Hq + Hkv, Hq + 2 Hkv)`, what a concat of the three would be.
 
     ```mlir
     %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %lse, %do {causal} : (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>, tensor<2x8x64x32xf32>, tensor<2x8x64xf32>, tensor<2x8x64x32xf32>) -> (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>)
@@ -211,15 +219,20 @@ def Llmc_AttentionGradOp : Llmc_Op<"attention_grad",
                        Llmc_LseTensor:$lse, Llmc_FloatTensor:$grad,
                        Optional<Llmc_Tensor>:$mask,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
-                       UnitAttr:$seq_major);
-  let results = (outs Llmc_FloatTensor:$dquery, Llmc_FloatTensor:$dkey,
-                      Llmc_FloatTensor:$dvalue);
+                       UnitAttr:$seq_major,
+                       OptionalAttr<DenseI64ArrayAttr>:$qkv_heads);
+  // dq, dk, dv; or the one packed gradient with `qkv_heads`.
+  let results = (outs Variadic<Llmc_FloatTensor>:$grads);
   let assemblyFormat = "$query `,` $key `,` $value `,` $output `,` $lse `,` "
                        "$grad (`mask` $mask^)? attr-dict `:` "
                        "functional-type(operands, results)";
   let extraClassDeclaration = [{
     /// The scale applied to q k^T: the attribute, or 1/sqrt(head_dim).
     double getScaleOrDefault();
+    /// dq, dk, dv; null without them (`qkv_heads`: one packed gradient).
+    Value getDquery() { return getQkvHeads() ? Value() : getResult(0); }
+    Value getDkey() { return getQkvHeads() ? Value() : getResult(1); }
+    Value getDvalue() { return getQkvHeads() ? Value() : getResult(2); }
   }];
 }
 

@@ -136,7 +136,7 @@ FailureOr<SmallVector<int64_t>>
 mlir::llmc::inferAttentionShape(std::optional<Location> loc, StringRef opName,
                                 Value query, Value key, Value value, Value mask,
                                 std::optional<APFloat> scale,
-                                bool seqMajor) {
+                                bool seqMajor, ArrayRef<int64_t> qkvHeads) {
   auto fail = [&](auto &&...args) -> FailureOr<SmallVector<int64_t>> {
     (void)inferErrorNamed(loc, opName, std::forward<decltype(args)>(args)...);
     return failure();
@@ -156,6 +156,24 @@ mlir::llmc::inferAttentionShape(std::optional<Location> loc, StringRef opName,
   SmallVector<int64_t> qs = attentionLogicalShape(q.getShape(), seqMajor),
                        ks = attentionLogicalShape(k.getShape(), seqMajor),
                        vs = attentionLogicalShape(v.getShape(), seqMajor);
+  if (!qkvHeads.empty()) {
+    if (!seqMajor)
+      return fail("qkv_heads needs seq_major ([batch, seq, heads, head_dim] "
+                  "operands)");
+    if (qkvHeads.size() != 2 || qkvHeads[0] <= 0 || qkvHeads[1] <= 0)
+      return fail("qkv_heads must be [query heads, key/value heads], both "
+                  "positive");
+    int64_t packed = qkvHeads[0] + 2 * qkvHeads[1];
+    for (auto [name, s] : {std::pair<StringRef, SmallVector<int64_t> &>{
+                               "query", qs},
+                           {"key", ks},
+                           {"value", vs}})
+      if (dimsConflict(s[1], packed))
+        return fail(name, " has ", s[1], " heads but qkv_heads [",
+                    qkvHeads[0], ", ", qkvHeads[1], "] packs ", packed);
+    qs[1] = qkvHeads[0];
+    ks[1] = vs[1] = qkvHeads[1];
+  }
   if (dimsConflict(qs[0], ks[0]) || dimsConflict(ks[0], vs[0]))
     return fail("batch sizes differ: query ", shapeToString(qs), ", key ",
                 shapeToString(ks), ", value ", shapeToString(vs));
@@ -194,6 +212,34 @@ SmallVector<int64_t> mlir::llmc::attentionLogicalShape(ArrayRef<int64_t> shape,
   return out;
 }
 
+ArrayRef<int64_t>
+mlir::llmc::qkvHeadsOrEmpty(std::optional<ArrayRef<int64_t>> heads) {
+  return heads ? *heads : ArrayRef<int64_t>();
+}
+
+static ArrayRef<int64_t> qkvHeadsOf(Operation *op) {
+  if (auto heads = op->getAttrOfType<DenseI64ArrayAttr>("qkv_heads"))
+    return heads.asArrayRef();
+  return {};
+}
+
+SmallVector<int64_t> mlir::llmc::attentionOperandShape(Operation *op,
+                                                       unsigned index) {
+  SmallVector<int64_t> shape = attentionLogicalShape(
+      rankedOf(op->getOperand(index)).getShape(), op->hasAttr("seq_major"));
+  ArrayRef<int64_t> heads = qkvHeadsOf(op);
+  if (heads.size() == 2)
+    shape[1] = index == 0 ? heads[0] : heads[1];
+  return shape;
+}
+
+int64_t mlir::llmc::attentionHeadOffset(Operation *op, unsigned index) {
+  ArrayRef<int64_t> heads = qkvHeadsOf(op);
+  if (heads.size() != 2 || index == 0)
+    return 0;
+  return index == 1 ? heads[0] : heads[0] + heads[1];
+}
+
 LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor a,
@@ -201,7 +247,7 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   auto shape =
       inferAttentionShape(loc, getOperationName(), a.getQuery(), a.getKey(),
                           a.getValue(), a.getMask(), a.getScale(),
-                          a.getSeqMajor());
+                          a.getSeqMajor(), qkvHeadsOrEmpty(a.getQkvHeads()));
   if (failed(shape))
     return failure();
   out.push_back(rankedOf(a.getQuery()).clone(*shape));

@@ -156,6 +156,12 @@ def Llmc_AttentionOp : Llmc_Op<"attention", [Pure, InferTypeOpAdaptor,
     q, k, v and the result are `[batch, seq, heads, head_dim]` instead,
     the layout the projections produce, so no transpose is needed around
     the op; the values computed are the same.
+    `qkv_heads = array<i64: Hq, Hkv>` (with `seq_major`, set by
+    `llmc-fold-qkv-slices`, docs/fusion.md): q, k and v are each a
+    `[B, T, Hq + 2 Hkv, D]` tensor, the packed output of one qkv projection
+    viewed per head, and the op reads heads `[0, Hq)` of `query`,
+    `[Hq, Hq + Hkv)` of `key` and `[Hq + Hkv, Hq + 2 Hkv)` of `value`, so no
+    split copies them apart.
 
     ```mlir
     %o = llmc.attention %q, %k, %v {causal} : (tensor<8x12x1024x64xf32>, tensor<8x12x1024x64xf32>, tensor<8x12x1024x64xf32>) -> tensor<8x12x1024x64xf32>
@@ -165,7 +171,8 @@ def Llmc_AttentionOp : Llmc_Op<"attention", [Pure, InferTypeOpAdaptor,
                        Llmc_FloatTensor:$value,
                        Optional<Llmc_Tensor>:$mask,
                        UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
-                       UnitAttr:$seq_major);
+                       UnitAttr:$seq_major,
+                       OptionalAttr<DenseI64ArrayAttr>:$qkv_heads);
   let results = (outs Llmc_FloatTensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
                        "attr-dict `:` functional-type(operands, results)";

@@ -152,6 +152,9 @@ LogicalResult AttentionOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
     return emitOpError("gradient with respect to the attention mask is not "
                        "supported; the mask must not depend on a trainable "
                        "parameter (mark it llmc.frozen)");
+  if (getQkvHeads())
+    return emitOpError("cannot differentiate attention with qkv_heads: "
+                       "llmc-fold-qkv-slices runs after autodiff");
   // Recompute nothing: the forward pass itself switches to attention_lse,
   // which yields the same result and the row log-sum-exp.
   AttentionLseOp forward;
@@ -161,13 +164,14 @@ LogicalResult AttentionOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
     forward = builder.create<AttentionLseOp>(getLoc(), getQuery(), getKey(),
                                              getValue(), getMask(),
                                              getCausalAttr(), getScaleAttr(),
-                                             getSeqMajorAttr());
+                                             getSeqMajorAttr(),
+                                             /*qkv_heads=*/nullptr);
   }
   getResult().replaceAllUsesWith(forward.getResult());
   auto grad = builder.create<AttentionGradOp>(
       getLoc(), getQuery(), getKey(), getValue(), forward.getResult(),
       forward.getLse(), resultGrads[0], getMask(), getCausalAttr(),
-      getScaleAttr(), getSeqMajorAttr());
+      getScaleAttr(), getSeqMajorAttr(), /*qkv_heads=*/nullptr);
   out[0] = grad.getDquery();
   out[1] = grad.getDkey();
   out[2] = grad.getDvalue();

@@ -30,6 +30,16 @@ AddOp linearBiasAdd(MatmulOp matmul);
 /// operands are [batch, seq, heads, head_dim]). The swap is its own inverse.
 SmallVector<int64_t> attentionLogicalShape(ArrayRef<int64_t> shape,
                                            bool seqMajor);
+
+/// Attention operand `index` (0 query, 1 key, 2 value) of `op` (attention,
+/// attention_lse or attention_grad) as [batch, heads, seq, head_dim]: its
+/// logical shape, or with `qkv_heads` the head window the op reads of the
+/// packed [B, T, Hq + 2 Hkv, D] operand.
+SmallVector<int64_t> attentionOperandShape(Operation *op, unsigned index);
+
+/// The first head of operand `index`'s window in its packed operand (0
+/// without `qkv_heads`): 0, Hq or Hq + Hkv.
+int64_t attentionHeadOffset(Operation *op, unsigned index);
 } // namespace mlir::llmc
 
 #endif // LLMC_DIALECTS_LLMC_LLMCOPS_H

@@ -56,7 +56,7 @@ static const Row kRows[] = {
     {"rms_norm", "input weight?", "axis? epsilon?"},
     {"softmax", "input", "axis?"},
     {"log_softmax", "input", "axis?"},
-    {"attention", "query key value mask?", "causal? scale? seq_major?"},
+    {"attention", "query key value mask?", "causal? scale? seq_major? qkv_heads?"},
     {"rotary", "input cos sin", "interleaved?"},
     {"cross_entropy", "logits targets", "reduction ignore_index? classes?"},
     {"dropout_mask", "step?", "ratio seed offset"},
@@ -70,9 +70,9 @@ static const Row kRows[] = {
     {"log_softmax_grad", "output grad", "axis?"},
     {"gelu_grad", "input grad", "approximation"},
     {"silu_grad", "input grad", ""},
-    {"attention_lse", "query key value mask?", "causal? scale? seq_major?"},
+    {"attention_lse", "query key value mask?", "causal? scale? seq_major? qkv_heads?"},
     {"attention_grad", "query key value output lse grad mask?",
-     "causal? scale? seq_major?"},
+     "causal? scale? seq_major? qkv_heads?"},
     {"cross_entropy_grad", "logits targets grad", "reduction ignore_index? classes?"},
     {"gather_grad", "grad indices", "axis bound?"},
     {"gather_elements_grad", "grad indices", "axis"},
@@ -96,6 +96,7 @@ std::optional<AttrKind> attrKindOf(llvm::StringRef name) {
       .Cases("keepdims", "transpose_lhs", "transpose_rhs", "causal",
              "interleaved", "bias_grad", "seq_major", AttrKind::Unit)
       .Cases("permutation", "starts", "limits", "strides", "sizes", "axes",
+             "qkv_heads",
              AttrKind::IntList)
       .Case("approximation", AttrKind::GeluApproximation)
       .Case("predicate", AttrKind::ComparePredicate)

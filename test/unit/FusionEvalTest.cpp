@@ -142,6 +142,40 @@ TEST_P(FusionEval, Gpt2TinyBf16StepUnchangedByGrouping) {
   EXPECT_TRUE(names.empty()) << "results changed by grouping:" << names;
 }
 
+// The default kernel pipeline gives gpt2-tiny's attention the packed qkv
+// (llmc-fold-qkv-slices): no split or concat is left, so the "Fused" case
+// above evaluates qkv_heads attention against the ungrouped split/concat.
+TEST(FusionEvalPacked, Gpt2TinyStepReadsPackedQkv) {
+  MLIRContext context;
+  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = gpt2TinyBf16Step(context);
+  ASSERT_TRUE(module);
+  int splits = 0, packed = 0;
+  module->walk([&](Operation *op) {
+    splits += (op->getName().getStringRef() == "llmc.split");
+    packed += op->hasAttr("qkv_heads");
+  });
+  ASSERT_GT(splits, 0);
+  ASSERT_TRUE(succeeded(runKernelPipeline(*module, FusionConfig())));
+  splits = 0;
+  int concats = 0;
+  module->walk([&](Operation *op) {
+    splits += (op->getName().getStringRef() == "llmc.split");
+    concats += (op->getName().getStringRef() == "llmc.concat");
+    packed += op->hasAttr("qkv_heads");
+  });
+  EXPECT_EQ(splits, 0);
+  EXPECT_EQ(concats, 0);
+  EXPECT_GT(packed, 0);
+  FusionConfig off;
+  off.qkvSlices = false;
+  OwningOpRef<ModuleOp> plain = gpt2TinyBf16Step(context);
+  ASSERT_TRUE(succeeded(runKernelPipeline(*plain, off)));
+  packed = 0;
+  plain->walk([&](Operation *op) { packed += op->hasAttr("qkv_heads"); });
+  EXPECT_EQ(packed, 0);
+}
+
 // FusionConfig is {epilogues, elementwise, reductions, horizontal}.
 INSTANTIATE_TEST_SUITE_P(
     Fusion, FusionEval,

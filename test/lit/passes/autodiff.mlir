@@ -143,14 +143,14 @@ func.func @forward(%e: tensor<16x8xf32> {llmc.param = "e", llmc.init_rule = "zer
 // CHECK: %[[O:.+]], %[[LSE:.+]] = llmc.attention_lse %[[QR:.+]], %arg3, %arg3 mask %arg6 {causal}
 // CHECK-NOT: llmc.attention %
 // CHECK: llmc.cross_entropy_grad sum %{{.+}}, %arg7, %{{.+}} {ignore_index = 0 : i64}
-// CHECK: %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = llmc.attention_grad %[[QR]], %arg3, %arg3, %[[O]], %[[LSE]], %{{.+}} mask %arg6 {causal}
+// CHECK: %[[G:.+]]:3 = llmc.attention_grad %[[QR]], %arg3, %arg3, %[[O]], %[[LSE]], %{{.+}} mask %arg6 {causal}
 // CHECK-SAME: -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
-// CHECK: %[[DKV:.+]] = llmc.add %[[DK]], %[[DV]]
+// CHECK: %[[DKV:.+]] = llmc.add %[[G]]#1, %[[G]]#2
 // CHECK: %[[S1:.+]] = llmc.slice %arg5 starts [0, 8] limits [8, 16]
 // CHECK: %[[S0:.+]] = llmc.slice %arg5 starts [0, 0] limits [8, 8]
 // CHECK: %[[SW:.+]] = llmc.concat %[[S1]], %[[S0]] axis 1
 // CHECK: %[[NS:.+]] = llmc.neg %[[SW]]
-// CHECK: %[[DQR:.+]] = llmc.rotary %[[DQ]], %arg4, %[[NS]]
+// CHECK: %[[DQR:.+]] = llmc.rotary %[[G]]#0, %arg4, %[[NS]]
 // CHECK: llmc.log_softmax_grad %{{.+}}, %{{.+}} {axis = 1 : i64}
 // CHECK: llmc.softmax_grad
 // CHECK: llmc.gelu_grad erf

@@ -6,8 +6,8 @@
 // CHECK-LABEL: func.func @block
 // CHECK-NOT:   llmc.transpose
 // CHECK:       %[[O:.+]], %[[L:.+]] = llmc.attention_lse %arg0, %arg1, %arg2 {causal, seq_major} : (tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x4x8xf32>)
-// CHECK-NEXT:  %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = llmc.attention_grad %arg0, %arg1, %arg2, %[[O]], %[[L]], %arg3 {causal, seq_major} : {{.*}} -> (tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>)
-// CHECK-NEXT:  return %[[O]], %[[DQ]], %[[DK]], %[[DV]]
+// CHECK-NEXT:  %[[G:.+]]:3 = llmc.attention_grad %arg0, %arg1, %arg2, %[[O]], %[[L]], %arg3 {causal, seq_major} : {{.*}} -> (tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>)
+// CHECK-NEXT:  return %[[O]], %[[G]]#0, %[[G]]#1, %[[G]]#2
 func.func @block(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x8x4x16xbf16>, %v: tensor<2x8x4x16xbf16>, %dy: tensor<2x8x4x16xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>, tensor<2x8x4x16xbf16>) {
   %qt = llmc.transpose %q [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
   %kt = llmc.transpose %k [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>

@@ -392,3 +392,14 @@ func.func @cross_entropy_grad_classes_zero(%l: tensor<4x8xf32>, %t: tensor<4xi64
   %0 = llmc.cross_entropy_grad mean %l, %t, %g {classes = 0 : i64} : (tensor<4x8xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// With qkv_heads the output and grad are [B, T, Hq, Dv] (the window of q),
+// not the packed operand.
+func.func @attn_grad_packed_output(%p: tensor<1x4x6x8xf32>, %lse: tensor<1x2x4xf32>) {
+  // expected-error @+2 {{'llmc.attention_grad' op grad has type 'tensor<1x4x6x8xf32>' but the attention result has type 'tensor<1x4x2x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = llmc.attention_grad %p, %p, %p, %p, %lse, %p {seq_major, qkv_heads = array<i64: 2, 2>} : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x2x4xf32>, tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32>
+  return
+}

@@ -95,3 +95,15 @@ func.func @global_norm(%a: tensor<8x4xbf16>, %b: tensor<f32>, %c: tensor<2xf64>)
   %1 = llmc.global_norm %b, %c : (tensor<f32>, tensor<2xf64>) -> tensor<f64>
   return
 }
+
+// Packed q, k, v (llmc-fold-qkv-slices): 2 query and 2 key/value heads of a
+// [1, 4, 6, 8] packed tensor; lse and the output are the query window's, and
+// attention_grad has one result, the packed gradient.
+// CHECK-LABEL: func.func @attention_packed
+// CHECK: llmc.attention_lse %arg0, %arg0, %arg0 {causal, qkv_heads = array<i64: 2, 2>, seq_major} : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) -> (tensor<1x4x2x8xf32>, tensor<1x2x4xf32>)
+// CHECK: llmc.attention_grad {{.*}} {causal, qkv_heads = array<i64: 2, 2>, seq_major} : {{.*}} -> tensor<1x4x6x8xf32>
+func.func @attention_packed(%p: tensor<1x4x6x8xf32>, %dy: tensor<1x4x2x8xf32>) -> tensor<1x4x6x8xf32> {
+  %o, %lse = llmc.attention_lse %p, %p, %p {causal, seq_major, qkv_heads = array<i64: 2, 2>} : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) -> (tensor<1x4x2x8xf32>, tensor<1x2x4xf32>)
+  %g = llmc.attention_grad %p, %p, %p, %o, %lse, %dy {causal, seq_major, qkv_heads = array<i64: 2, 2>} : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x2x8xf32>, tensor<1x2x4xf32>, tensor<1x4x2x8xf32>) -> tensor<1x4x6x8xf32>
+  return %g : tensor<1x4x6x8xf32>
+}

@@ -352,3 +352,31 @@ func.func @cross_entropy_classes_past_logits(%l: tensor<4x8xf32>, %t: tensor<4xi
   %0 = llmc.cross_entropy mean %l, %t {classes = 9 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// qkv_heads: windows of packed [B, T, Hq + 2 Hkv, D] operands, seq_major only.
+func.func @attention_qkv_heads_layout(%p: tensor<2x8x12x16xf32>) {
+  // expected-error @+2 {{'llmc.attention' op qkv_heads needs seq_major ([batch, seq, heads, head_dim] operands)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = llmc.attention %p, %p, %p {qkv_heads = array<i64: 4, 4>} : (tensor<2x8x12x16xf32>, tensor<2x8x12x16xf32>, tensor<2x8x12x16xf32>) -> tensor<2x8x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_qkv_heads_count(%p: tensor<2x8x12x16xf32>) {
+  // expected-error @+2 {{'llmc.attention' op query has 12 heads but qkv_heads [4, 2] packs 8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = llmc.attention %p, %p, %p {seq_major, qkv_heads = array<i64: 4, 2>} : (tensor<2x8x12x16xf32>, tensor<2x8x12x16xf32>, tensor<2x8x12x16xf32>) -> tensor<2x8x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_qkv_heads_size(%p: tensor<2x8x12x16xf32>) {
+  // expected-error @+2 {{'llmc.attention' op qkv_heads must be [query heads, key/value heads], both positive}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = llmc.attention %p, %p, %p {seq_major, qkv_heads = array<i64: 4, 4, 4>} : (tensor<2x8x12x16xf32>, tensor<2x8x12x16xf32>, tensor<2x8x12x16xf32>) -> tensor<2x8x4x16xf32>
+  return
+}
