@@ -11,7 +11,7 @@
 //   passes.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/eval/FloatFormats.h"
+#include "compiler/common/FloatFormats.h"
 #include "test/gpu/PlanBuilder.h"
 
 #include <cmath>
