@@ -49,6 +49,8 @@ class PreparedMatmul;
 struct GraphInput {
   std::string buffer;
   uint64_t bytes = 0;
+};
+
 /// What a profiled replay measured, in ms from an event recorded on the
 /// stream right before the graph launch.
 struct GpuTimeline {
