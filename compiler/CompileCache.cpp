@@ -56,7 +56,7 @@ static_assert(sizeof(OptimizerConfig) == 96,
 static_assert(sizeof(PrecisionConfig) == 120,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 384,
+static_assert(sizeof(CompileConfig) == 400,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
