@@ -320,7 +320,7 @@ TEST_P(TrainGpuTest, FiftyStepsLowerTheLoss) {
     totalMs += step > 0 ? ms : 0;
     losses.push_back(loss);
     if (step % 10 == 0 || step == 49)
-      std::printf("%s\n", formatStepLine({step, loss, GetParam().lr, ms,
+      std::printf("%s\n", formatStepLine({step, loss, GetParam().lr, ms, 0,
                                           trainer->batch() * trainer->seq()})
                               .c_str());
   }
@@ -493,7 +493,7 @@ TEST(TrainGpuBench, NamedModel) {
                     .count();
     ASSERT_TRUE(std::isfinite(loss)) << "step " << step + 1;
     first = step == 0 ? loss : first;
-    printStepLine({step, loss, lr, ms, trainer->batch() * trainer->seq()});
+    printStepLine({step, loss, lr, ms, 0, trainer->batch() * trainer->seq()});
   }
   EXPECT_LT(loss, first);
 }
