@@ -55,9 +55,10 @@ double roundToTf32(double x) {
   std::memcpy(&bits, &f, 4);
   if ((bits & 0x7F800000u) == 0x7F800000u)
     return f; // inf and NaN as they are
-  // Half a TF32 ulp (13 dropped bits) added to the magnitude, then the
-  // dropped bits cleared: ties go away from zero.
-  bits = (bits + 0x1000u) & ~0x1FFFu;
+  // Round to nearest, ties to even on the 13 dropped bits: what cuBLASLt's
+  // CUBLAS_COMPUTE_32F_FAST_TF32 does on an H100 (MatmulPrecisionGpuTest:
+  // 1024.5 -> 1024, 1025.5 -> 1026, 1 + 2^-11 -> 1).
+  bits = (bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu;
   std::memcpy(&f, &bits, 4);
   return f;
 }

@@ -3,7 +3,7 @@
 // `--precision tf32` and `fp16` (docs/precision.md) against float64:
 // - TF32 (CUBLAS_COMPUTE_32F_FAST_TF32): cuBLAS documents no rounding mode
 //   for the f32 -> TF32 conversion; the evaluator models round to nearest,
-//   ties away from zero (roundToTf32). Ties and near-ties times 1 show the
+//   ties to even (roundToTf32), as measured on an H100. Ties and near-ties times 1 show the
 //   mode directly (the message names the one observed), and a random GEMM
 //   is much closer to the model than to exact f32 products.
 // - f16 A, B and D with f32 accumulation: within f16's rounding of the
@@ -89,7 +89,7 @@ std::vector<float> gemmF32(const std::vector<float> &a,
 
 class MatmulPrecision : public GpuTest {};
 
-TEST_F(MatmulPrecision, Tf32RoundsTiesAwayFromZero) {
+TEST_F(MatmulPrecision, Tf32RoundsToNearestEven) {
   // Column 0 of A holds the probes, B's row 0 is ones: D[i][j] = probe_i
   // read as TF32 (every other product is an exact 0). 64^3 so that cuBLASLt
   // picks a tensor-core kernel.
@@ -116,14 +116,16 @@ TEST_F(MatmulPrecision, Tf32RoundsTiesAwayFromZero) {
     uint32_t truncBits = bits & ~0x1FFFu;
     float trunc;
     std::memcpy(&trunc, &truncBits, 4);
+    // The model first: at a tie with an even lower neighbour, ties-to-even
+    // and truncation agree.
     const char *mode = got == x                ? "exact (no TF32 rounding)"
+                       : got == roundToTf32(x) ? "ties to even"
                        : got == trunc          ? "truncation"
-                       : got == roundToTf32(x) ? "ties away from zero"
                                                : "another rounding";
     std::printf("[ tf32 ] %.10g x 1 -> %.10g (%s)\n", x, got, mode);
     EXPECT_EQ(got, roundToTf32(x))
         << x << " x 1 gave " << got << ": the GPU rounds by " << mode
-        << "; the evaluator's model (roundToTf32) is ties away from zero";
+        << "; the evaluator's model (roundToTf32) is ties to even";
   }
 }
 

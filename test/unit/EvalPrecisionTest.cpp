@@ -102,9 +102,9 @@ TEST_F(Precision, Bf16AccumulationIsTheMutationsMistake) {
   EXPECT_EQ(r[1].floats[0], 1.0);
 }
 
-TEST_F(Precision, Tf32MatmulReadsOperandsTiesAwayFromZero) {
+TEST_F(Precision, Tf32MatmulReadsOperandsTiesToEven) {
   // --precision tf32 marks the module: each f32 operand is read with 10
-  // mantissa bits, ties away from zero (1024.5 -> 1025, -1024.5 -> -1025),
+  // mantissa bits, ties to even (1024.5 -> 1024, 1025.5 -> 1026),
   // then the products are summed exactly. Unmarked, the same matmul is
   // exact f32.
   const char *ir = R"(
@@ -114,14 +114,14 @@ TEST_F(Precision, Tf32MatmulReadsOperandsTiesAwayFromZero) {
         return %0 : tensor<4x1xf32>
       }
     })";
-  RefTensor x = f32({4, 1}, {1024.5, -1024.5, 1024.25, 1 + std::ldexp(1, -11)});
+  RefTensor x = f32({4, 1}, {1024.5, -1025.5, 1024.25, 1 + std::ldexp(1, -11)});
   RefTensor w = f32({1, 1}, {1.0});
   RefTensor r = run1(ir, {x, w});
   ASSERT_EQ(r.kind, ElementKind::F32) << diagnostics;
-  EXPECT_EQ(r.floats[0], 1025.0);
-  EXPECT_EQ(r.floats[1], -1025.0);
+  EXPECT_EQ(r.floats[0], 1024.0);
+  EXPECT_EQ(r.floats[1], -1026.0);
   EXPECT_EQ(r.floats[2], 1024.0);
-  EXPECT_EQ(r.floats[3], 1 + std::ldexp(1, -10));
+  EXPECT_EQ(r.floats[3], 1.0);
   std::string plain = ir;
   plain.replace(plain.find("llmc.precision"), 14, "llmc.other_attr");
   RefTensor exact = run1(plain, {x, w});

@@ -79,15 +79,16 @@ TEST(FloatFormats, F8E5M2) {
   EXPECT_TRUE(std::isnan(bitsToFloat(0x7D, FloatFormat::F8E5M2)));
 }
 
-TEST(FloatFormats, Tf32RoundsToNearestTiesAwayFromZero) {
+TEST(FloatFormats, Tf32RoundsToNearestTiesToEven) {
   // TF32's ulp is 1 at 2^10: 1024.5 is a tie (away: 1025; even and
   // truncation: 1024), 1025.5 a tie both modes send up, 1024.25 rounds down.
-  EXPECT_EQ(roundToTf32(1024.5), 1025.0);
-  EXPECT_EQ(roundToTf32(-1024.5), -1025.0);
+  EXPECT_EQ(roundToTf32(1024.5), 1024.0);
+  EXPECT_EQ(roundToTf32(-1024.5), -1024.0);
   EXPECT_EQ(roundToTf32(1025.5), 1026.0);
   EXPECT_EQ(roundToTf32(1024.25), 1024.0);
   EXPECT_EQ(roundToTf32(1024.75), 1025.0);
-  EXPECT_EQ(roundToTf32(1 + std::ldexp(1, -11)), 1 + std::ldexp(1, -10));
+  EXPECT_EQ(roundToTf32(1 + std::ldexp(1, -11)), 1.0);
+  EXPECT_EQ(roundToTf32(1 + 3 * std::ldexp(1, -11)), 1 + std::ldexp(1, -9));
   EXPECT_EQ(roundToTf32(1 + std::ldexp(1, -12)), 1.0);
   // The value is first an f32: 1 + 2^-30 is 1.
   EXPECT_EQ(roundToTf32(1 + std::ldexp(1, -30)), 1.0);
