@@ -81,6 +81,9 @@ void addCleanup(mlir::OpPassManager &pm) {
 
 void buildRaisePipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createRaisePass());
+  // After raising, which matches attention's explicit transpose of k.
+  pm.addNestedPass<mlir::func::FuncOp>(
+      mlir::llmc::createFoldMatmulTransposesPass());
 }
 
 mlir::LogicalResult runRaisePipeline(mlir::ModuleOp module) {

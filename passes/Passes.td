@@ -569,6 +569,20 @@ def FoldAttentionTransposesPass
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def FoldMatmulTransposesPass
+    : Pass<"llmc-fold-matmul-transposes", "::mlir::func::FuncOp"> {
+  let summary = "A transpose of a matmul operand's last two dims becomes its flag";
+  let description = [{
+    Runs right after raising (attention raising matches the explicit
+    transpose of k). `matmul(x, transpose(w))` with a transpose that swaps
+    the last two dims and keeps the others becomes `matmul(x, w)
+    {transpose_rhs}` (toggling a flag already set; the same for the lhs),
+    and the transpose goes when nothing else reads it: no copy of the
+    weight forward, and the matmul's VJP writes the weight gradient in the
+    weight's layout, so none backward either.
+  }];
+}
+
 def FoldQkvSlicesPass : Pass<"llmc-fold-qkv-slices", "::mlir::func::FuncOp"> {
   let summary = "Attention reads q, k, v as head windows of the packed qkv: no split, no concat";
   let description = [{

@@ -51,10 +51,10 @@
 // HF-NEXT:     llmc.cross_entropy "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cross_entropy_grad "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cast
-// HF:      launches        95 per step
-// HF-EPI:  launches        149 per step
+// HF:      launches        93 per step
+// HF-EPI:  launches        147 per step
 // HF-NONORM: norm prologues are off (--no-fuse=norm-prologue)
-// HF-NONORM: launches        99 per step
+// HF-NONORM: launches        97 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
 // BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
