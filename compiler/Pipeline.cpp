@@ -81,9 +81,12 @@ void addCleanup(mlir::OpPassManager &pm) {
 
 void buildRaisePipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createRaisePass());
-  // After raising, which matches attention's explicit transpose of k.
+  // After raising, which matches attention's explicit transpose of k and
+  // forms the rotary.
   pm.addNestedPass<mlir::func::FuncOp>(
       mlir::llmc::createFoldMatmulTransposesPass());
+  pm.addNestedPass<mlir::func::FuncOp>(
+      mlir::llmc::createSinkRotaryTransposesPass());
 }
 
 mlir::LogicalResult runRaisePipeline(mlir::ModuleOp module) {

@@ -583,6 +583,20 @@ def FoldMatmulTransposesPass
   }];
 }
 
+def SinkRotaryTransposesPass
+    : Pass<"llmc-sink-rotary-transposes", "::mlir::func::FuncOp"> {
+  let summary = "RoPE in the projection's layout, its transpose moved after it";
+  let description = [{
+    Runs right after raising. `rotary(transpose(x, p), cos, sin)` with a
+    transpose that keeps the feature dim last becomes
+    `transpose(rotary(x, view(cos), view(sin)), p)` when the tables reach
+    x's layout by a view (only size-1 dims move): the transpose then feeds
+    attention directly and `llmc-fold-attention-transposes` can remove it
+    (Llama-style exports). Tables that would need a real transpose keep the
+    op as it is.
+  }];
+}
+
 def FoldQkvSlicesPass : Pass<"llmc-fold-qkv-slices", "::mlir::func::FuncOp"> {
   let summary = "Attention reads q, k, v as head windows of the packed qkv: no split, no concat";
   let description = [{
