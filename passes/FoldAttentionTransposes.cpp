@@ -74,6 +74,59 @@ bool isSwap(Operation *op) {
   return t && t.getPermutation() == ArrayRef<int64_t>{0, 2, 1, 3};
 }
 
+/// Casts swap places with the transposes next to attention: a cast is
+/// elementwise, so it commutes with a transpose, and the transpose then
+/// touches attention directly. Llama-style exports rotate q and k in f32
+/// (RoPE runs in the projection's layout: llmc-sink-rotary-transposes), so
+/// the forward narrows them to bf16 after their transpose,
+/// `attention(cast(transpose(x)))`, and the backward widens dq and dk
+/// before theirs, `transpose(cast(dq))`. Either way the transpose moves to
+/// the bf16 side, where it also moves half the bytes.
+void castsAwayFromAttention(Operation *root) {
+  llvm::SetVector<Operation *> before, after;
+  root->walk([&](Operation *op) {
+    if (!isAttention(op))
+      return;
+    for (unsigned i : layoutOperands(op))
+      if (auto c = op->getOperand(i).getDefiningOp<CastOp>())
+        if (TransposeOp t = swapOf(c.getInput()); t && t->hasOneUse())
+          before.insert(c);
+    for (unsigned r = 0; r < layoutResultCount(op); ++r)
+      for (Operation *user : op->getResult(r).getUsers())
+        if (auto c = dyn_cast<CastOp>(user); c && c->hasOneUse())
+          if (isSwap(*c->getUsers().begin()))
+            after.insert(c);
+  });
+  auto withElement = [](Value v, Value like) {
+    return cast<RankedTensorType>(v.getType())
+        .clone(cast<RankedTensorType>(like.getType()).getElementType());
+  };
+  for (Operation *op : before) {
+    auto c = cast<CastOp>(op);
+    TransposeOp t = swapOf(c.getInput());
+    OpBuilder builder(c);
+    Value narrowed = builder.create<CastOp>(
+        c.getLoc(), withElement(t.getInput(), c), t.getInput());
+    Value moved =
+        builder.create<TransposeOp>(t.getLoc(), narrowed, t.getPermutation());
+    c.getResult().replaceAllUsesWith(moved);
+    c.erase();
+    t.erase();
+  }
+  for (Operation *op : after) {
+    auto c = cast<CastOp>(op);
+    auto t = cast<TransposeOp>(*c->getUsers().begin());
+    OpBuilder builder(t);
+    Value moved = builder.create<TransposeOp>(t.getLoc(), c.getInput(),
+                                              t.getPermutation());
+    Value widened =
+        builder.create<CastOp>(c.getLoc(), withElement(t.getResult(), c), moved);
+    t.getResult().replaceAllUsesWith(widened);
+    t.erase();
+    c.erase();
+  }
+}
+
 /// Why `op` cannot switch while the ops of `set` do, or null if it can.
 const char *blocker(Operation *op, const llvm::SetVector<Operation *> &set) {
   for (unsigned i : layoutOperands(op)) {
@@ -107,6 +160,7 @@ struct FoldAttentionTransposesPass
     : mlir::llmc::impl::FoldAttentionTransposesPassBase<
           FoldAttentionTransposesPass> {
   void runOnOperation() override {
+    castsAwayFromAttention(getOperation());
     llvm::SetVector<Operation *> set;
     getOperation().walk([&](Operation *op) {
       if (isAttention(op) && !op->hasAttr("seq_major"))

@@ -132,3 +132,46 @@ func.func @shared_blocked(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x8x4x16xbf16>, 
   %dq, %dk, %dv = llmc.attention_grad %qt, %kt, %vt, %o, %lse, %dyt {causal} : (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>, tensor<2x4x8x16xbf16>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>)
   return %y, %dq, %dk, %dv : tensor<2x8x4x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>
 }
+
+// -----
+
+// Llama in bf16: q and k are rotated in f32 in [B, T, H, D], transposed, and
+// narrowed to bf16 just before attention. The narrowing cast moves before
+// the transpose, which then folds into seq_major like any other.
+// CHECK-LABEL: func.func @cast_after_transpose
+// CHECK: %[[Q:.*]] = llmc.cast %arg0 : tensor<2x8x4x16xf32> -> tensor<2x8x4x16xbf16>
+// CHECK-NOT: llmc.transpose
+// CHECK: llmc.attention %[[Q]], %arg1, %arg2 {causal, seq_major}
+// CHECK-NOT: llmc.transpose
+func.func @cast_after_transpose(%q: tensor<2x8x4x16xf32>, %k: tensor<2x8x4x16xbf16>, %v: tensor<2x8x4x16xbf16>) -> tensor<2x8x4x16xbf16> {
+  %qt = llmc.transpose %q [0, 2, 1, 3] : (tensor<2x8x4x16xf32>) -> tensor<2x4x8x16xf32>
+  %qb = llmc.cast %qt : tensor<2x4x8x16xf32> -> tensor<2x4x8x16xbf16>
+  %kt = llmc.transpose %k [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %vt = llmc.transpose %v [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %o = llmc.attention %qb, %kt, %vt {causal} : (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %y = llmc.transpose %o [0, 2, 1, 3] : (tensor<2x4x8x16xbf16>) -> tensor<2x8x4x16xbf16>
+  return %y : tensor<2x8x4x16xbf16>
+}
+
+// -----
+
+// The backward of the same: dq is widened to f32 for RoPE's gradient before
+// it is transposed back. The transpose moves before the cast and folds.
+// CHECK-LABEL: func.func @cast_before_transpose_back
+// CHECK: %[[DQ:.*]]:3 = llmc.attention_grad %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 {causal, seq_major}
+// CHECK-NOT: llmc.transpose
+// CHECK: %[[W:.*]] = llmc.cast %[[DQ]]#0 : tensor<2x8x4x16xbf16> -> tensor<2x8x4x16xf32>
+// CHECK: return %[[W]]
+func.func @cast_before_transpose_back(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x8x4x16xbf16>, %v: tensor<2x8x4x16xbf16>, %o: tensor<2x8x4x16xbf16>, %lse: tensor<2x4x8xf32>, %g: tensor<2x8x4x16xbf16>) -> tensor<2x8x4x16xf32> {
+  %qt = llmc.transpose %q [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %kt = llmc.transpose %k [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %vt = llmc.transpose %v [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %ot = llmc.transpose %o [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %gt = llmc.transpose %g [0, 2, 1, 3] : (tensor<2x8x4x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %dq, %dk, %dv = llmc.attention_grad %qt, %kt, %vt, %ot, %lse, %gt {causal} : (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>, tensor<2x4x8x16xbf16>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>)
+  %w = llmc.cast %dq : tensor<2x4x8x16xbf16> -> tensor<2x4x8x16xf32>
+  %back = llmc.transpose %w [0, 2, 1, 3] : (tensor<2x4x8x16xf32>) -> tensor<2x8x4x16xf32>
+  %dkb = llmc.transpose %dk [0, 2, 1, 3] : (tensor<2x4x8x16xbf16>) -> tensor<2x8x4x16xbf16>
+  %dvb = llmc.transpose %dv [0, 2, 1, 3] : (tensor<2x4x8x16xbf16>) -> tensor<2x8x4x16xbf16>
+  return %back : tensor<2x8x4x16xf32>
+}

@@ -26,9 +26,9 @@
 // CHECK:     llmc.rms_norm %{{[^ ]+}} weight %{{[^ ]+}} :
 // CHECK-NOT: llmc.attention
 // CHECK:     llmc.rotary
-// CHECK-SAME: tensor<2x4x16x16xf32>
+// CHECK-SAME: tensor<2x16x4x16xf32>
 // CHECK:     llmc.rotary
-// CHECK-SAME: tensor<2x2x16x16xf32>
+// CHECK-SAME: tensor<2x16x2x16xf32>
 // CHECK-NOT: llmc.rotary
 // CHECK:     llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {causal} : (tensor<2x4x16x16xf32>, tensor<2x2x16x16xf32>, tensor<2x2x16x16xf32>)
 // CHECK-NOT: llmc.attention
