@@ -266,8 +266,10 @@ int runTrainCuda(const TrainConfig &cfg) {
   StepTimeline timeline;
   if (cfg.profile || cfg.breakdown) {
     Executor &executor = trainer->executor();
+    double captureStart = hostNowMs();
     if (Status s = executor.prepareProfiled(); !s)
       return fail(s.message());
+    timeline.captureMs = hostNowMs() - captureStart;
     options.beforeStep = [&](int64_t step) {
       if (step + 1 == cfg.steps)
         engine->profileNext = &timeline;

@@ -181,6 +181,13 @@ std::string formatBreakdown(const Plan &plan, const StepTimeline &t) {
                   static_cast<double>(t.gpu.graphEndMs), t.plainGraphMs);
     out += line;
   }
+  if (t.captureMs > 0) {
+    std::snprintf(line, sizeof line,
+                  "  outside the step: capturing the profiled graph took "
+                  "%.3f ms before the run\n",
+                  t.captureMs);
+    out += line;
+  }
   return out;
 }
 

@@ -57,6 +57,8 @@ struct StepTimeline {
   HostSpan log;      // the loop: NaN check, the log line and JSON line
   double plainGraphMs = 0; // the graph without event nodes, the step
                            // before (0: not measured)
+  double captureMs = 0;    // capturing the profiled graph, before the run
+                           // (0: not measured)
 };
 
 /// The per-step GPU times of a timeline (end - start).
