@@ -14,6 +14,8 @@
 #include "compiler/codegen/Emitters.h"
 #include "compiler/eval/Evaluator.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <cmath>
 
 namespace llmc {
@@ -72,10 +74,32 @@ CpuTrainer::firstNonFinite(const std::map<std::string, RefTensor> &batch,
              ", which holds " + valueName(args_[i].floats[at]) + " at element " +
              std::to_string(at) + " before the step";
     }
+  // The gate's own copies are not where the fault is: under bf16,
+  // LowerPrecision casts the rank-0 `nan_gate` to the gated op's type before
+  // the multiply, and that cast would be the first op holding a NaN. The
+  // values made from the gate alone (its casts, broadcasts) are skipped, so
+  // the replay names the multiply, which carries the gated op's node.
+  llvm::DenseSet<mlir::Value> fromGate;
+  for (unsigned i = 0; i < func_.getNumArguments(); ++i)
+    if (auto n = func_.getArgAttrOfType<mlir::StringAttr>(i, "llmc.input");
+        n && n.getValue() == "nan_gate")
+      fromGate.insert(func_.getArgument(i));
+  auto onlyFromGate = [&](mlir::Operation &op) {
+    if (fromGate.empty() || op.getNumOperands() == 0)
+      return false;
+    for (mlir::Value v : op.getOperands())
+      if (!fromGate.contains(v))
+        return false;
+    for (mlir::Value r : op.getResults())
+      fromGate.insert(r);
+    return true;
+  };
   std::string found;
   auto results = evaluate(
       func_, args_,
       [&](mlir::Operation &op, const std::vector<RefTensor> &values) {
+        if (onlyFromGate(op))
+          return false;
         for (size_t r = 0; r < values.size(); ++r)
           if (int64_t at = firstBad(values[r]); at >= 0) {
             found = describeOp(op) + ": result #" + std::to_string(r) +

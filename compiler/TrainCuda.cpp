@@ -261,27 +261,38 @@ int runTrainCuda(const TrainConfig &cfg) {
   TrainOptions options = loopOptions(cfg);
   // --profile, --breakdown, --trace: the last step is a real step, replayed
   // from a second graph with an event around each launch, so its ms line is
-  // a little slower (StepProfile.h).
+  // a little slower (StepProfile.h). What the profiler does itself (capture
+  // its graph, read the events, time the plain graph) is outside the step.
   StepTimeline timeline;
   if (cfg.profile || cfg.breakdown) {
     Executor &executor = trainer->executor();
+    double captureStart = hostNowMs();
+    if (Status s = executor.prepareProfiled(); !s)
+      return fail(s.message());
+    timeline.captureMs = hostNowMs() - captureStart;
     options.beforeStep = [&](int64_t step) {
-      if (step + 1 != cfg.steps)
-        return;
-      float ms = 0;
-      if (step > 0 && executor.lastRunMs(ms).isOk())
-        timeline.plainGraphMs = ms;
-      engine->profileNext = &timeline;
+      if (step + 1 == cfg.steps)
+        engine->profileNext = &timeline;
     };
-    options.stepTimes = [&](int64_t step, double dataMs, double totalMs) {
+    options.stepTimes = [&](int64_t step, const LoopTimes &times) {
       if (step + 1 != cfg.steps)
         return;
-      timeline.dataWaitMs = dataMs;
-      timeline.stepMs = totalMs - timeline.profilingMs;
+      timeline.step = times.step;
+      timeline.dataWait = times.dataWait;
+      timeline.prepare = times.prepare;
+      timeline.log = times.log;
     };
     options.afterStep = [&](int64_t step) {
+      // The plain graph's time, read after the step before the profiled one.
+      float ms = 0;
+      if (step + 2 == cfg.steps && executor.lastRunMs(ms).isOk())
+        timeline.plainGraphMs = ms;
       if (step + 1 != cfg.steps)
         return;
+      if (Status s = executor.readProfiled(timeline.gpu); !s) {
+        std::fprintf(stderr, "llmc train: error: %s\n", s.message().c_str());
+        return;
+      }
       const Plan &plan = executor.plan();
       if (cfg.profile)
         std::fputs(formatStepProfile(plan, kernelTimes(timeline)).c_str(),

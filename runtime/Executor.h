@@ -34,8 +34,10 @@
 
 #include "runtime/CudaApi.h"
 #include "runtime/DeviceMemory.h"
+#include "runtime/HostClock.h"
 #include "runtime/Plan.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,13 +53,15 @@ struct GraphInput {
   uint64_t bytes = 0;
 };
 
-/// What a profiled replay measured, in ms from an event recorded on the
-/// stream right before the graph launch.
+/// What a profiled replay measured. GPU times (readProfiled) are in ms from
+/// an event recorded on the stream right before the graph launch; host
+/// times (replayProfiled) are spans on hostNowMs().
 struct GpuTimeline {
   std::vector<float> startMs, endMs; // per plan step
   float graphEndMs = 0;              // an event right after the graph
-  double launchCallMs = 0;           // host time in cuGraphLaunch
-  double profilingMs = 0; // host time spent reading the events afterwards
+  HostSpan host;       // from before the start event's record to the host's
+                       // return from waiting for the end event
+  HostSpan launchCall; // the host in cuGraphLaunch
 };
 
 struct ExecutorOptions {
@@ -126,8 +130,15 @@ public:
   /// the per-kernel times, the gaps between launches and the graph's start
   /// latency are those of a graph replay, not of kernel-by-kernel launches
   /// (CUPTI activity records would be the other way; the runtime only has
-  /// the driver API). Waits for the replay.
+  /// the driver API). Waits for the replay and fills the host spans of
+  /// `timeline`; readProfiled fills its GPU times afterwards, so reading
+  /// the events is not part of the step.
   Status replayProfiled(GpuTimeline &timeline);
+  Status readProfiled(GpuTimeline &timeline);
+  /// Captures and instantiates the profiled graph ahead of its replay, so
+  /// that the profiled step does not pay for it (replayProfiled captures
+  /// when this was not called).
+  Status prepareProfiled();
   /// Captures the launch sequence as a CUDA graph (once) and instantiates it.
   Status capture();
   /// Launches the captured graph; captures first when needed.
@@ -174,6 +185,10 @@ private:
   Status prepareSteps();
   Status enqueueStep(size_t index);
   Status enqueueAll();
+  Status captureSequence(const std::string &ctx,
+                         const std::function<Status()> &enqueue,
+                         CUgraph &graph);
+  Status recordExternal(CUevent event, const std::string &what);
   Status captureGraph(const std::vector<CUdeviceptr> *sources);
   Status findInputNodes(const std::vector<CUdeviceptr> &sources, bool &found);
   void destroyGraph();
@@ -246,6 +261,7 @@ private:
   CUgraph profGraph_ = nullptr;
   CUgraphExec profExec_ = nullptr;
   std::vector<CUevent> profEvents_;
+  size_t profiledReplays_ = 0;
   size_t captures_ = 0;
   size_t recompiled_ = 0;
   DeviceFacts facts_;

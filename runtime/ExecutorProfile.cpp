@@ -1,7 +1,8 @@
-//===- ExecutorProfile.cpp - A graph replay timed launch by launch --------===//
+//===- ExecutorProfile.cpp - Launches timed one by one --------------------===//
 //
 // `llmc train --profile/--breakdown/--trace` (docs/trainer.md): the step's
-// launch sequence captured a second time, with an event-record node
+// launch sequence captured a second time (captureSequence, shared with the
+// step's own graph in ExecutorGraph.cpp), with an event-record node
 // (CU_EVENT_RECORD_EXTERNAL: recorded by the graph, not used for capture
 // dependencies) before and after each launch. Replaying it gives, on the
 // GPU's clock, when each kernel or cuBLASLt call started and ended inside a
@@ -14,9 +15,39 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Executor.h"
 
-#include <chrono>
-
 namespace llmc {
+
+Status Executor::runProfiled(std::vector<float> &stepMs) {
+  mirrorCurrent_ = false;
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_RETURN_IF_ERROR(useStream(stream_));
+  tailIsReplay_ = false;
+  std::vector<CUevent> events(plan_.steps.size() + 1, nullptr);
+  auto destroy = [&] {
+    for (CUevent e : events)
+      if (e)
+        cu_->cuEventDestroy(e);
+  };
+  auto run = [&]() -> Status {
+    for (CUevent &e : events)
+      LLMC_CU(cu_->cuEventCreate(&e, CU_EVENT_DEFAULT), context());
+    LLMC_CU(cu_->cuEventRecord(events[0], stream_), context());
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      LLMC_RETURN_IF_ERROR(enqueueStep(i));
+      LLMC_CU(cu_->cuEventRecord(events[i + 1], stream_), stepContext(i));
+    }
+    LLMC_CU(cu_->cuEventSynchronize(events.back()),
+            "profiling " + context() + " (a kernel fault surfaces here)");
+    stepMs.assign(plan_.steps.size(), 0.0f);
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+      LLMC_CU(cu_->cuEventElapsedTime(&stepMs[i], events[i], events[i + 1]),
+              stepContext(i));
+    return Status::ok();
+  };
+  Status s = run();
+  destroy();
+  return s;
+}
 
 void Executor::destroyProfiled() {
   if (profExec_)
@@ -31,67 +62,72 @@ void Executor::destroyProfiled() {
   profEvents_.clear();
 }
 
-Status Executor::captureProfiled() {
+Status Executor::prepareProfiled() {
   if (profExec_)
     return Status::ok();
+  Status captured = captureProfiled();
+  if (!captured)
+    destroyProfiled();
+  return captured;
+}
+
+Status Executor::captureProfiled() {
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
   size_t n = plan_.steps.size();
   profEvents_.assign(2 * n + 2, nullptr);
   for (CUevent &e : profEvents_)
     LLMC_CU(cu_->cuEventCreate(&e, CU_EVENT_DEFAULT), context());
   std::string ctx = "capturing the profiled CUDA graph of " + context();
-  LLMC_CU(
-      cu_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-      ctx);
-  Status enqueued = Status::ok();
-  for (size_t i = 0; i < n && enqueued; ++i) {
-    CUresult r = cu_->cuEventRecordWithFlags(profEvents_[2 * i], stream_,
-                                             CU_EVENT_RECORD_EXTERNAL);
-    if (r == CUDA_SUCCESS)
-      enqueued = enqueueStep(i);
-    if (r == CUDA_SUCCESS && enqueued)
-      r = cu_->cuEventRecordWithFlags(profEvents_[2 * i + 1], stream_,
-                                      CU_EVENT_RECORD_EXTERNAL);
-    if (r != CUDA_SUCCESS)
-      enqueued = cuda::driverError(r, "cuEventRecordWithFlags", __FILE__,
-                                   __LINE__, stepContext(i));
-  }
-  // End the capture on every path, or the stream stays unusable.
-  CUgraph graph = nullptr;
-  CUresult ended = cu_->cuStreamEndCapture(stream_, &graph);
-  if (!enqueued) {
-    if (graph)
-      cu_->cuGraphDestroy(graph);
-    return enqueued.withContext(ctx);
-  }
-  LLMC_CU(ended, ctx);
-  profGraph_ = graph;
+  LLMC_RETURN_IF_ERROR(captureSequence(
+      ctx,
+      [&]() -> Status {
+        for (size_t i = 0; i < n; ++i) {
+          LLMC_RETURN_IF_ERROR(
+              recordExternal(profEvents_[2 * i], stepContext(i)));
+          LLMC_RETURN_IF_ERROR(enqueueStep(i));
+          LLMC_RETURN_IF_ERROR(
+              recordExternal(profEvents_[2 * i + 1], stepContext(i)));
+        }
+        return Status::ok();
+      },
+      profGraph_));
   LLMC_CU(cu_->cuGraphInstantiate(&profExec_, profGraph_, 0), ctx);
   return Status::ok();
 }
 
 Status Executor::replayProfiled(GpuTimeline &timeline) {
-  Status captured = captureProfiled();
-  if (!captured) {
-    destroyProfiled();
-    return captured;
-  }
+  LLMC_RETURN_IF_ERROR(prepareProfiled());
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  LLMC_RETURN_IF_ERROR(useStream(stream_));
   size_t n = plan_.steps.size();
   CUevent before = profEvents_[2 * n], after = profEvents_[2 * n + 1];
   // The loss is read with a copy of its own after this replay (this graph
-  // has no mirror node).
+  // has no mirror node), and stop_ does not mark its end.
   mirrorCurrent_ = false;
+  tailIsReplay_ = false;
+  // The host's reads bracket the driver calls only: what lies between them
+  // and the GPU's events is the hand-off between host and GPU.
+  timeline.host.startMs = hostNowMs();
   LLMC_CU(cu_->cuEventRecord(before, stream_), context());
-  auto t0 = std::chrono::steady_clock::now();
+  timeline.launchCall.startMs = hostNowMs();
   LLMC_CU(cu_->cuGraphLaunch(profExec_, stream_),
           "replaying the profiled CUDA graph of " + context());
-  auto t1 = std::chrono::steady_clock::now();
+  timeline.launchCall.endMs = hostNowMs();
   LLMC_CU(cu_->cuEventRecord(after, stream_), context());
   LLMC_CU(cu_->cuEventSynchronize(after),
           "profiling " + context() + " (a kernel fault surfaces here)");
-  auto t2 = std::chrono::steady_clock::now();
-  timeline.launchCallMs =
-      std::chrono::duration<double, std::milli>(t1 - t0).count();
+  timeline.host.endMs = hostNowMs();
+  profiledReplays_ += 1;
+  return Status::ok();
+}
+
+Status Executor::readProfiled(GpuTimeline &timeline) {
+  if (profiledReplays_ == 0)
+    return Status::error("readProfiled: " + context() +
+                         " has not replayed its profiled graph");
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  size_t n = plan_.steps.size();
+  CUevent before = profEvents_[2 * n], after = profEvents_[2 * n + 1];
   timeline.startMs.assign(n, 0.0f);
   timeline.endMs.assign(n, 0.0f);
   for (size_t i = 0; i < n; ++i) {
@@ -104,9 +140,6 @@ Status Executor::replayProfiled(GpuTimeline &timeline) {
   }
   LLMC_CU(cu_->cuEventElapsedTime(&timeline.graphEndMs, before, after),
           context());
-  timeline.profilingMs = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - t2)
-                             .count();
   return Status::ok();
 }
 

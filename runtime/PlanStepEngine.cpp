@@ -3,7 +3,6 @@
 #include "runtime/Padding.h"
 
 #include <cmath>
-#include <chrono>
 #include <cstring>
 
 namespace llmc {
@@ -124,17 +123,17 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
                             StepResult &result) {
   StepTimeline *profile = profileNext;
   profileNext = nullptr;
-  using Clock = std::chrono::steady_clock;
-  auto since = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
-  auto h0 = Clock::now();
+  // Profiled (--breakdown): each part is a span of its own (HostClock.h).
+  HostSpan copy, scalars, readBack;
+  copy.startMs = profile ? hostNowMs() : 0;
   LLMC_RETURN_IF_ERROR(write(bind_.tokens, bind_.tokenType, tokens));
   LLMC_RETURN_IF_ERROR(write(bind_.targets, bind_.targetType, targets));
   // Profiled: wait until the batch has landed, so the copy's time is its own.
-  if (profile)
+  if (profile) {
     LLMC_RETURN_IF_ERROR(exec_.synchronize());
-  auto h1 = Clock::now();
+    copy.endMs = hostNowMs();
+    scalars.startMs = hostNowMs();
+  }
   LLMC_RETURN_IF_ERROR(exec_.setScalar("lr", lr));
   if (exec_.plan().findBuffer("nan_gate")) {
     float gate = static_cast<float>(gate_);
@@ -143,10 +142,13 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
   if (bind_.hasStep)
     LLMC_RETURN_IF_ERROR(
         exec_.setScalar("step", static_cast<double>(updates)));
-  auto h2 = Clock::now();
-  GpuTimeline gpu;
-  LLMC_RETURN_IF_ERROR(profile ? exec_.replayProfiled(gpu) : exec_.replay());
-  auto h3 = Clock::now();
+  if (profile) {
+    scalars.endMs = hostNowMs();
+    LLMC_RETURN_IF_ERROR(exec_.replayProfiled(profile->gpu));
+    readBack.startMs = hostNowMs();
+  } else {
+    LLMC_RETURN_IF_ERROR(exec_.replay());
+  }
   // The loop's one synchronization: the loss (and the norm, already on the
   // host side of that sync) decide the NaN policy.
   LLMC_RETURN_IF_ERROR(exec_.readScalar("loss", result.loss));
@@ -176,13 +178,10 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
     result.overflow = bind_.hasGradNorm && !std::isfinite(result.gradNorm);
   }
   if (profile) {
-    profile->copyMs = since(h0, h1);
-    profile->hostBeforeMs = since(h1, h2);
-    profile->hostAfterMs = since(h3, Clock::now());
-    profile->startMs = std::move(gpu.startMs);
-    profile->endMs = std::move(gpu.endMs);
-    profile->graphEndMs = gpu.graphEndMs;
-    profile->profilingMs = gpu.profilingMs;
+    readBack.endMs = hostNowMs();
+    profile->copy = copy;
+    profile->scalars = scalars;
+    profile->readBack = readBack;
   }
   result.applied = true;
   return Status::ok();

@@ -83,8 +83,10 @@ public:
                     const std::vector<uint8_t> &bytes) override;
 
   /// When set, the next step replays the profiled graph
-  /// (Executor::replayProfiled) and fills it, all but stepMs and
-  /// dataWaitMs, which the loop measures (--profile, --breakdown, --trace).
+  /// (Executor::replayProfiled) and fills its spans copy, scalars, gpu's
+  /// host spans and readBack; the loop measures the others, and
+  /// Executor::readProfiled reads the GPU times after the step (--profile,
+  /// --breakdown, --trace).
   StepTimeline *profileNext = nullptr;
 
 private:

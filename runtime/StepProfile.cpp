@@ -110,21 +110,23 @@ std::string formatStepProfile(const Plan &plan,
 }
 
 std::vector<float> kernelTimes(const StepTimeline &t) {
-  std::vector<float> ms(std::min(t.startMs.size(), t.endMs.size()));
+  const GpuTimeline &g = t.gpu;
+  std::vector<float> ms(std::min(g.startMs.size(), g.endMs.size()));
   for (size_t i = 0; i < ms.size(); ++i)
-    ms[i] = t.endMs[i] - t.startMs[i];
+    ms[i] = g.endMs[i] - g.startMs[i];
   return ms;
 }
 
 PhaseTimes phaseTimes(const Plan &plan, const StepTimeline &t) {
+  const GpuTimeline &g = t.gpu;
   PhaseTimes p;
-  p.step = t.stepMs;
-  p.data = t.dataWaitMs + t.copyMs;
-  p.host = t.hostBeforeMs + t.hostAfterMs;
-  size_t n = std::min({t.startMs.size(), t.endMs.size(), plan.steps.size()});
-  p.launch = n > 0 ? t.startMs[0] : t.graphEndMs;
+  p.step = t.step.ms();
+  p.data = t.dataWait.ms() + t.copy.ms();
+  p.host = t.prepare.ms() + t.scalars.ms() + t.readBack.ms() + t.log.ms();
+  size_t n = std::min({g.startMs.size(), g.endMs.size(), plan.steps.size()});
+  p.launch = n > 0 ? g.startMs[0] : g.graphEndMs;
   for (size_t i = 0; i < n; ++i) {
-    double ms = t.endMs[i] - t.startMs[i];
+    double ms = g.endMs[i] - g.startMs[i];
     switch (plan.steps[i].phase) {
     case StepPhase::Forward:
       p.forward += ms;
@@ -137,11 +139,14 @@ PhaseTimes phaseTimes(const Plan &plan, const StepTimeline &t) {
       break;
     }
     // Until the next launch starts, or the graph's end event after the last.
-    double next = i + 1 < n ? t.startMs[i + 1] : t.graphEndMs;
-    p.gaps += next - t.endMs[i];
+    double next = i + 1 < n ? g.startMs[i + 1] : g.graphEndMs;
+    p.gaps += next - g.endMs[i];
   }
+  // launch + kernels + gaps is the GPU time between the replay's two
+  // events; the rest of the replay's host span is the hand-off.
+  p.sync = g.host.ms() - g.graphEndMs;
   p.unattributed = p.step - (p.data + p.host + p.launch + p.forward +
-                             p.backward + p.optimizer + p.gaps);
+                             p.backward + p.optimizer + p.gaps + p.sync);
   return p;
 }
 
@@ -163,16 +168,24 @@ std::string formatBreakdown(const Plan &plan, const StepTimeline &t) {
   row("forward", p.forward, "kernels and matmuls up to the loss");
   row("backward", p.backward, "the gradients' kernels and matmuls");
   row("optimizer", p.optimizer, "norm, clipping and the update");
-  row("host", p.host, "scalar uploads, reading loss and norm back");
+  row("host", p.host,
+      "the loop, scalar uploads, reading loss and norm back, the log");
   row("launch", p.launch, "graph launch until its first kernel starts");
   row("gaps", p.gaps, "between launches inside the graph");
+  row("sync", p.sync, "host/GPU hand-off before and after the graph");
   row("unattributed", p.unattributed, "none of the above");
   if (t.plainGraphMs > 0) {
-    double profiled = t.graphEndMs;
     std::snprintf(line, sizeof line,
                   "  the graph took %.3f ms with the event nodes, %.3f ms "
                   "without (the step before)\n",
-                  profiled, t.plainGraphMs);
+                  static_cast<double>(t.gpu.graphEndMs), t.plainGraphMs);
+    out += line;
+  }
+  if (t.captureMs > 0) {
+    std::snprintf(line, sizeof line,
+                  "  outside the step: capturing the profiled graph took "
+                  "%.3f ms before the run\n",
+                  t.captureMs);
     out += line;
   }
   return out;
@@ -187,6 +200,7 @@ int phaseThread(StepPhase phase) { return 1 + static_cast<int>(phase); }
 } // namespace
 
 std::string formatChromeTrace(const Plan &plan, const StepTimeline &t) {
+  const GpuTimeline &g = t.gpu;
   nlohmann::json events = nlohmann::json::array();
   auto thread = [&](int tid, const std::string &name) {
     events.push_back({{"name", "thread_name"},
@@ -203,31 +217,29 @@ std::string formatChromeTrace(const Plan &plan, const StepTimeline &t) {
   for (StepPhase phase :
        {StepPhase::Forward, StepPhase::Backward, StepPhase::Optimizer})
     thread(phaseThread(phase), std::string("GPU ") + phaseName(phase));
+  double origin = t.step.startMs;
   auto slice = [&](const std::string &name, const std::string &cat, int tid,
                    double startMs, double ms, nlohmann::json args) {
     events.push_back({{"name", name},
                       {"cat", cat},
                       {"ph", "X"},
-                      {"ts", 1000.0 * startMs},
+                      {"ts", 1000.0 * (startMs - origin)},
                       {"dur", 1000.0 * ms},
                       {"pid", 0},
                       {"tid", tid},
                       {"args", std::move(args)}});
   };
-  double at = 0;
-  slice("wait for the batch", "data", kHostThread, at, t.dataWaitMs,
-        nlohmann::json::object());
-  at += t.dataWaitMs;
-  slice("copy the batch to the GPU", "data", kHostThread, at, t.copyMs,
-        nlohmann::json::object());
-  at += t.copyMs;
-  slice("write scalars", "host", kHostThread, at, t.hostBeforeMs,
-        nlohmann::json::object());
-  at += t.hostBeforeMs;
-  double gpu0 = at; // the event before the graph launch
-  size_t n = std::min({t.startMs.size(), t.endMs.size(), plan.steps.size()});
-  slice("graph launch", "launch", kHostThread, gpu0,
-        n > 0 ? t.startMs[0] : t.graphEndMs, nlohmann::json::object());
+  auto host = [&](const char *name, const char *cat, const HostSpan &span) {
+    slice(name, cat, kHostThread, span.startMs, span.ms(),
+          nlohmann::json::object());
+  };
+  host("wait for the batch", "data", t.dataWait);
+  host("prepare the step", "host", t.prepare);
+  host("copy the batch to the GPU", "data", t.copy);
+  host("write scalars", "host", t.scalars);
+  host("replay the graph and wait for it", "replay", g.host);
+  host("cuGraphLaunch", "launch", g.launchCall);
+  size_t n = std::min({g.startMs.size(), g.endMs.size(), plan.steps.size()});
   for (size_t i = 0; i < n; ++i) {
     const Step &step = plan.steps[i];
     nlohmann::json args = {{"step", i}, {"family", stepFamily(plan, i)}};
@@ -238,16 +250,18 @@ std::string formatChromeTrace(const Plan &plan, const StepTimeline &t) {
     if (!step.label.empty())
       args["label"] = step.label;
     slice(stepName(plan, i), phaseName(step.phase), phaseThread(step.phase),
-          gpu0 + t.startMs[i], t.endMs[i] - t.startMs[i], std::move(args));
+          g.host.startMs + g.startMs[i], g.endMs[i] - g.startMs[i],
+          std::move(args));
   }
-  slice("read the loss and norm back", "host", kHostThread,
-        gpu0 + t.graphEndMs, t.hostAfterMs, nlohmann::json::object());
+  host("read the loss and norm back", "host", t.readBack);
+  host("log the step", "host", t.log);
   PhaseTimes p = phaseTimes(plan, t);
   nlohmann::json breakdown = {
       {"data", p.data},         {"forward", p.forward},
       {"backward", p.backward}, {"optimizer", p.optimizer},
       {"host", p.host},         {"launch", p.launch},
-      {"gaps", p.gaps},         {"unattributed", p.unattributed}};
+      {"gaps", p.gaps},         {"sync", p.sync},
+      {"unattributed", p.unattributed}};
   nlohmann::json trace = {{"traceEvents", events},
                           {"displayTimeUnit", "ms"},
                           {"otherData",

@@ -18,6 +18,7 @@
 #ifndef LLMC_RUNTIME_STEPPROFILE_H
 #define LLMC_RUNTIME_STEPPROFILE_H
 
+#include "runtime/Executor.h"
 #include "runtime/Plan.h"
 
 #include <string>
@@ -39,38 +40,44 @@ std::string formatStepProfile(const Plan &plan,
                               const std::vector<float> &stepMs,
                               size_t top = 15);
 
-/// One profiled training step, host and GPU side, in ms. The host times
-/// follow one another: the loop waits for the batch, the engine copies it,
-/// writes the scalars, launches the graph (whose GPU timeline starts at the
-/// event right before the launch) and, once the graph is done, reads the
-/// loss and the norm back.
+/// One profiled training step: the host's spans (hostNowMs()) as the loop
+/// and the engine measured them, one after another, and the profiled
+/// replay's GPU times. Every part of the step's wall time is a span or a
+/// GPU interval of its own; the formatters rebase the host spans on
+/// `step.startMs`.
 struct StepTimeline {
-  double stepMs = 0;     // wall: from asking for the batch to the step's end,
-                         // less the profiler's own reading of the events
-  double dataWaitMs = 0; // the loop waited for the loader's batch
-  double copyMs = 0;     // the batch's host-to-device copy, until it landed
-  double hostBeforeMs = 0; // scalar uploads before the graph launch
-  double hostAfterMs = 0;  // reading the loss and the norm back
-  std::vector<float> startMs, endMs; // per plan step, GPU clock
-  double graphEndMs = 0;             // the event after the graph
+  HostSpan step;     // from asking for the batch to the end of the step's
+                     // log line
+  HostSpan dataWait; // the loop waits for the loader's batch
+  HostSpan prepare;  // the loop: learning rate, NaN gate, hooks
+  HostSpan copy;     // the batch's host-to-device copy, until it landed
+  HostSpan scalars;  // scalar uploads before the graph launch
+  GpuTimeline gpu;   // the profiled replay (Executor::replayProfiled)
+  HostSpan readBack; // reading the loss and the norm back
+  HostSpan log;      // the loop: NaN check, the log line and JSON line
   double plainGraphMs = 0; // the graph without event nodes, the step
                            // before (0: not measured)
-  double profilingMs = 0;  // host time reading the events: left out of
-                           // stepMs
+  double captureMs = 0;    // capturing the profiled graph, before the run
+                           // (0: not measured)
 };
 
 /// The per-step GPU times of a timeline (end - start).
 std::vector<float> kernelTimes(const StepTimeline &t);
 
-/// Where a step's time went. Everything but `unattributed` is measured;
-/// `unattributed` is the wall time that none of the measurements covers
-/// (host work between them, the wake-up after the GPU finished).
+/// Where a step's time went, in ms. Everything but `unattributed` is
+/// measured: host spans on the host's clock, kernels, launch and gaps on
+/// the GPU's, and `sync`, the replay's host span less the GPU time between
+/// its events. `unattributed` is the wall time that none of the spans
+/// covers (host work between them).
 struct PhaseTimes {
-  double data = 0;       // dataWaitMs + copyMs
+  double data = 0;       // dataWait + copy
   double forward = 0, backward = 0, optimizer = 0; // kernel times by phase
-  double host = 0;       // hostBeforeMs + hostAfterMs
-  double launch = 0;     // from the launch to the first kernel's start
+  double host = 0;       // prepare + scalars + readBack + log
+  double launch = 0;     // from the start event to the first kernel's start
   double gaps = 0;       // between launches, and after the last one
+  double sync = 0;       // host/GPU hand-off around the replay: the host
+                         // until the GPU ran the start event, and from the
+                         // end event until the host's wait returned
   double unattributed = 0;
   double step = 0;       // the wall time all of the above add up to
 };
@@ -84,9 +91,11 @@ std::string formatBreakdown(const Plan &plan, const StepTimeline &t);
 /// ("ph": "X") per plan step at its GPU start, named as stepName, on the
 /// thread (`tid`) of its phase with the phase as `cat`, and its family,
 /// origin (the ops and ONNX nodes it covers), label and index as args; the
-/// host's slices (data wait, copy, scalars, graph launch, read-back) on a
-/// thread of their own. `otherData` holds the plan's name and the
-/// breakdown (PhaseTimes, ms).
+/// host's spans (data wait, prepare, copy, scalars, the replay with its
+/// cuGraphLaunch call, read-back, log) on thread 0. A launch's GPU start is
+/// placed from the host's read before the start event's record, the
+/// earliest it can be. `otherData` holds the plan's name and the breakdown
+/// (PhaseTimes, ms).
 std::string formatChromeTrace(const Plan &plan, const StepTimeline &t);
 
 } // namespace llmc

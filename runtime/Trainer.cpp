@@ -284,12 +284,15 @@ int Loop::run() {
   int stopSignal = 0;
 
   for (int64_t step = st_.step; step < o_.steps; ++step) {
-    auto asked = std::chrono::steady_clock::now();
+    // The step's spans (--breakdown); `ms` and `data_ms` in the log are the
+    // engine's and the data wait's.
+    LoopTimes times;
+    times.step.startMs = times.dataWait.startMs = hostNowMs();
     if (Status s = train_.next(x, y); !s)
       return fail(s.message());
-    double dataMs = std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - asked)
-                        .count();
+    times.dataWait.endMs = hostNowMs();
+    times.prepare.startMs = hostNowMs();
+    double dataMs = times.dataWait.ms();
     double lr = o_.schedule.at(step) * st_.lrScale;
     if (o_.beforeStep)
       o_.beforeStep(step);
@@ -298,7 +301,8 @@ int Loop::run() {
           !s)
         return fail(s.message());
     StepResult r;
-    auto t0 = std::chrono::steady_clock::now();
+    times.prepare.endMs = hostNowMs();
+    times.engine.startMs = hostNowMs();
     if (Status s = engine_.step(x, y, lr, st_.updates,
                                 (o_.onNan != NanPolicy::Stop ||
                                  o_.detectAnomaly) &&
@@ -306,13 +310,15 @@ int Loop::run() {
                                 r);
         !s)
       return fail("step " + std::to_string(step + 1) + ": " + s.message());
-    auto stepEnd = std::chrono::steady_clock::now();
-    double ms =
-        std::chrono::duration<double, std::milli>(stepEnd - t0).count();
-    if (o_.stepTimes)
-      o_.stepTimes(step, dataMs,
-                   std::chrono::duration<double, std::milli>(stepEnd - asked)
-                       .count());
+    times.engine.endMs = hostNowMs();
+    times.log.startMs = hostNowMs();
+    double ms = times.engine.ms();
+    // Right after the step's log line, in either branch below.
+    auto logged = [&] {
+      times.step.endMs = times.log.endMs = hostNowMs();
+      if (o_.stepTimes)
+        o_.stepTimes(step, times);
+    };
     st_.step = step + 1;
     st_.dataPosition = train_.position();
     // A loss-scaler overflow is the step's own business (it skipped its
@@ -339,6 +345,7 @@ int Loop::run() {
       if (!r.overflow)
         ++st_.updates;
       printStep(log);
+      logged();
       if (o_.afterStep)
         o_.afterStep(step);
     } else {
@@ -349,6 +356,7 @@ int Loop::run() {
       else
         ++skipped;
       printStep(log);
+      logged();
       std::string what = "step " + std::to_string(step + 1) + ": the " +
                          (!std::isfinite(r.loss)
                               ? std::string("loss is ") + nonFiniteName(r.loss)

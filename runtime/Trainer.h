@@ -18,6 +18,7 @@
 #ifndef LLMC_RUNTIME_TRAINER_H
 #define LLMC_RUNTIME_TRAINER_H
 
+#include "runtime/HostClock.h"
 #include "runtime/LrSchedule.h"
 #include "runtime/Plan.h"
 #include "runtime/Status.h"
@@ -137,6 +138,17 @@ enum class NanPolicy {
 const char *nanPolicyName(NanPolicy policy);
 bool parseNanPolicy(const std::string &name, NanPolicy &policy);
 
+/// A step's host spans as the loop measured them (hostNowMs(); HostClock.h).
+/// They follow one another, each with clock reads of its own, so the loop's
+/// work between them (none is meant to be there) is in none.
+struct LoopTimes {
+  HostSpan step;     // from asking for the batch to the end of the log line
+  HostSpan dataWait; // waiting for the loader's batch
+  HostSpan prepare;  // learning rate, NaN gate, the beforeStep hook
+  HostSpan engine;   // StepEngine::step
+  HostSpan log;      // the NaN check, the log line and JSON line
+};
+
 struct TrainOptions {
   int64_t steps = 10;
   LrSchedule schedule;
@@ -167,10 +179,9 @@ struct TrainOptions {
   int64_t nanGateStep = 0;
   // Called around each step with its 0-based index (the CLI's --profile).
   std::function<void(int64_t)> beforeStep, afterStep;
-  // Called after each step (before afterStep) with the time the loop waited
-  // for the batch and the wall time from asking for it to the step's end
-  // (--breakdown).
-  std::function<void(int64_t step, double dataMs, double totalMs)> stepTimes;
+  // Called after each step's log line (before afterStep) with the loop's
+  // spans of it (--breakdown).
+  std::function<void(int64_t step, const LoopTimes &times)> stepTimes;
 };
 
 /// The counters a checkpoint keeps so that a resumed run goes on exactly.

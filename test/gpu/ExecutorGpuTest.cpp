@@ -133,10 +133,17 @@ TEST_F(GpuTest, ProfiledReplayTimesEveryLaunchInsideAGraph) {
   ASSERT_TRUE(status.isOk()) << status.message();
   std::vector<float> y = ramp(1000, 1.0f, -0.11f);
   ASSERT_TRUE(executor->writeBuffer("y", y.data(), y.size() * 4).isOk());
-  // Twice: the second replay reuses the profiled graph and its events.
+  // Reading before any profiled replay is an error, not garbage.
+  GpuTimeline none;
+  EXPECT_FALSE(executor->readProfiled(none).isOk());
+  // Captured ahead (as `llmc train --breakdown` does), then replayed twice:
+  // the second replay reuses the profiled graph and its events.
+  ASSERT_TRUE(executor->prepareProfiled().isOk());
   for (int round = 0; round < 2; ++round) {
     GpuTimeline t;
     status = executor->replayProfiled(t);
+    ASSERT_TRUE(status.isOk()) << status.message();
+    status = executor->readProfiled(t);
     ASSERT_TRUE(status.isOk()) << status.message();
     expectAddScale(*executor, y, 2.5f);
     size_t n = executor->plan().steps.size();
@@ -151,7 +158,12 @@ TEST_F(GpuTest, ProfiledReplayTimesEveryLaunchInsideAGraph) {
     }
     EXPECT_GE(t.graphEndMs, at);
     EXPECT_LT(t.graphEndMs, 1000.0f);
-    EXPECT_GE(t.launchCallMs, 0.0);
+    // The host's span holds the launch call and the GPU's time between the
+    // two events (the two clocks agree to far better than this).
+    EXPECT_LE(t.host.startMs, t.launchCall.startMs);
+    EXPECT_LE(t.launchCall.startMs, t.launchCall.endMs);
+    EXPECT_LE(t.launchCall.endMs, t.host.endMs);
+    EXPECT_GE(t.host.ms() + 0.01, t.graphEndMs);
   }
   // The plain graph still replays, and its loss-free plan reads back fine.
   ASSERT_TRUE(executor->replay().isOk());

@@ -67,10 +67,13 @@ TEST(StepProfile, FamiliesAddUpAndSortByTime) {
 }
 
 /// profiledPlan's six steps in two phases each, and a timeline whose every
-/// number is exact in binary: the GPU starts 1 ms into the step (0.25 ms
-/// data wait, 0.5 ms copy, 0.25 ms scalars), the graph's first launch 0.125
-/// ms after its start event, launches 0.5 ms long with 0.0625 ms between
-/// them, the end event 0.0625 ms after the last, then 0.25 ms of read-back.
+/// number is exact in binary, on a host clock that reads 1000 ms when the
+/// step starts: 0.25 ms data wait, 0.125 ms preparing, 0.5 ms copy, 0.125
+/// ms scalars; the replay's host span is 3.75 ms, in which the GPU's start
+/// event is followed 0.125 ms later by the first launch, launches are 0.5
+/// ms long with 0.0625 ms between them, the end event 0.0625 ms after the
+/// last (3.5 ms of GPU time, so 0.25 ms of hand-off); then 0.25 ms of
+/// read-back and 0.25 ms of log. The step is 5.5 ms: 0.25 ms unattributed.
 struct Synthetic {
   Plan plan = profiledPlan();
   StepTimeline t;
@@ -82,19 +85,25 @@ struct Synthetic {
       plan.steps[i].phase = phases[i];
     plan.steps[4].origin = "llmc.matmul \"lm_head\"";
     plan.kernels[0].origin = "llmc.attention_grad \"h.0\"";
-    t.dataWaitMs = 0.25;
-    t.copyMs = 0.5;
-    t.hostBeforeMs = 0.25;
+    auto span = [](double start, double end) {
+      return HostSpan{1000 + start, 1000 + end};
+    };
+    t.step = span(0, 5.5);
+    t.dataWait = span(0, 0.25);
+    t.prepare = span(0.25, 0.375);
+    t.copy = span(0.375, 0.875);
+    t.scalars = span(0.875, 1.0);
+    t.gpu.host = span(1.0, 4.75);
+    t.gpu.launchCall = span(1.0625, 1.125);
     float at = 0.125f;
     for (size_t i = 0; i < plan.steps.size(); ++i) {
-      t.startMs.push_back(at);
-      t.endMs.push_back(at + 0.5f);
+      t.gpu.startMs.push_back(at);
+      t.gpu.endMs.push_back(at + 0.5f);
       at += 0.5625f;
     }
-    t.graphEndMs = at; // 0.0625 after the last end
-    t.hostAfterMs = 0.25;
-    // 1 + 3.5 (graph) + 0.25 = 4.75 ms measured; 0.25 ms unattributed.
-    t.stepMs = 5.0;
+    t.gpu.graphEndMs = at; // 0.0625 after the last end
+    t.readBack = span(4.75, 5.0);
+    t.log = span(5.0, 5.25);
   }
 };
 
@@ -105,30 +114,54 @@ TEST(StepProfile, PhaseTimesAddUpToTheStep) {
   EXPECT_DOUBLE_EQ(p.forward, 1.0);
   EXPECT_DOUBLE_EQ(p.backward, 1.0);
   EXPECT_DOUBLE_EQ(p.optimizer, 1.0);
-  EXPECT_DOUBLE_EQ(p.host, 0.5);
+  EXPECT_DOUBLE_EQ(p.host, 0.75);
   EXPECT_DOUBLE_EQ(p.launch, 0.125);
   EXPECT_DOUBLE_EQ(p.gaps, 6 * 0.0625);
+  EXPECT_DOUBLE_EQ(p.sync, 0.25);
   EXPECT_DOUBLE_EQ(p.unattributed, 0.25);
-  EXPECT_DOUBLE_EQ(p.step, 5.0);
+  EXPECT_DOUBLE_EQ(p.step, 5.5);
   std::vector<float> ms = kernelTimes(s.t);
   ASSERT_EQ(ms.size(), 6u);
   EXPECT_FLOAT_EQ(ms[3], 0.5f);
 }
 
+TEST(StepProfile, HostWorkBetweenSpansIsUnattributed) {
+  // The loop's log ends 1 ms later than its last span says (work nobody
+  // timed): the step grows and so does unattributed, by exactly that.
+  Synthetic s;
+  s.t.step.endMs += 1.0;
+  PhaseTimes p = phaseTimes(s.plan, s.t);
+  EXPECT_DOUBLE_EQ(p.unattributed, 1.25);
+  // A slower hand-off is sync, not unattributed.
+  Synthetic t;
+  t.t.gpu.host.endMs += 0.5;
+  t.t.readBack.startMs += 0.5;
+  t.t.readBack.endMs += 0.5;
+  t.t.log.startMs += 0.5;
+  t.t.log.endMs += 0.5;
+  t.t.step.endMs += 0.5;
+  PhaseTimes q = phaseTimes(t.plan, t.t);
+  EXPECT_DOUBLE_EQ(q.sync, 0.75);
+  EXPECT_DOUBLE_EQ(q.unattributed, 0.25);
+}
+
 TEST(StepProfile, BreakdownReportHasEveryPhase) {
   Synthetic s;
   s.t.plainGraphMs = 3.25;
+  s.t.captureMs = 2.5;
   std::string report = formatBreakdown(s.plan, s.t);
-  EXPECT_NE(report.find("breakdown: 5.000 ms step, 6 launches"),
+  EXPECT_NE(report.find("breakdown: 5.500 ms step, 6 launches"),
             std::string::npos)
       << report;
   for (const char *line :
-       {"data               0.750 ms   15.0%", "forward            1.000 ms",
+       {"data               0.750 ms   13.6%", "forward            1.000 ms",
         "backward           1.000 ms", "optimizer          1.000 ms",
-        "host               0.500 ms", "launch             0.125 ms",
-        "gaps               0.375 ms    7.5%",
-        "unattributed       0.250 ms    5.0%",
-        "3.500 ms with the event nodes, 3.250 ms without"})
+        "host               0.750 ms", "launch             0.125 ms",
+        "gaps               0.375 ms    6.8%",
+        "sync               0.250 ms    4.5%",
+        "unattributed       0.250 ms    4.5%",
+        "3.500 ms with the event nodes, 3.250 ms without",
+        "outside the step: capturing the profiled graph took 2.500 ms"})
     EXPECT_NE(report.find(line), std::string::npos) << line << "\n" << report;
 }
 
@@ -158,7 +191,7 @@ TEST(StepProfile, ChromeTraceHasOneSlicePerLaunchByPhase) {
     EXPECT_EQ(e["args"]["step"], i);
     EXPECT_EQ(e["cat"], cats[i]);
     EXPECT_EQ(e["tid"], 1 + i / 2);
-    // On the step's clock: the GPU starts after 1 ms of host work.
+    // On the step's clock, from the replay's start (1 ms into the step).
     EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 1000.0 + 125.0 + 562.5 * i);
     EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 500.0);
   }
@@ -168,22 +201,34 @@ TEST(StepProfile, ChromeTraceHasOneSlicePerLaunchByPhase) {
   EXPECT_EQ(launches[4]["name"], "matmul_3 [32 x 192 x 64]");
   EXPECT_EQ(launches[4]["args"]["origin"], "llmc.matmul \"lm_head\"");
   EXPECT_EQ(launches[5]["name"], "memset grad:wte");
-  // The host's slices, end to end: wait, copy, scalars, graph launch; the
-  // read-back after the graph's end event.
-  ASSERT_EQ(host.size(), 5u);
+  // The host's spans in order, on the step's clock: wait, prepare, copy,
+  // scalars, the replay with its cuGraphLaunch call inside, read-back, log.
+  ASSERT_EQ(host.size(), 8u);
+  const char *names[] = {"wait for the batch",
+                         "prepare the step",
+                         "copy the batch to the GPU",
+                         "write scalars",
+                         "replay the graph and wait for it",
+                         "cuGraphLaunch",
+                         "read the loss and norm back",
+                         "log the step"};
+  double starts[] = {0, 250, 375, 875, 1000, 1062.5, 4750, 5000};
+  double durs[] = {250, 125, 500, 125, 3750, 62.5, 250, 250};
+  for (size_t i = 0; i < host.size(); ++i) {
+    EXPECT_EQ(host[i]["name"], names[i]);
+    EXPECT_DOUBLE_EQ(host[i]["ts"].get<double>(), starts[i]) << names[i];
+    EXPECT_DOUBLE_EQ(host[i]["dur"].get<double>(), durs[i]) << names[i];
+  }
   EXPECT_EQ(host[0]["cat"], "data");
-  EXPECT_DOUBLE_EQ(host[1]["ts"].get<double>(), 250.0);
-  EXPECT_EQ(host[3]["name"], "graph launch");
-  EXPECT_DOUBLE_EQ(host[3]["dur"].get<double>(), 125.0);
-  EXPECT_DOUBLE_EQ(host[4]["ts"].get<double>(), 4500.0);
   const auto &other = trace["otherData"];
   EXPECT_EQ(other["launches"], 6);
-  EXPECT_DOUBLE_EQ(other["step_ms"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(other["step_ms"].get<double>(), 5.5);
   double sum = 0;
   for (auto &[phase, ms] : other["breakdown_ms"].items())
     sum += ms.get<double>();
-  EXPECT_DOUBLE_EQ(sum, 5.0);
+  EXPECT_DOUBLE_EQ(sum, 5.5);
   EXPECT_DOUBLE_EQ(other["breakdown_ms"]["unattributed"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(other["breakdown_ms"]["sync"].get<double>(), 0.25);
 }
 
 } // namespace
