@@ -145,22 +145,28 @@ static LogicalResult hardmaxOp(OnnxNode &n) {
     return failure();
   if (n.rank(0) == 0)
     return n.emitError() << "needs a tensor of rank 1 or more";
-  auto axis = n.normalizeAxis(n.getInt("axis", -1), n.rank(0));
-  if (failed(axis))
-    return failure();
   Emit e(n);
-  Value x = e.input(0);
-  Value arg = argExtreme(n, e, x, *axis, /*isMax=*/true, /*last=*/false,
+  Value in = e.input(0);
+  if (e.failed())
+    return failure();
+  auto along = softmaxAxis(n, in);
+  if (failed(along))
+    return failure();
+  Value x = along->x;
+  Value arg = argExtreme(n, e, x, along->axis, /*isMax=*/true, /*last=*/false,
                          /*keepdims=*/true);
   if (e.failed())
     return failure();
   auto type = cast<RankedTensorType>(x.getType());
   Value idx = n.b.create<ll::IotaOp>(n.loc, type.clone(n.b.getI64Type()),
-                                     n.b.getI64IntegerAttr(*axis),
+                                     n.b.getI64IntegerAttr(along->axis),
                                      n.b.getF64FloatAttr(0),
                                      n.b.getF64FloatAttr(1));
   Value hot = e.cmp(ll::ComparePredicate::eq, idx, arg);
-  return e.output(0, hot ? n.cast(hot, type.getElementType()) : Value());
+  if (!hot)
+    return failure();
+  return e.output(0, n.reshape(n.cast(hot, type.getElementType()),
+                               n.shape(0)));
 }
 
 //===----------------------------------------------------------------------===//
