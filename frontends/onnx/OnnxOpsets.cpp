@@ -23,7 +23,8 @@ OldestOpset oldestOpset(llvm::StringRef op) {
     // that opset 6 removed; llmc does not read files that old.
     for (const char *unary :
          {"Abs", "Ceil", "Exp", "Floor", "Log", "Neg", "Reciprocal", "Relu",
-          "Sigmoid", "Sqrt", "Tanh", "LeakyRelu", "HardSigmoid"})
+          "Sigmoid", "Sqrt", "Tanh", "LeakyRelu", "HardSigmoid", "Elu",
+          "Selu"})
       t[unary] = {6, "takes the legacy attribute consumed_inputs"};
     // Before 7 a second operand broadcast only with the `broadcast` and
     // `axis` attributes (aligned at `axis`, not at the trailing dims).
@@ -52,10 +53,13 @@ OldestOpset oldestOpset(llvm::StringRef op) {
              {"Expand", 8},
              {"Erf", 9},
              {"Sign", 9},
+             {"Shrink", 9},
              {"IsNaN", 9},
              {"Where", 9},
              {"ConstantOfShape", 9},
              {"Mod", 10},
+             {"IsInf", 10},
+             {"ThresholdedRelu", 10},
              {"Range", 11},
              {"CumSum", 11},
              {"GatherElements", 11},
@@ -63,6 +67,7 @@ OldestOpset oldestOpset(llvm::StringRef op) {
              {"SplitToSequence", 11},
              {"SequenceAt", 11},
              {"LessOrEqual", 12},
+             {"Celu", 12},
              {"GreaterOrEqual", 12},
              {"NegativeLogLikelihoodLoss", 12},
              {"SoftmaxCrossEntropyLoss", 12},

@@ -166,6 +166,34 @@ TEST_F(GradCheckOnnx, HardSigmoidAndHardSwish) {
   expectGradients({"HardSwish", {{"x", {12}}}, {12}}, opt);
 }
 
+TEST_F(GradCheckOnnx, ExponentialAndSmoothActivations) {
+  // Over [-4, 4] both branches of Elu, Selu and Celu are taken; Celu's
+  // alpha 2 divides inside the exp.
+  GradCheckOptions opt;
+  opt.lo = -4, opt.hi = 4;
+  expectGradients({"Elu", {{"x", {12}}}, {12}, {},
+                   [](onnx::NodeProto &n) { setFloat(n, "alpha", 0.5f); }},
+                  opt);
+  expectGradients({"Selu", {{"x", {12}}}, {12}}, opt);
+  expectGradients({"Celu", {{"x", {12}}}, {12}, {},
+                   [](onnx::NodeProto &n) { setFloat(n, "alpha", 2.f); }},
+                  opt);
+  expectGradients({"Softplus", {{"x", {12}}}, {12}}, opt);
+  expectGradients({"Softsign", {{"x", {12}}}, {12}}, opt);
+}
+
+TEST_F(GradCheckOnnx, ThresholdedReluAndShrink) {
+  GradCheckOptions opt;
+  opt.lo = -3, opt.hi = 3;
+  expectGradients({"ThresholdedRelu", {{"x", {12}}}, {12}}, opt);
+  expectGradients({"Shrink", {{"x", {12}}}, {12}, {},
+                   [](onnx::NodeProto &n) {
+                     setFloat(n, "lambd", 1.f);
+                     setFloat(n, "bias", 0.5f);
+                   }},
+                  opt);
+}
+
 TEST_F(GradCheckOnnx, Reductions) {
   for (const char *op :
        {"ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
