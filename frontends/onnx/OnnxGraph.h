@@ -224,6 +224,7 @@ void registerShapeOps(OpRegistry &registry);
 void registerIndexOps(OpRegistry &registry);
 void registerNNOps(OpRegistry &registry);
 void registerDecomposedOps(OpRegistry &registry);
+void registerEinsumOp(OpRegistry &registry);
 
 /// The oldest opset from which llmc reads an op as it reads opset 13's, and
 /// what the op's version before it does that llmc does not read ("" when

@@ -34,6 +34,7 @@ const OpRegistry &opHandlers() {
     registerShapeOps(r);
     registerNNOps(r);
     registerDecomposedOps(r);
+    registerEinsumOp(r);
     return r;
   }();
   return registry;

@@ -68,6 +68,7 @@ OldestOpset oldestOpset(llvm::StringRef op) {
              {"SequenceAt", 11},
              {"LessOrEqual", 12},
              {"Celu", 12},
+             {"Einsum", 12},
              {"GreaterOrEqual", 12},
              {"NegativeLogLikelihoodLoss", 12},
              {"SoftmaxCrossEntropyLoss", 12},
