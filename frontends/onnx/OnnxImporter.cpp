@@ -271,17 +271,23 @@ listUnsupportedOnnxOps(const std::string &path, MLIRContext &context) {
     return failure();
   std::vector<UnsupportedOnnxOp> out;
   const OpRegistry &handlers = opHandlers();
+  int64_t opset = kMaxOpset;
+  for (const auto &op : model.opset_import())
+    if (isDefaultDomain(op.domain()))
+      opset = op.version();
   for (const auto &[i, node] : llvm::enumerate(model.graph().node())) {
     bool known =
         isDefaultDomain(node.domain()) && handlers.count(node.op_type());
-    if (known)
+    int64_t readsFrom = known ? oldestOpset(node.op_type()).opset : 0;
+    if (known && opset >= readsFrom)
       continue;
     const auto &n = node; // a lambda may not capture a structured binding (C++17)
     auto it = std::find_if(out.begin(), out.end(), [&](const auto &u) {
       return u.opType == n.op_type() && u.domain == n.domain();
     });
     if (it == out.end()) {
-      out.push_back({node.op_type(), node.domain(), 0, {}});
+      out.push_back({node.op_type(), node.domain(), 0, {}, known ? opset : 0,
+                     readsFrom});
       it = std::prev(out.end());
     }
     ++it->count;
