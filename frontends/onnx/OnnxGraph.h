@@ -234,6 +234,8 @@ struct OldestOpset {
   const char *why;
 };
 OldestOpset oldestOpset(llvm::StringRef op);
+/// oldestOpset's `why` for an op missing from its table (read from 13).
+extern const char *const kUnclassified;
 
 /// Softmax, LogSoftmax and Hardmax before opset 13 coerce their input to
 /// 2-D at `axis` (default 1) and normalize the rows; from 13 they normalize
