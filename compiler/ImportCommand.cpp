@@ -54,6 +54,9 @@ static int listUnsupported(const std::string &path,
     llvm::outs() << "  " << op.opType;
     if (!op.domain.empty())
       llvm::outs() << " (domain '" << op.domain << "')";
+    if (op.readsFrom)
+      llvm::outs() << " (opset " << op.opset << "'s version; llmc reads "
+                   << op.opType << " from opset " << op.readsFrom << ")";
     llvm::outs() << ": " << op.count << " node(s), first:";
     for (const std::string &name : op.firstNodes)
       llvm::outs() << " '" << name << "'";

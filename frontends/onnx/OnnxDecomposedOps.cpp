@@ -18,6 +18,13 @@
 //   Tile(x, r)       = reshape(broadcast_to(reshape(x, [1, d0, 1, d1, ..]),
 //                                           [r0, d0, r1, d1, ..]))
 //   CumSum(x)        = reduce_sum(where(j <= i, x_j, 0)) over j
+//   Elu(x)           = where(x < 0, alpha * (exp(min(x, 0)) - 1), x);
+//                      Selu = gamma * Elu(x; Selu's alpha)
+//   Celu(x)          = max(0, x) + min(0, alpha * (exp(min(x, 0) / alpha) - 1))
+//   Softplus(x)      = max(x, 0) + log(1 + exp(-|x|))
+//   Softsign(x)      = x / (1 + |x|)
+//   ThresholdedRelu  = where(x > alpha, x, 0); Shrink likewise with two
+//   IsInf(x)         = x == inf, x == -inf, or |x| == inf
 //   LayerNormalization's Mean and InvStdDev outputs (layerNormStatistics)
 //
 // The gradients are those of the parts (where: the selected branch; the
@@ -27,6 +34,8 @@
 #include "frontends/onnx/OnnxGraph.h"
 
 #include "dialects/llmc/LlmcOps.h"
+
+#include <cmath>
 
 using namespace mlir;
 namespace ll = mlir::llmc;
@@ -145,22 +154,28 @@ static LogicalResult hardmaxOp(OnnxNode &n) {
     return failure();
   if (n.rank(0) == 0)
     return n.emitError() << "needs a tensor of rank 1 or more";
-  auto axis = n.normalizeAxis(n.getInt("axis", -1), n.rank(0));
-  if (failed(axis))
-    return failure();
   Emit e(n);
-  Value x = e.input(0);
-  Value arg = argExtreme(n, e, x, *axis, /*isMax=*/true, /*last=*/false,
+  Value in = e.input(0);
+  if (e.failed())
+    return failure();
+  auto along = softmaxAxis(n, in);
+  if (failed(along))
+    return failure();
+  Value x = along->x;
+  Value arg = argExtreme(n, e, x, along->axis, /*isMax=*/true, /*last=*/false,
                          /*keepdims=*/true);
   if (e.failed())
     return failure();
   auto type = cast<RankedTensorType>(x.getType());
   Value idx = n.b.create<ll::IotaOp>(n.loc, type.clone(n.b.getI64Type()),
-                                     n.b.getI64IntegerAttr(*axis),
+                                     n.b.getI64IntegerAttr(along->axis),
                                      n.b.getF64FloatAttr(0),
                                      n.b.getF64FloatAttr(1));
   Value hot = e.cmp(ll::ComparePredicate::eq, idx, arg);
-  return e.output(0, hot ? n.cast(hot, type.getElementType()) : Value());
+  if (!hot)
+    return failure();
+  return e.output(0, n.reshape(n.cast(hot, type.getElementType()),
+                               n.shape(0)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -295,6 +310,112 @@ static LogicalResult hardSwishOp(OnnxNode &n) {
 }
 
 //===----------------------------------------------------------------------===//
+// Elu, Selu, Celu, Softplus, Softsign, ThresholdedRelu, Shrink, IsInf
+//===----------------------------------------------------------------------===//
+
+/// alpha * (exp(min(x, 0) / scale) - 1): the negative branch of Elu, Selu
+/// and Celu. The min keeps exp finite where the branch is not taken, so
+/// its zero gradient there is not 0 * inf.
+static Value expBranch(Emit &e, Value x, double alpha, double scale) {
+  Value neg = e.op<ll::MinOp>({x, e.scalarLike(x, 0)});
+  if (scale != 1)
+    neg = e.op<ll::DivOp>({neg, e.scalarLike(x, scale)});
+  Value em1 = e.op<ll::SubOp>({e.op<ll::ExpOp>({neg}), e.scalarLike(x, 1)});
+  return e.op<ll::MulOp>({em1, e.scalarLike(x, alpha)});
+}
+
+/// Elu: x > 0 ? x : alpha (e^x - 1); Selu: gamma times that with Selu's
+/// alpha (ONNX's x <= 0 and x < 0 agree: both branches are 0 at 0).
+template <bool selu> static LogicalResult eluOp(OnnxNode &n) {
+  Emit e(n);
+  Value x = e.input(0);
+  double alpha = n.getFloat("alpha", selu ? 1.67326319217681884765625f : 1.f);
+  Value r = e.op<ll::WhereOp>({e.cmp(ll::ComparePredicate::lt, x,
+                                     e.scalarLike(x, 0)),
+                               expBranch(e, x, alpha, 1), x});
+  if (selu)
+    r = e.op<ll::MulOp>(
+        {r, e.scalarLike(x, n.getFloat("gamma", 1.05070102214813232421875f))});
+  return e.output(0, r);
+}
+
+/// Celu: max(0, x) + min(0, alpha (e^(x / alpha) - 1)).
+static LogicalResult celuOp(OnnxNode &n) {
+  Emit e(n);
+  Value x = e.input(0);
+  double alpha = n.getFloat("alpha", 1.f);
+  if (alpha == 0)
+    return n.emitError() << "has alpha 0 (Celu divides by it)";
+  Value pos = e.op<ll::MaxOp>({x, e.scalarLike(x, 0)});
+  Value neg = e.op<ll::MinOp>({expBranch(e, x, alpha, alpha),
+                               e.scalarLike(x, 0)});
+  return e.output(0, e.op<ll::AddOp>({pos, neg}));
+}
+
+/// Softplus: log(1 + e^x) as max(x, 0) + log(1 + e^-|x|), which neither
+/// overflows for large x nor loses the value for very negative x.
+static LogicalResult softplusOp(OnnxNode &n) {
+  Emit e(n);
+  Value x = e.input(0);
+  Value tail = e.op<ll::ExpOp>({e.op<ll::NegOp>({e.op<ll::AbsOp>({x})})});
+  Value log1p = e.op<ll::LogOp>({e.op<ll::AddOp>({tail, e.scalarLike(x, 1)})});
+  return e.output(0, e.op<ll::AddOp>(
+                         {e.op<ll::MaxOp>({x, e.scalarLike(x, 0)}), log1p}));
+}
+
+/// Softsign: x / (1 + |x|).
+static LogicalResult softsignOp(OnnxNode &n) {
+  Emit e(n);
+  Value x = e.input(0);
+  Value den = e.op<ll::AddOp>({e.op<ll::AbsOp>({x}), e.scalarLike(x, 1)});
+  return e.output(0, e.op<ll::DivOp>({x, den}));
+}
+
+/// ThresholdedRelu: x > alpha ? x : 0.
+static LogicalResult thresholdedReluOp(OnnxNode &n) {
+  Emit e(n);
+  Value x = e.input(0);
+  Value keep = e.cmp(ll::ComparePredicate::gt, x,
+                     e.scalarLike(x, n.getFloat("alpha", 1.f)));
+  return e.output(0, e.op<ll::WhereOp>({keep, x, e.scalarLike(x, 0)}));
+}
+
+/// Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0.
+static LogicalResult shrinkOp(OnnxNode &n) {
+  Emit e(n);
+  Value x = e.input(0);
+  double lambd = n.getFloat("lambd", 0.5f), bias = n.getFloat("bias", 0.f);
+  Value high = e.op<ll::WhereOp>(
+      {e.cmp(ll::ComparePredicate::gt, x, e.scalarLike(x, lambd)),
+       e.op<ll::SubOp>({x, e.scalarLike(x, bias)}), e.scalarLike(x, 0)});
+  Value r = e.op<ll::WhereOp>(
+      {e.cmp(ll::ComparePredicate::lt, x, e.scalarLike(x, -lambd)),
+       e.op<ll::AddOp>({x, e.scalarLike(x, bias)}), high});
+  return e.output(0, r);
+}
+
+/// IsInf: x == +inf where detect_positive, x == -inf where detect_negative
+/// (both: |x| == inf).
+static LogicalResult isInfOp(OnnxNode &n) {
+  Emit e(n);
+  Value x = e.input(0);
+  if (x && !isa<FloatType>(
+               cast<RankedTensorType>(x.getType()).getElementType()))
+    return n.emitError() << "needs a float tensor";
+  bool pos = n.getInt("detect_positive", 1) != 0;
+  bool neg = n.getInt("detect_negative", 1) != 0;
+  if (pos != neg)
+    return e.output(0, e.cmp(ll::ComparePredicate::eq, x,
+                             e.scalarLike(x, pos ? HUGE_VAL : -HUGE_VAL)));
+  // Neither: all false in x's shape; |x| < 0 holds for no x, NaN included.
+  Value abs = e.op<ll::AbsOp>({x});
+  return e.output(0, pos ? e.cmp(ll::ComparePredicate::eq, abs,
+                                 e.scalarLike(x, HUGE_VAL))
+                         : e.cmp(ll::ComparePredicate::lt, abs,
+                                 e.scalarLike(x, 0)));
+}
+
+//===----------------------------------------------------------------------===//
 // Tile
 //===----------------------------------------------------------------------===//
 
@@ -426,6 +547,14 @@ void registerDecomposedOps(OpRegistry &r) {
   r["HardSwish"] = hardSwishOp;
   r["Tile"] = tileOp;
   r["CumSum"] = cumSumOp;
+  r["Elu"] = eluOp<false>;
+  r["Selu"] = eluOp<true>;
+  r["Celu"] = celuOp;
+  r["Softplus"] = softplusOp;
+  r["Softsign"] = softsignOp;
+  r["ThresholdedRelu"] = thresholdedReluOp;
+  r["Shrink"] = shrinkOp;
+  r["IsInf"] = isInfOp;
 }
 
 } // namespace llmc::onnximport

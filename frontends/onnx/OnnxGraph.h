@@ -224,6 +224,30 @@ void registerShapeOps(OpRegistry &registry);
 void registerIndexOps(OpRegistry &registry);
 void registerNNOps(OpRegistry &registry);
 void registerDecomposedOps(OpRegistry &registry);
+void registerEinsumOp(OpRegistry &registry);
+
+/// The oldest opset from which llmc reads an op as it reads opset 13's, and
+/// what the op's version before it does that llmc does not read ("" when
+/// ONNX added the op in that opset).
+struct OldestOpset {
+  int64_t opset;
+  const char *why;
+};
+OldestOpset oldestOpset(llvm::StringRef op);
+/// oldestOpset's `why` for an op missing from its table (read from 13).
+extern const char *const kUnclassified;
+
+/// Softmax, LogSoftmax and Hardmax before opset 13 coerce their input to
+/// 2-D at `axis` (default 1) and normalize the rows; from 13 they normalize
+/// along `axis` (default -1). The axis to normalize along, and when the
+/// old form is not already along the last dim, `x` reshaped to those rows
+/// (`rows`; the caller reshapes the result back to x's shape).
+struct SoftmaxAxis {
+  mlir::Value x;
+  int64_t axis;
+  bool rows;
+};
+mlir::FailureOr<SoftmaxAxis> softmaxAxis(OnnxNode &n, mlir::Value x);
 
 /// The sorted, normalized axes of a ReduceX node (an input from opset 18, an
 /// attribute before; empty = all); std::nullopt when the node reduces

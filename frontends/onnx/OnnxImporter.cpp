@@ -34,6 +34,7 @@ const OpRegistry &opHandlers() {
     registerShapeOps(r);
     registerNNOps(r);
     registerDecomposedOps(r);
+    registerEinsumOp(r);
     return r;
   }();
   return registry;
@@ -44,9 +45,12 @@ static bool isDefaultDomain(llvm::StringRef domain) {
 }
 
 // Opsets 22 to 25 changed none of the imported ops' semantics (they added
-// element types and new ops, which are refused by name); before 13, Squeeze,
-// Unsqueeze, Split and the reductions took their axes as attributes.
-constexpr int64_t kMinOpset = 13, kMaxOpset = 25;
+// element types and new ops, which are refused by name). Older opsets are
+// checked op by op (oldestOpset, OnnxOpsets.cpp).
+constexpr int64_t kMinOpset = 1, kMaxOpset = 25;
+constexpr const char *kReexport =
+    "re-export with torch.onnx.export(..., opset_version=18), or convert the "
+    "file with onnx.version_converter.convert_version(model, 18)";
 
 /// Inputs an op cannot do without (ONNX schemas); handlers may then read
 /// them unchecked. Ops not listed need one.
@@ -111,7 +115,7 @@ static LogicalResult loadModel(const std::string &path, MLIRContext &ctx,
 }
 
 /// The version of the default domain the model imports; an error when it
-/// imports none or one outside [13, 25].
+/// imports none or one outside [1, 25].
 static FailureOr<int64_t> checkOpset(const onnx::ModelProto &model,
                                      const std::string &path,
                                      MLIRContext &ctx) {
@@ -130,10 +134,7 @@ static FailureOr<int64_t> checkOpset(const onnx::ModelProto &model,
   if (*version < kMinOpset) {
     emitError(loc) << "'" << path << "' uses ONNX opset " << *version
                    << "; llmc imports opsets " << kMinOpset << " to "
-                   << kMaxOpset
-                   << ": re-export with torch.onnx.export(..., "
-                      "opset_version=18), or convert the file with "
-                      "onnx.version_converter.convert_version(model, 18)";
+                   << kMaxOpset << ": " << kReexport;
     return failure();
   }
   if (*version > kMaxOpset) {
@@ -169,6 +170,20 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
            << "'; run `llmc import --list-unsupported` to see every "
               "unsupported op of the model, and re-export it without them "
               "(docs/onnx.md lists the supported ops)";
+  if (OldestOpset oldest = oldestOpset(node.op_type());
+      opsetVersion < oldest.opset) {
+    InFlightDiagnostic d = emitError(loc);
+    d << "node '" << name << "' (" << node.op_type() << "): ";
+    if (*oldest.why)
+      d << "in opset " << opsetVersion << ", " << node.op_type() << " "
+        << oldest.why << "; llmc imports " << node.op_type()
+        << " from opset " << oldest.opset << ": " << kReexport;
+    else
+      d << "opset " << opsetVersion << " has no " << node.op_type()
+        << " (ONNX added it in opset " << oldest.opset
+        << "): the file is not valid ONNX";
+    return d;
+  }
   unsigned required = requiredInputs(node.op_type());
   for (unsigned i = 0; i < required; ++i)
     if (i >= unsigned(node.input_size()) || node.input(i).empty())
@@ -256,17 +271,23 @@ listUnsupportedOnnxOps(const std::string &path, MLIRContext &context) {
     return failure();
   std::vector<UnsupportedOnnxOp> out;
   const OpRegistry &handlers = opHandlers();
+  int64_t opset = kMaxOpset;
+  for (const auto &op : model.opset_import())
+    if (isDefaultDomain(op.domain()))
+      opset = op.version();
   for (const auto &[i, node] : llvm::enumerate(model.graph().node())) {
     bool known =
         isDefaultDomain(node.domain()) && handlers.count(node.op_type());
-    if (known)
+    int64_t readsFrom = known ? oldestOpset(node.op_type()).opset : 0;
+    if (known && opset >= readsFrom)
       continue;
     const auto &n = node; // a lambda may not capture a structured binding (C++17)
     auto it = std::find_if(out.begin(), out.end(), [&](const auto &u) {
       return u.opType == n.op_type() && u.domain == n.domain();
     });
     if (it == out.end()) {
-      out.push_back({node.op_type(), node.domain(), 0, {}});
+      out.push_back({node.op_type(), node.domain(), 0, {}, known ? opset : 0,
+                     readsFrom});
       it = std::prev(out.end());
     }
     ++it->count;

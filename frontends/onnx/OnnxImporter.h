@@ -64,10 +64,15 @@ struct UnsupportedOnnxOp {
   std::string domain; // "" for the default domain
   int count = 0;
   std::vector<std::string> firstNodes; // up to three node names
+  /// For an op llmc imports, but not in the model's older opset: the
+  /// model's opset and the oldest llmc reads the op from (else 0).
+  int64_t opset = 0, readsFrom = 0;
 };
 
 /// Every unsupported op type of the model at `path`, in order of first
-/// appearance; failure (with diagnostics) when the file cannot be read.
+/// appearance, with the imported ops whose version at the model's (older)
+/// opset llmc does not read; failure (with diagnostics) when the file
+/// cannot be read.
 mlir::FailureOr<std::vector<UnsupportedOnnxOp>>
 listUnsupportedOnnxOps(const std::string &path, mlir::MLIRContext &context);
 

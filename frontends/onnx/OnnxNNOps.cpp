@@ -167,18 +167,38 @@ static LogicalResult geluOp(OnnxNode &n) {
   return success();
 }
 
+FailureOr<SoftmaxAxis> softmaxAxis(OnnxNode &n, Value x) {
+  bool coerce = n.opset() < 13;
+  int64_t rank = n.rank(0);
+  auto axis = n.normalizeAxis(n.getInt("axis", coerce ? 1 : -1), rank);
+  if (failed(axis))
+    return failure();
+  // Rows that end at the last dim are the new form's last axis: what
+  // exporters write (dim=-1), imported without reshapes.
+  if (!coerce || *axis == rank - 1)
+    return SoftmaxAxis{x, *axis, false};
+  if (failed(n.requireStaticShape(0, (n.opType() + " before opset 13").str())))
+    return failure();
+  SmallVector<int64_t> shape = n.shape(0);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < *axis ? outer : inner) *= shape[i];
+  return SoftmaxAxis{n.reshape(x, {outer, inner}), 1, true};
+}
+
 template <typename OpTy> static LogicalResult softmaxOp(OnnxNode &n) {
   auto x = n.value(0);
   if (failed(x))
     return failure();
-  auto axis = n.normalizeAxis(n.getInt("axis", -1), n.rank(0));
-  if (failed(axis))
+  auto along = softmaxAxis(n, *x);
+  if (failed(along))
     return failure();
-  auto r = n.create<OpTy>(
-      {*x}, {n.b.getNamedAttr("axis", n.b.getI64IntegerAttr(*axis))});
+  auto r = n.create<OpTy>({along->x}, {n.b.getNamedAttr(
+                                          "axis", n.b.getI64IntegerAttr(
+                                                      along->axis))});
   if (failed(r))
     return failure();
-  n.setOutput(0, *r);
+  n.setOutput(0, along->rows ? n.reshape(*r, n.shape(0)) : *r);
   return success();
 }
 

@@ -166,6 +166,56 @@ TEST_F(GradCheckOnnx, HardSigmoidAndHardSwish) {
   expectGradients({"HardSwish", {{"x", {12}}}, {12}}, opt);
 }
 
+TEST_F(GradCheckOnnx, ExponentialAndSmoothActivations) {
+  // Over [-4, 4] both branches of Elu, Selu and Celu are taken; Celu's
+  // alpha 2 divides inside the exp.
+  GradCheckOptions opt;
+  opt.lo = -4, opt.hi = 4;
+  expectGradients({"Elu", {{"x", {12}}}, {12}, {},
+                   [](onnx::NodeProto &n) { setFloat(n, "alpha", 0.5f); }},
+                  opt);
+  expectGradients({"Selu", {{"x", {12}}}, {12}}, opt);
+  expectGradients({"Celu", {{"x", {12}}}, {12}, {},
+                   [](onnx::NodeProto &n) { setFloat(n, "alpha", 2.f); }},
+                  opt);
+  expectGradients({"Softplus", {{"x", {12}}}, {12}}, opt);
+  expectGradients({"Softsign", {{"x", {12}}}, {12}}, opt);
+}
+
+TEST_F(GradCheckOnnx, ThresholdedReluAndShrink) {
+  GradCheckOptions opt;
+  opt.lo = -3, opt.hi = 3;
+  expectGradients({"ThresholdedRelu", {{"x", {12}}}, {12}}, opt);
+  expectGradients({"Shrink", {{"x", {12}}}, {12}, {},
+                   [](onnx::NodeProto &n) {
+                     setFloat(n, "lambd", 1.f);
+                     setFloat(n, "bias", 0.5f);
+                   }},
+                  opt);
+}
+
+TEST_F(GradCheckOnnx, Einsum) {
+  auto equation = [](const char *eq) {
+    return [eq](onnx::NodeProto &n) {
+      auto *a = n.add_attribute();
+      a->set_name("equation");
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(eq);
+    };
+  };
+  // Batch, free and contracted labels, in an order that needs transposes
+  // on both sides and of the result.
+  expectGradients({"Einsum", {{"a", {2, 3, 4}}, {"b", {4, 2, 5}}}, {5, 2, 3},
+                   {}, equation("bik,kbj->jbi")});
+  // A label summed on one side only; ellipsis dims free on one side.
+  expectGradients({"Einsum", {{"a", {2, 1, 3, 2}}, {"b", {3, 4}}}, {2, 1, 4},
+                   {}, equation("...ij,ik->...k")});
+  // A batch dim of size 1 that broadcasts: b's gradient sums over it.
+  expectGradients({"Einsum", {{"a", {2, 1, 2}}, {"b", {1, 2, 3}}}, {2, 1, 3},
+                   {}, equation("...ij,...jk->...ik")});
+  expectGradients({"Einsum", {{"a", {3, 4}}}, {4}, {}, equation("ij->j")});
+}
+
 TEST_F(GradCheckOnnx, Reductions) {
   for (const char *op :
        {"ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
