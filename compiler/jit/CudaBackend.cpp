@@ -121,15 +121,6 @@ static double secondsSince(std::chrono::steady_clock::time_point t0) {
 Status CudaBackend::init(const std::string &path,
                          const std::string *jsonText) {
   auto start = std::chrono::steady_clock::now();
-  // cuBLASLt (and NVRTC, for the cache key) load beside cuInit and the
-  // compile cache's lookup; joined before the executor needs them.
-  struct Joined {
-    std::thread t;
-    ~Joined() {
-      if (t.joinable())
-        t.join();
-    }
-  } preload{cuda::preloadLibraries()};
   name_ = modelName(path, jsonText);
   std::string why;
   // The CUDA context is created in two parts timed together: cuInit here,
@@ -140,6 +131,16 @@ Status CudaBackend::init(const std::string &path,
   if (!available)
     return Status::error("device 'cuda' needs a GPU: " + why +
                          " (device 'cpu' runs the reference evaluator)");
+  // cuBLASLt (and NVRTC, for the cache key) load beside the compile
+  // cache's lookup; joined before the executor needs them. After cuInit,
+  // not beside it: no library initializer runs while the driver starts.
+  struct Joined {
+    std::thread t;
+    ~Joined() {
+      if (t.joinable())
+        t.join();
+    }
+  } preload{cuda::preloadLibraries()};
   Plan plan;
   bool bundle = !jsonText && llvm::StringRef(path).ends_with(".llmc");
   if (bundle) {
