@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/CompileCache.h"
 
+#include "compiler/ArchMemo.h"
+
 #include "frontends/onnx/OnnxScan.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/Bundle.h"
@@ -349,7 +351,8 @@ public:
 
   /// Missing: false with `problem` empty; corrupt: false with `problem`.
   bool load(const OnnxScan &scan, WeightSource &weights, CompiledModel &out,
-            std::vector<std::string> &warnings, std::string &problem);
+            std::vector<std::string> &warnings, std::string &problem,
+            LoadPhases &times);
 
   /// Stores `compiled` unless a parameter's initial data is not its weight;
   /// then returns false with `why`.
@@ -363,7 +366,7 @@ private:
 
 bool Entry::load(const OnnxScan &scan, WeightSource &weights,
                  CompiledModel &out, std::vector<std::string> &warnings,
-                 std::string &problem) {
+                 std::string &problem, LoadPhases &times) {
   std::error_code ec;
   if (!std::filesystem::exists(meta_, ec))
     return false;
@@ -422,6 +425,7 @@ bool Entry::load(const OnnxScan &scan, WeightSource &weights,
     }
     fills.push_back({b->second, w->second});
   }
+  times.mark("cache entry");
   // Padded or external weights are copied, and copying is page faults
   // more than bandwidth: spread it over threads, largest weights first.
   std::sort(fills.begin(), fills.end(), [](const auto &x, const auto &y) {
@@ -446,10 +450,12 @@ bool Entry::load(const OnnxScan &scan, WeightSource &weights,
       problem = s.message();
       return false;
     }
+  times.mark("weights");
   if (Status s = validatePlan(plan); !s) {
     problem = s.message();
     return false;
   }
+  times.mark("plan validation");
   return true;
 }
 
@@ -557,7 +563,8 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
   CompileCacheOutcome ignored;
   CompileCacheOutcome &result = outcome ? *outcome : ignored;
   auto off = [&](std::string why) {
-    result = {CompileCacheOutcome::Off, std::move(why)};
+    result.kind = CompileCacheOutcome::Off;
+    result.detail = std::move(why);
     return compileUncached(path, modelOptions, config, context);
   };
   std::string dir =
@@ -575,6 +582,8 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
 
   // 1. Scan.
   auto t0 = std::chrono::steady_clock::now();
+  LoadPhases &times = result.phases;
+  times.restart();
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file)
@@ -587,12 +596,26 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
                model->getBufferSize());
   if (!scan.cacheable)
     return off("the model is not cacheable: " + scan.whyNot);
+  times.mark("map and scan");
 
   // 2. Key.
   std::string binary = binaryIdentity();
   if (binary.empty())
     return off("the llmc binary cannot be identified for the key");
-  std::string arch = config.arch.empty() ? detectArch() : config.arch;
+  times.mark("binary identity");
+  std::string arch = config.arch;
+  if (arch.empty()) {
+    bool remembered = false;
+    arch = rememberedArch(
+        dir, gpuFingerprint(),
+        [](std::string &a) {
+          bool found = false;
+          a = detectArch(&found);
+          return found;
+        },
+        &remembered);
+    times.mark(remembered ? "arch (remembered)" : "arch detection (cuInit)");
+  }
   CompileConfig resolved = config;
   resolved.arch = arch;
   // The file's name is in the plan: kernel comments and origins cite
@@ -605,12 +628,13 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
   llvm::sys::path::remove_filename(baseDir);
   WeightSource weights(model, baseDir.empty() ? "." : baseDir.str().str());
   Entry entry(dir, key);
+  times.mark("key (NVRTC version, options)");
 
   // 3. Hit.
   CompiledModel cached;
   std::vector<std::string> warnings;
   std::string problem;
-  if (entry.load(scan, weights, cached, warnings, problem)) {
+  if (entry.load(scan, weights, cached, warnings, problem, times)) {
     for (const std::string &w : warnings)
       mlir::emitWarning(mlir::UnknownLoc::get(&context)) << w;
     if (!config.name.empty())
@@ -618,8 +642,10 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
     cached.report.cacheHits = cached.report.kernels;
     // Not stored: it follows from the plan and its cubins.
     cached.report.memory = planDeviceMemory(cached.planned.plan, DeviceFacts());
+    times.mark("memory report");
     cached.report.importSeconds = secondsSince(t0);
-    result = {CompileCacheOutcome::Hit, key};
+    result.kind = CompileCacheOutcome::Hit;
+    result.detail = key;
     return cached;
   }
   if (!problem.empty())
@@ -639,9 +665,9 @@ compileModelFile(const std::string &path, const ModelOptions &modelOptions,
     why = "cannot create " + dir + ": " + ec.message();
   else if (!entry.store(scan, weights, *compiled, recorder.warnings, why))
     why = why.empty() ? "unknown" : why;
-  result = why.empty() ? CompileCacheOutcome{CompileCacheOutcome::Stored, key}
-                       : CompileCacheOutcome{CompileCacheOutcome::NotStored,
-                                             why};
+  result.kind = why.empty() ? CompileCacheOutcome::Stored
+                            : CompileCacheOutcome::NotStored;
+  result.detail = why.empty() ? key : why;
   return compiled;
 }
 

@@ -41,6 +41,7 @@
 
 #include "compiler/Compile.h"
 #include "compiler/ModelLoader.h"
+#include "runtime/LoadPhases.h"
 
 #include <string>
 
@@ -49,6 +50,9 @@ namespace llmc {
 struct CompileCacheOutcome {
   enum Kind { Off, Hit, Stored, NotStored } kind = Off;
   std::string detail; // why it is off or was not stored; the entry's key
+  /// The lookup's phases (map and scan, arch detection, key, entry,
+  /// weights, ...): a warm start's split (`llmc compile`'s "warm phases").
+  LoadPhases phases;
 };
 
 /// loadModel + compileModule, through the compile cache in `cacheDir` ("" =

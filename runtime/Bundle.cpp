@@ -125,18 +125,46 @@ bool alreadyWritten(const std::string &path, nlohmann::json header,
     return false;
   const nlohmann::json &table = existing["blobs"];
   uint64_t offset = 0;
+  // The table first; then the bytes, compared in 16 MiB pieces on up to 8
+  // threads (a warm `llmc compile` of GPT-2 124M compares 500 MB, most of
+  // it page faults of two mapped files, which threads take in parallel).
+  struct Piece {
+    const unsigned char *file;
+    const uint8_t *ours;
+    uint64_t size;
+  };
+  std::vector<Piece> pieces;
+  constexpr uint64_t kPiece = 16ull << 20;
   for (size_t i = 0; i < blobs.size(); ++i) {
     offset = alignUp(offset, kBundleBlobAlignment);
     const nlohmann::json &e = table[i];
     if (!e.is_object() || !e.contains("offset") || !e.contains("size") ||
         e["offset"] != offset || e["size"] != blobs[i].size ||
-        blobBytes < offset + blobs[i].size ||
-        (blobs[i].size &&
-         std::memcmp(p + blobBase + offset, blobs[i].data, blobs[i].size)))
+        blobBytes < offset + blobs[i].size)
       return false;
+    for (uint64_t at = 0; at < blobs[i].size; at += kPiece)
+      pieces.push_back({p + blobBase + offset + at, blobs[i].data + at,
+                        std::min(kPiece, blobs[i].size - at)});
     offset += blobs[i].size;
   }
   if (offset != blobBytes)
+    return false;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> differ{false};
+  auto compare = [&] {
+    for (size_t i = next++; i < pieces.size() && !differ; i = next++)
+      if (std::memcmp(pieces[i].file, pieces[i].ours, pieces[i].size))
+        differ = true;
+  };
+  unsigned threads = std::min<unsigned>(
+      8, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads && t < pieces.size(); ++t)
+    pool.emplace_back(compare);
+  compare();
+  for (std::thread &t : pool)
+    t.join();
+  if (differ)
     return false;
   header["blobs"] = table;
   std::string ours = header.dump(1);

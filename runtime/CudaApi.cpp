@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/CudaApi.h"
+#include "runtime/LibraryPreload.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -172,6 +173,16 @@ Status loadNvrtc(const NvrtcApi *&api) {
 Status loadCublasLt(const CublasLtApi *&api) {
   return loadOnce<CublasLtApi>(kCublasLt, resolveCublasLt,
                                "cuBLASLt not found: ", api);
+}
+
+std::thread preloadLibraries() {
+  return std::thread([] {
+    const NvrtcApi *nvrtc = nullptr;
+    const CublasLtApi *cublasLt = nullptr;
+    // Failures are reported by the callers' own loads (the same outcome).
+    (void)loadNvrtc(nvrtc);
+    (void)loadCublasLt(cublasLt);
+  });
 }
 
 Status checkLibraryOverrides() {

@@ -51,6 +51,7 @@ namespace llmc::cuda {
   X(cuMemFree)                                                                 \
   X(cuMemGetInfo)                                                              \
   X(cuMemHostAlloc)                                                            \
+  X(cuMemHostGetDevicePointer)                                                 \
   X(cuMemFreeHost)                                                             \
   X(cuMemcpyHtoD)                                                              \
   X(cuMemcpyDtoH)                                                              \

@@ -8,22 +8,6 @@
 #include <cstring>
 
 namespace llmc {
-namespace {
-
-uint64_t alignUp(uint64_t x, uint64_t alignment) {
-  return (x + alignment - 1) / alignment * alignment;
-}
-
-std::string formatBytes(uint64_t bytes) {
-  char text[64];
-  if (bytes >= (1ull << 30))
-    std::snprintf(text, sizeof(text), "%.2f GiB", bytes / double(1ull << 30));
-  else
-    std::snprintf(text, sizeof(text), "%.1f MiB", bytes / double(1ull << 20));
-  return text;
-}
-
-} // namespace
 
 bool gpuAvailable(std::string &why) {
   const cuda::DriverApi *cu = nullptr;
@@ -62,20 +46,38 @@ Status Executor::create(Plan plan, const ExecutorOptions &options,
   std::unique_ptr<Executor> executor(new Executor());
   executor->plan_ = std::move(plan);
   executor->options_ = options;
+  LoadPhases &t = executor->loadTimes_;
+  t.restart();
   LLMC_RETURN_IF_ERROR(
       validatePlan(executor->plan_)
           .withContext("invalid plan in " + executor->context()));
+  t.mark("plan validation");
   LLMC_RETURN_IF_ERROR(executor->init());
+  t.mark("driver, context, streams");
   LLMC_RETURN_IF_ERROR(executor->checkFits());
   LLMC_RETURN_IF_ERROR(executor->allocateArena());
-  LLMC_RETURN_IF_ERROR(executor->uploadInitialData());
+  t.mark("arena");
+  // The weights go up on other threads while this one loads the modules
+  // and prepares cuBLASLt (ExecutorLoad.cpp).
+  executor->startUpload();
   LLMC_RETURN_IF_ERROR(executor->loadKernels());
+  t.mark("modules");
+  // Not fatal: without it the graph copies the loss and a read waits on an
+  // event, as before (publishesLoss() says which).
+  executor->published_ = std::make_unique<PublishedScalar>();
+  if (!executor->published_->init(*executor->cu_))
+    executor->published_.reset();
+  t.mark("loss kernel");
   LLMC_RETURN_IF_ERROR(executor->prepareSteps());
+  t.mark("cuBLASLt");
+  LLMC_RETURN_IF_ERROR(executor->finishUpload());
+  t.mark("weights to the GPU (the rest)");
   out = std::move(executor);
   return Status::ok();
 }
 
 Executor::~Executor() {
+  upload_.reset(); // joins its threads, which use the context
   if (!cu_)
     return;
   if (context_)
@@ -90,6 +92,7 @@ Executor::~Executor() {
     cu_->cuStreamSynchronize(stream_);
   destroyProfiled();
   destroyGraph();
+  published_.reset(); // its module and host memory, in the context
   matmuls_.clear();
   if (ltHandle_)
     lt_->cublasLtDestroy(ltHandle_);
@@ -155,84 +158,6 @@ Status Executor::init() {
   pinned_ = static_cast<unsigned char *>(pinned);
   for (CUevent &event : scalarCopied_)
     LLMC_CU(cu_->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), ctx);
-  return Status::ok();
-}
-
-// Out of memory before launch, never a raw CUDA error: the whole plan
-// (DeviceMemory.h) against what the device has free now.
-Status Executor::checkFits() {
-  DeviceMemoryPlan need =
-      planDeviceMemory(plan_, DeviceFacts(), moduleFootprint(plan_));
-  size_t freeBytes = 0, totalBytes = 0;
-  LLMC_CU(cu_->cuMemGetInfo(&freeBytes, &totalBytes), context());
-  if (need.total() <= freeBytes)
-    return Status::ok();
-  uint64_t buffers = alignUp(plan_.arenaBytes, 256);
-  uint64_t arena = buffers + plan_.workspaceBytes;
-  std::string message =
-      "out of GPU memory: " + context() + " needs an arena of " +
-      formatBytes(arena) + " (" + std::to_string(arena) +
-      " bytes: " + formatBytes(buffers) + " of buffers + " +
-      formatBytes(plan_.workspaceBytes) + " cuBLASLt workspace) and " +
-      formatBytes(need.total() - arena) +
-      " of other fixed costs (llmc compile lists them), " +
-      formatBytes(need.total()) + " in all, but GPU " +
-      std::to_string(options_.device) + " (" + deviceName_ + ") has " +
-      formatBytes(freeBytes) + " free of " + formatBytes(totalBytes) + ": ";
-  int64_t batch = planBatch(plan_);
-  int64_t fits = batchThatFits(plan_, need, freeBytes, batch);
-  if (fits > 0)
-    message += "about --batch " + std::to_string(fits) +
-               " fits (this plan "
-               "has batch " +
-               std::to_string(batch) + ")";
-  else
-    message += "compile with a smaller batch size or sequence length";
-  return Status::error(message);
-}
-
-Status Executor::allocateArena() {
-  uint64_t arenaPart = alignUp(plan_.arenaBytes, 256);
-  arenaAllocated_ = arenaPart + plan_.workspaceBytes;
-  if (arenaAllocated_ == 0)
-    arenaAllocated_ = 256;
-  CUresult result = cu_->cuMemAlloc(&arena_, arenaAllocated_);
-  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
-    arena_ = 0;
-    size_t freeBytes = 0, totalBytes = 0;
-    cu_->cuMemGetInfo(&freeBytes, &totalBytes);
-    return Status::error(
-        "out of GPU memory: " + context() + " needs an arena of " +
-        formatBytes(arenaAllocated_) + " (" + std::to_string(arenaAllocated_) +
-        " bytes: " + formatBytes(plan_.arenaBytes) + " of buffers + " +
-        formatBytes(plan_.workspaceBytes) + " cuBLASLt workspace), but GPU " +
-        std::to_string(options_.device) + " (" + deviceName_ + ") has " +
-        formatBytes(freeBytes) + " free of " + formatBytes(totalBytes) +
-        ": compile with a smaller batch size or sequence length, or enable "
-        "activation checkpointing");
-  }
-  LLMC_CU(result, context());
-  workspace_ = arena_ + arenaPart;
-  // Zero everything once: optimizer state, gradients and padding start at 0.
-  LLMC_CU(cu_->cuMemsetD8Async(arena_, 0, arenaAllocated_, stream_), context());
-  LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
-  return Status::ok();
-}
-
-Status Executor::uploadInitialData() {
-  for (const BufferInfo &buffer : plan_.buffers)
-    if (buffer.hasInit())
-      LLMC_CU(cu_->cuMemcpyHtoD(arena_ + buffer.offset, buffer.initData(),
-                                buffer.initBytes()),
-              "initial data of buffer '" + buffer.name + "' in " + context());
-  for (const ScalarSlot &slot : plan_.scalars)
-    LLMC_RETURN_IF_ERROR(setScalar(slot.name, slot.init));
-  LLMC_CU(cu_->cuStreamSynchronize(stream_), context());
-  // Initial data is on the GPU now; the host copy is not needed again.
-  for (BufferInfo &buffer : plan_.buffers) {
-    std::vector<uint8_t>().swap(buffer.init);
-    buffer.initView.reset();
-  }
   return Status::ok();
 }
 
@@ -546,7 +471,10 @@ Status Executor::readScalar(const std::string &name, double &value) {
                          name + "'");
   unsigned char bytes[8] = {};
   LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
-  if (slot == mirrored_ && mirrorCurrent_) {
+  if (slot == mirrored_ && mirrorCurrent_ && graphPublishes_) {
+    // Published by the replay's last kernel: a spin on host memory.
+    LLMC_RETURN_IF_ERROR(published_->read(stop_, bytes).withContext(context()));
+  } else if (slot == mirrored_ && mirrorCurrent_) {
     // The replay copied it before recording stop_: wait for that event (not
     // the stream, which may be a caller's with later work of its own) and
     // read the pinned mirror.

@@ -35,11 +35,15 @@
 #include "runtime/CudaApi.h"
 #include "runtime/DeviceMemory.h"
 #include "runtime/HostClock.h"
+#include "runtime/LoadPhases.h"
 #include "runtime/Plan.h"
+#include "runtime/PublishedScalar.h"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace llmc {
@@ -170,6 +174,17 @@ public:
   /// the graph for a replay: the GPU time of its nodes); waits for it.
   Status lastRunMs(float &ms);
 
+  /// Whether a replay publishes the loss to host memory (read by a spin,
+  /// PublishedScalar.h) rather than by an event wait; and how many reads
+  /// fell back to the event (a step longer than the spin).
+  /// How long create() took, phase by phase (a warm start's split).
+  const LoadPhases &loadTimes() const { return loadTimes_; }
+
+  bool publishesLoss() const { return published_ != nullptr; }
+  uint64_t lossEventWaits() const {
+    return published_ ? published_->eventWaits() : 0;
+  }
+
   /// Device to host; synchronizes the stream first.
   Status readBuffer(const std::string &name, std::vector<uint8_t> &bytes);
   Status readScalar(const std::string &name, double &value);
@@ -179,7 +194,8 @@ private:
   Status init();
   Status checkFits();
   Status allocateArena();
-  Status uploadInitialData();
+  void startUpload();
+  Status finishUpload();
   Status loadKernels();
   Status loadFacts();
   Status prepareSteps();
@@ -232,6 +248,26 @@ private:
   // replay's loss is read after one event wait, without a copy of its own.
   const ScalarSlot *mirrored_ = nullptr;
   bool mirrorCurrent_ = false; // the last thing run was a graph replay
+  // Better still: the graph's last kernel publishes the loss with a
+  // sequence number, and a read spins on host memory instead of waiting on
+  // stop_ (PublishedScalar.h). Unset when its kernel did not load; then
+  // the graph copies the loss into pinned_ as above.
+  std::unique_ptr<PublishedScalar> published_;
+  // Initial data on its way to the arena (ExecutorLoad.cpp): threads
+  // that take buffers in turn; destroying it waits for them.
+  struct Upload {
+    std::vector<const BufferInfo *> buffers; // largest first
+    std::vector<Status> statuses;            // per buffer
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> threads;
+    ~Upload() {
+      for (std::thread &t : threads)
+        t.join();
+    }
+  };
+  std::unique_ptr<Upload> upload_;
+  LoadPhases loadTimes_;
+  bool graphPublishes_ = false; // graphExec_ holds the publishing kernel
   // One event per group of kScalarGroup ring entries, recorded after the
   // group's last upload: the group is reused once it has fired, so an upload
   // costs one copy, not a wait and a record of its own.

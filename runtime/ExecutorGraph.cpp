@@ -66,6 +66,8 @@ Status Executor::captureGraph(const std::vector<CUdeviceptr> *sources) {
     return Status::ok();
   std::string ctx = "capturing the CUDA graph of " + context();
   const ScalarSlot *loss = plan_.findScalar("loss");
+  graphPublishes_ = false;
+  bool publishes = false;
   CUgraph graph = nullptr;
   LLMC_RETURN_IF_ERROR(captureSequence(
       ctx,
@@ -79,11 +81,19 @@ Status Executor::captureGraph(const std::vector<CUdeviceptr> *sources) {
                         (*sources)[i], graphInputs_[i].bytes, stream_),
                     "graph input '" + graphInputs_[i].buffer + "'");
         LLMC_RETURN_IF_ERROR(enqueueAll());
-        if (loss)
+        if (loss && published_) {
+          // The last kernel publishes the loss to host memory: a read is a
+          // spin, not a driver call (PublishedScalar.h).
+          LLMC_RETURN_IF_ERROR(published_->enqueue(
+              stream_, arena_ + loss->offset,
+              static_cast<unsigned>(dtypeSize(loss->dtype))));
+          publishes = true;
+        } else if (loss) {
           LLMC_CU(cu_->cuMemcpyDtoHAsync(pinned_ + 8 * (kScalarRing + 1),
                                          arena_ + loss->offset,
                                          dtypeSize(loss->dtype), stream_),
                   "the loss read-back");
+        }
         return recordExternal(stop_, "the stop event");
       },
       graph));
@@ -110,6 +120,7 @@ Status Executor::captureGraph(const std::vector<CUdeviceptr> *sources) {
   }
   ++captures_;
   LLMC_CU(cu_->cuGraphInstantiate(&graphExec_, graph_, 0), ctx);
+  graphPublishes_ = publishes;
   return Status::ok();
 }
 
@@ -227,6 +238,8 @@ Status Executor::replay(const std::vector<CUdeviceptr> &sources) {
   LLMC_RETURN_IF_ERROR(feedInputs(sources));
   LLMC_CU(cu_->cuGraphLaunch(graphExec_, work_),
           "replaying the CUDA graph of " + context());
+  if (graphPublishes_)
+    published_->launched();
   ran_ = true;
   tailIsReplay_ = true;
   mirrorCurrent_ = mirrored_ != nullptr;

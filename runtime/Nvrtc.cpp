@@ -131,7 +131,9 @@ Status checkArchSupported(const std::string &arch) {
                        " (sm_90 for H100/H200, sm_80 for A100)");
 }
 
-std::string detectArch() {
+std::string detectArch(bool *detected) {
+  if (detected)
+    *detected = false;
   const cuda::DriverApi *cu = nullptr;
   if (!cuda::loadDriver(cu) || cu->cuInit(0) != CUDA_SUCCESS)
     return kDefaultArch;
@@ -145,6 +147,8 @@ std::string detectArch() {
                                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                                device) != CUDA_SUCCESS)
     return kDefaultArch;
+  if (detected)
+    *detected = true;
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 

@@ -64,7 +64,7 @@ Status checkArchSupported(const std::string &arch);
 
 /// The architecture to compile for: "sm_<major><minor>" of device 0 when a
 /// driver and a GPU are present, else kDefaultArch.
-std::string detectArch();
+std::string detectArch(bool *detected = nullptr);
 
 /// The memory of GPU 0 in bytes (cuDeviceTotalMem), or 0 without a GPU:
 /// what `--memory-budget 0.5` is a fraction of.

@@ -25,12 +25,14 @@
 
 #include "runtime/Bundle.h"
 #include "runtime/Executor.h"
+#include "runtime/LibraryPreload.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Path.h"
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 namespace llmc::jit {
@@ -125,14 +127,27 @@ Status CudaBackend::init(const std::string &path,
   // the primary context after the compile.
   bool available = gpuAvailable(why);
   report.contextSeconds = secondsSince(start);
+  report.phases.push_back({"cuInit", report.contextSeconds});
   if (!available)
     return Status::error("device 'cuda' needs a GPU: " + why +
                          " (device 'cpu' runs the reference evaluator)");
+  // cuBLASLt (and NVRTC, for the cache key) load beside the compile
+  // cache's lookup; joined before the executor needs them. After cuInit,
+  // not beside it: no library initializer runs while the driver starts.
+  struct Joined {
+    std::thread t;
+    ~Joined() {
+      if (t.joinable())
+        t.join();
+    }
+  } preload{cuda::preloadLibraries()};
   Plan plan;
   bool bundle = !jsonText && llvm::StringRef(path).ends_with(".llmc");
   if (bundle) {
+    auto t = std::chrono::steady_clock::now();
     LLMC_RETURN_IF_ERROR(readBundle(path, plan));
     report.vocab = plan.vocab;
+    report.phases.push_back({"bundle read", secondsSince(t)});
   } else {
     LLMC_RETURN_IF_ERROR(compileGpuPlan(path, jsonText, options, plan, report));
   }
@@ -143,12 +158,21 @@ Status CudaBackend::init(const std::string &path,
   auto t0 = std::chrono::steady_clock::now();
   ContextRetain context(options.cudaDevice);
   report.contextSeconds += secondsSince(t0);
+  report.phases.push_back({"primary context", secondsSince(t0)});
+  t0 = std::chrono::steady_clock::now();
+  preload.t.join();
+  report.phases.push_back({"waiting for cuBLASLt's load", secondsSince(t0)});
   LLMC_RETURN_IF_ERROR(Executor::create(std::move(plan), eo, executor_));
+  report.phases.insert(report.phases.end(),
+                       executor_->loadTimes().phases.begin(),
+                       executor_->loadTimes().phases.end());
+  t0 = std::chrono::steady_clock::now();
   LLMC_RETURN_IF_ERROR(bind());
   const cuda::DriverApi &cu = executor_->driver();
   LLMC_CU(cu.cuCtxSetCurrent(executor_->cudaContext()), name_);
   LLMC_CU(cu.cuEventCreate(&ready_, CU_EVENT_DISABLE_TIMING), name_);
   LLMC_CU(cu.cuEventCreate(&done_, CU_EVENT_DISABLE_TIMING), name_);
+  report.phases.push_back({"binding", secondsSince(t0)});
   report.device = Device::Cuda;
   report.model = name_;
   report.precision = bundle ? "" : options.precision;
@@ -159,6 +183,10 @@ Status CudaBackend::init(const std::string &path,
     for (const TensorInfo &p : parameters)
       report.parameters += elementCount(p.shape);
   report.compileSeconds = secondsSince(start);
+  double noted = 0;
+  for (const auto &phase : report.phases)
+    noted += phase.second;
+  report.phases.push_back({"other", report.compileSeconds - noted});
   return Status::ok();
 }
 

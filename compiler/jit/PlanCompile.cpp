@@ -44,6 +44,7 @@ Status compileGpuPlan(const std::string &path, const std::string *jsonText,
   CompileConfig config =
       configOf(options, jsonText ? "graph" : llvm::sys::path::stem(path).str());
   mlir::FailureOr<CompiledModel> compiled = mlir::failure();
+  CompileCacheOutcome outcome;
   if (jsonText) {
     auto module = loadJitModel(path, jsonText, options, context);
     if (!module)
@@ -51,14 +52,19 @@ Status compileGpuPlan(const std::string &path, const std::string *jsonText,
     compiled = compileModule(*module, config);
     report.cache = "off: a JSON graph given as text";
   } else {
-    CompileCacheOutcome outcome;
     compiled = compileModelFile(path, modelOptionsOf(options), config, context,
                                 &outcome);
     report.cache = describeCacheOutcome(outcome);
+    report.phases.insert(report.phases.end(), outcome.phases.phases.begin(),
+                         outcome.phases.phases.end());
   }
   if (mlir::failed(compiled))
     return diagnostics.failure("cannot compile '" + name + "' for the GPU");
   const llmc::CompileReport &r = compiled->report;
+  if (outcome.kind != CompileCacheOutcome::Hit)
+    report.phases.push_back({"compile (import, pipeline, codegen, NVRTC)",
+                             r.importSeconds + r.pipelineSeconds +
+                                 r.codegenSeconds + r.nvrtcSeconds});
   report.arch = r.arch;
   report.nvrtcVersion = r.nvrtcVersion;
   report.parameters = r.params;

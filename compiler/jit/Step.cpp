@@ -116,13 +116,19 @@ std::string CompileReport::toJson() const {
                 kernels, matmuls, launches, cacheHits,
                 static_cast<unsigned long long>(arenaBytes), modelFlops,
                 compileSeconds, contextSeconds);
+  std::string times;
+  for (const auto &[name, seconds] : phases) {
+    char value[32];
+    std::snprintf(value, sizeof value, ": %.6g", seconds);
+    times += (times.empty() ? "" : ", ") + quoted(name) + value;
+  }
   return "{\"device\": " + quoted(deviceName(device)) +
          ", \"model\": " + quoted(model) +
          ", \"precision\": " + quoted(precision) +
          ", \"arch\": " + quoted(arch) +
          ", \"nvrtc_version\": " + quoted(nvrtcVersion) +
          ", \"cache\": " + quoted(cache) + ", \"padding\": [" + padded +
-         "], " + numbers + "}";
+         "], \"phases\": {" + times + "}, " + numbers + "}";
 }
 
 //===----------------------------------------------------------------------===//

@@ -145,6 +145,11 @@ struct CompileReport {
   /// llmc-pad-shapes' decisions, one line per dim: "8063 -> 8064, +FLOPs:
   /// why (params)" (docs/padding.md). Parameters keep the model's shapes.
   std::vector<std::string> padding;
+  /// cuda: where compileSeconds went, in order (name, seconds): CUDA's
+  /// init and primary context, the compile cache's lookup (map and scan,
+  /// key, cache entry, weights, ...) or the compile, the executor's load
+  /// (arena, weights to the GPU, modules, cuBLASLt, ...). JSON: an object.
+  std::vector<std::pair<std::string, double>> phases;
   /// One JSON object with the fields above (the C ABI's report).
   std::string toJson() const;
 };

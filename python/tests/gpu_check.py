@@ -12,8 +12,8 @@ docs/jit-api.md gives the command). Checks, on the tiny GPT (4 x 64):
   4. per-call overhead: (time of 200 back-to-back step(idx, tgt) calls,
      each returning its loss) - 200 x the step's GPU time (events around
      200 steps queued behind a sleep kernel on the stream the graph runs
-     on), median of 5 repeats; a breakdown; the time per step of queued
-     steps (wait=False);
+     on), median, p10 and p90 of 11 repeats; a breakdown; the time per
+     step of queued steps (wait=False);
   5. state_dict round trip with torch CUDA tensors.
 Prints one line per check and exits non-zero on a failed one.
 """
@@ -83,9 +83,10 @@ def gpu_us_per_step(step, xg, yg, n):
     return e0.elapsed_time(e1) * 1e3 / n
 
 
-def overhead(step, xg, yg, n=200, repeats=5):
+def overhead(step, xg, yg, n=200, repeats=11):
     """Per-call overhead = (time of n back-to-back step() calls, each
-    returning its loss) - n x the step's GPU time, median of `repeats`."""
+    returning its loss) - n x the step's GPU time: median, p10 and p90 of
+    `repeats`."""
     results = []
     for _ in range(repeats):
         gpu_us = gpu_us_per_step(step, xg, yg, n)
@@ -97,11 +98,14 @@ def overhead(step, xg, yg, n=200, repeats=5):
         results.append((wall_us - gpu_us, wall_us, gpu_us))
     results.sort()
     over, wall_us, gpu_us = results[len(results) // 2]
+    p10 = results[(len(results) - 1) // 10][0]
+    p90 = results[len(results) - 1 - (len(results) - 1) // 10][0]
     graph_ms = step.last_step_ms
     print("     per call: %.1f us for step(idx, tgt) back to back, GPU %.1f "
           "us per step (events around %d queued steps; the graph's own "
-          "events: %.1f us); overhead %.1f us (median of %d: %s)" % (
-              wall_us, gpu_us, n, graph_ms * 1e3, over, repeats,
+          "events: %.1f us); overhead %.1f us (median of %d; p10 %.1f, "
+          "p90 %.1f: %s)" % (
+              wall_us, gpu_us, n, graph_ms * 1e3, over, repeats, p10, p90,
               ", ".join("%.1f" % r[0] for r in results)))
     check(over <= 30, "per-call overhead %.1f us <= 30 us" % over)
 
@@ -156,6 +160,10 @@ def main():
 
     # 1. devices and the reference
     gpu, host, cpu = compile_step(), compile_step(), compile_step("cpu")
+    r = gpu.report
+    print("     compile: %.3f s (CUDA context %.3f s, cache %s); phases: %s"
+          % (r["compile_seconds"], r["context_seconds"], r["cache"],
+             ", ".join("%s %.3f s" % kv for kv in r["phases"].items())))
     worst = 0.0
     for s in range(4):
         x, y = batch(s)

@@ -56,6 +56,7 @@ class StepTest(unittest.TestCase):
         self.assertEqual(s.parameters[0].shape, (V, 64))
         self.assertEqual(s.report["device"], "cpu")
         self.assertEqual(s.report["vocab"], V)
+        self.assertEqual(s.report["phases"], {})  # cuda only
         self.assertEqual(s.report["parameters"],
                          sum(int(np.prod(p.shape)) for p in s.parameters))
         self.assertRegex(llmc.version(), r"^\d+\.\d+\.\d+")

@@ -67,6 +67,23 @@ TEST(JitCompileCache, SecondCompileHitsWithTheSamePlan) {
   EXPECT_EQ(warmReport.cacheHits, warmReport.kernels);
   EXPECT_EQ(warmReport.parameters, coldReport.parameters);
   EXPECT_EQ(warmReport.vocab, 512);
+  // The warm path's split (llmc compile's "warm phases"): the lookup's
+  // phases in order, each timed; the cold one's compile as one phase.
+  std::vector<std::string> names;
+  for (const auto &[name, seconds] : warmReport.phases) {
+    names.push_back(name);
+    EXPECT_GE(seconds, 0.0) << name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "map and scan", "binary identity",
+                       "key (NVRTC version, options)", "cache entry",
+                       "weights", "plan validation", "memory report"}));
+  ASSERT_FALSE(coldReport.phases.empty());
+  EXPECT_EQ(coldReport.phases.back().first,
+            "compile (import, pipeline, codegen, NVRTC)");
+  std::string json = warmReport.toJson();
+  EXPECT_NE(json.find("\"phases\": {\"map and scan\": "), std::string::npos)
+      << json;
 
   // The same plan: buffers, their initial data (the weights, mapped from
   // the model file on the hit), kernels and steps.

@@ -123,6 +123,11 @@ TEST(JitWarmStartChild, CompileAndStep) {
               "without it %.3f s), first step %.1f ms, compile cache %s\n",
               role, model.c_str(), ready, r.contextSeconds,
               ready - r.contextSeconds, ms, r.cache.c_str());
+  std::string phases;
+  for (const auto &[name, seconds] : r.phases)
+    phases += (phases.empty() ? "" : ", ") + name + " " +
+              std::to_string(seconds).substr(0, 5) + " s";
+  std::printf("[ warm     ] %s phases: %s\n", role, phases.c_str());
   if (std::string(role) == "cold") {
     EXPECT_EQ(r.cache.rfind("miss, stored", 0), 0u) << r.cache;
     return;
