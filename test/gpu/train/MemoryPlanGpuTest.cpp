@@ -109,8 +109,9 @@ void checkModel(const std::string &model, const CompileConfig &base,
   EXPECT_GE(m.created, pages.low) << "less than the arena's own allocation";
   EXPECT_GE(m.replayed, pages.low);
   EXPECT_LE(m.replayed, pages.high);
-  if (total >= (1ull << 30))
+  if (total >= (1ull << 30)) {
     EXPECT_NEAR(double(m.replayed), double(total), 0.02 * double(total));
+  }
   EXPECT_EQ(reported.bytesOf("arena buffers"),
             planned.bytesOf("arena buffers"));
 }
