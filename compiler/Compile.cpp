@@ -10,6 +10,7 @@
 //    arch without a compiler and is recompiled from source on another.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/ClassifierChunks.h"
 #include "compiler/Compile.h"
 #include "compiler/Pipeline.h"
 #include "compiler/codegen/ShareKernels.h"
@@ -302,14 +303,27 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   CompileConfig forArch = config;
   forArch.precision.padArch = padArchFor(report.arch);
   auto func = runPipeline(module, forArch);
-  if (failed(func) ||
-      (!config.eval &&
+  if (failed(func))
+    return failure();
+  // The classifier's chunks before recomputation: they save memory at a
+  // smaller cost, and the budget search then plans the chunked step.
+  ClassifierChunkChoice chunks;
+  if (!config.eval) {
+    auto chosen = runClassifierChunks(module, config.recompute, config.fusion);
+    if (failed(chosen))
+      return failure();
+    chunks = std::move(*chosen);
+  }
+  if ((!config.eval &&
        failed(runRematerialize(module, config.recompute, config.fusion))) ||
       failed(runKernelPipeline(module, config.fusion)))
     return failure();
+  report.classifier = classifierChunkLines(chunks, /*candidates=*/false);
   if (config.explain) {
     out.explanation = explainFusion(*func, config.fusion);
     std::string recomputed;
+    for (const std::string &l : classifierChunkLines(chunks, true))
+      recomputed += "classifier " + l + "\n";
     for (const std::string &l : recomputeLines(module, /*values=*/true))
       recomputed += "recompute " + l + "\n";
     out.explanation.text = recomputed + out.explanation.text;
@@ -416,6 +430,9 @@ std::string formatReport(const CompileReport &r) {
   // llmc-rematerialize's decisions (docs/memory.md).
   for (const std::string &p : r.recompute)
     s += "recompute       " + p + "\n";
+  // llmc-chunk-classifier's decision (docs/memory.md).
+  for (const std::string &p : r.classifier)
+    s += "classifier      " + p + "\n";
   return s;
 }
 

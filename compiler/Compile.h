@@ -70,6 +70,9 @@ struct CompileReport {
   std::vector<std::string> padding;
   // llmc-rematerialize's decisions (recomputeLines without the values).
   std::vector<std::string> recompute;
+  // llmc-chunk-classifier's decision (ClassifierChunks.h), when the step
+  // has a classifier.
+  std::vector<std::string> classifier;
 };
 
 struct CompiledModel {

@@ -58,7 +58,7 @@ static_assert(sizeof(OptimizerConfig) == 96,
 static_assert(sizeof(PrecisionConfig) == 120,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 400,
+static_assert(sizeof(CompileConfig) == 408,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
@@ -148,6 +148,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("injectNanOp", c.injectNanOp);
   add("memoryBudget", std::to_string(c.recompute.budget));
   add("recomputeLevels", std::to_string(c.recompute.levels));
+  add("classifierChunks", std::to_string(c.recompute.classifierChunks));
   // c.explain only adds a description (and bypasses the cache); c.name
   // only names the plan (set after a hit); c.cacheDir is where, not what;
   // c.compileKernels and c.compileCache are set when the cache is used.
@@ -260,7 +261,8 @@ json reportJson(const CompileReport &r) {
           {"modelFlops", r.modelFlops},
           {"matmulFlops", r.matmulFlops},
           {"padding", r.padding},
-          {"recompute", r.recompute}};
+          {"recompute", r.recompute},
+          {"classifier", r.classifier}};
 }
 
 /// Reads `key` of object `j` into `out` when it is there with the right
@@ -317,7 +319,8 @@ bool reportFromJson(const json &j, CompileReport &r) {
          get(j, "vocab", r.vocab) && get(j, "modelFlops", r.modelFlops) &&
          get(j, "matmulFlops", r.matmulFlops) &&
          stringsFromJson(j, "padding", r.padding) &&
-         stringsFromJson(j, "recompute", r.recompute);
+         stringsFromJson(j, "recompute", r.recompute) &&
+         stringsFromJson(j, "classifier", r.classifier);
 }
 
 json locationsJson(const std::vector<codegen::ValueLocation> &v) {

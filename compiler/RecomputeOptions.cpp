@@ -24,7 +24,12 @@ const char *const kRecomputeOptionsHelp =
     "docs/memory.md\n"
     "  --recompute all        recompute every saved activation the budget "
     "search\n"
-    "                         could (tests: results must not change)\n";
+    "                         could (tests: results must not change)\n"
+    "  --classifier-chunks K  compute the classifier's logits K chunks of "
+    "tokens at\n"
+    "                         a time (1: whole; default: as the memory plan "
+    "and the\n"
+    "                         budget need, docs/memory.md)\n";
 
 bool parseMemorySize(const std::string &text, uint64_t totalMemory,
                      uint64_t &bytes, std::string &error) {
@@ -92,13 +97,24 @@ bool recomputeFromText(const std::string &text, RecomputeConfig &r,
 bool parseRecomputeOption(const Args &args, size_t &i, RecomputeConfig &r,
                           std::string &error) {
   const std::string &a = args[i];
-  if (a != "--memory-budget" && a != "--recompute")
+  if (a != "--memory-budget" && a != "--recompute" &&
+      a != "--classifier-chunks")
     return false;
   if (i + 1 >= args.size()) {
     error = a + " needs a value";
     return true;
   }
   const std::string &value = args[++i];
+  if (a == "--classifier-chunks") {
+    char *end = nullptr;
+    long long k = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || k < 1 || k > 4096)
+      error = "--classifier-chunks takes a number of chunks from 1 (the "
+              "whole classifier) to 4096, got '" + value + "'";
+    else
+      r.classifierChunks = k;
+    return true;
+  }
   if (a == "--recompute") {
     if (value != "all")
       error = "--recompute takes 'all' (every saved activation), got '" +

@@ -55,6 +55,10 @@ struct RecomputeConfig {
   /// Levels forced without planning (`--recompute all`: every candidate;
   /// -1: as the budget needs).
   int64_t levels = -1;
+  /// The classifier's chunks of tokens (`--classifier-chunks`,
+  /// llmc-chunk-classifier): 0 lets the memory plan choose
+  /// (ClassifierChunks.h), 1 keeps it whole.
+  int64_t classifierChunks = 0;
   bool active() const { return budget != 0 || levels >= 0; }
 };
 

@@ -371,6 +371,42 @@ def BatchAdamWPass : Pass<"llmc-batch-adamw", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def ChunkClassifierPass : Pass<"llmc-chunk-classifier", "::mlir::func::FuncOp"> {
+  let summary = "Compute the classifier's logits and their gradient a chunk of tokens at a time";
+  let description = [{
+    The logits of the last matmul, `[N, V]`, are the largest buffer of a
+    language model's step (GPT-2 124M at B 16: 1.65 GB in bf16). With
+    `chunks=k` (k > 1, dividing N) the pass computes them, the loss, their
+    gradient and the two products that read it one chunk of N/k tokens at a
+    time, so only one chunk's logits are alive (docs/memory.md, "The
+    chunked classifier"):
+    ```
+    x = cast?(reshape?(matmul(h, W)))         // [N, V]
+    l = cross_entropy mean x, t
+    g = cross_entropy_grad mean x, t, dl
+    dh = matmul(reshape?(cast?(g)), W {transpose_rhs})
+    dW = matmul(a, cast?(g) {transpose_lhs})
+    // =>
+    n = #(t != ignore_index);  s = dl / n
+    for c in 0..k:  x_c = cast?(matmul(h[c], W));  l_c = cross_entropy sum x_c, t[c]
+                    g_c = cast?(cross_entropy_grad sum x_c, t[c], s)
+                    dh_c = matmul(g_c, W {transpose_rhs});  dW_c = matmul(a[c], g_c {transpose_lhs})
+    l = (l_0 + ... + l_k-1) / n;  dh = concat(dh_c);  dW = dW_0 + ... (in f32)
+    ```
+    The loss still divides by the tokens of the whole batch. The partial
+    weight gradients are summed in f32 and rounded once to their type. The
+    chunks are emitted in order at the last reader of the gradient, so one
+    chunk's logits die (the fused classifier writes the gradient over them)
+    before the next chunk's exist. Anything else reading the logits or the
+    gradient leaves the function as it is; `chunks=1` changes nothing.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", "1",
+           "chunks of tokens (1: leave the classifier whole)">,
+  ];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 def InjectNanPass : Pass<"llmc-inject-nan", "::mlir::ModuleOp"> {
   let summary = "Test only: gate one op's output of @forward by a NaN input";
   let description = [{

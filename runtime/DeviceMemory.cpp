@@ -46,6 +46,25 @@ uint64_t DeviceMemoryPlan::total() const {
   return sum;
 }
 
+DevicePageBounds DeviceMemoryPlan::pageBounds() const {
+  DevicePageBounds b;
+  for (const DeviceMemoryItem &item : items) {
+    // The arena's allocation: buffers, slots, workspace and its rounding
+    // add up to whole pages, taken whatever the pools hold.
+    bool allocated = item.name == "arena buffers" ||
+                     item.name == "scalar slots" ||
+                     item.name == "cuBLASLt workspace" ||
+                     item.name == "allocation rounding";
+    if (allocated) {
+      b.low += item.bytes;
+      b.high += item.bytes;
+    } else {
+      b.high += roundUp(item.bytes, kDevicePageBytes);
+    }
+  }
+  return b;
+}
+
 uint64_t DeviceMemoryPlan::bytesOf(const std::string &name) const {
   for (const DeviceMemoryItem &item : items)
     if (item.name == name)
@@ -160,6 +179,14 @@ std::string formatDeviceMemory(const DeviceMemoryPlan &plan,
   std::snprintf(buf, sizeof buf, "%s%-20s %12s  (%llu bytes)\n", prefix.c_str(),
                 "total", formatMemoryBytes(total).c_str(),
                 static_cast<unsigned long long>(total));
+  s += buf;
+  DevicePageBounds pages = plan.pageBounds();
+  std::snprintf(buf, sizeof buf,
+                "%s%-20s %12s to %s  (cuMemGetInfo's 2 MiB pages: the driver "
+                "may fit modules, graph and library in pages it holds)\n",
+                prefix.c_str(), "on the device",
+                formatMemoryBytes(pages.low).c_str(),
+                formatMemoryBytes(pages.high).c_str());
   s += buf;
   return s;
 }

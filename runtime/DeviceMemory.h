@@ -54,9 +54,23 @@ struct DeviceMemoryItem {
   std::string note; // how the number was found ("exact", "model: ...")
 };
 
+/// What cuMemGetInfo can show for a plan, counted in the driver's 2 MiB
+/// pages. The arena's one cuMemAlloc takes exactly its rounded size. The
+/// driver places the other items (modules, local memory, the graph, the
+/// cuBLASLt library) in pages of its own pools, which the context or an
+/// earlier item may already have opened with room to spare: each costs
+/// between nothing and its bytes rounded up to whole pages. So the device
+/// shows one value in [low, high], a different one from call to call (the
+/// tiny GPT measured 36 and 42 MiB for 40.91 planned, in [34, 42]).
+struct DevicePageBounds {
+  uint64_t low = 0, high = 0;
+};
+
 struct DeviceMemoryPlan {
   std::vector<DeviceMemoryItem> items;
   uint64_t total() const;
+  /// The interval the device's page counting can show for this plan.
+  DevicePageBounds pageBounds() const;
   /// The bytes of the item `name` (0 when absent).
   uint64_t bytesOf(const std::string &name) const;
 };

@@ -56,6 +56,22 @@ TEST(DeviceMemory, NoMatmulNoLibraryAndLocalMemoryFromTheFacts) {
   EXPECT_EQ(planDeviceMemory(plan, facts).bytesOf("local memory"), 0u);
 }
 
+// The arena's allocation is the exact floor; every item the driver places
+// in its own pools adds between nothing and whole 2 MiB pages.
+TEST(DeviceMemory, PageBoundsTakeTheArenaExactlyAndPoolItemsInPages) {
+  Plan plan = planWith(1000000, 3, true);
+  DeviceMemoryPlan m = planDeviceMemory(plan, DeviceFacts());
+  DevicePageBounds b = m.pageBounds();
+  EXPECT_EQ(b.low, 34ull << 20); // arena + workspace in whole pages
+  // modules (128 KiB), graph (2 KiB), library (2 MiB): one page each.
+  EXPECT_EQ(b.high, (34ull + 2 + 2 + 2) << 20);
+  EXPECT_LE(b.low, m.total());
+  EXPECT_GE(b.high, m.total());
+  std::string text = formatDeviceMemory(m, "> ");
+  EXPECT_NE(text.find("> on the device"), std::string::npos);
+  EXPECT_NE(text.find("34.00 MiB to 40.00 MiB"), std::string::npos) << text;
+}
+
 TEST(DeviceMemory, ReportNamesEveryItemAndTheTotal) {
   DeviceMemoryPlan m = planDeviceMemory(planWith(1 << 20, 1, true), {});
   std::string text = formatDeviceMemory(m, "> ");

@@ -97,11 +97,21 @@ void checkModel(const std::string &model, const CompileConfig &base,
   std::printf("[ memory   ] after the executor is gone: %.2f MiB still "
               "taken\n",
               mib(after));
-  // The arena's allocation is exact; the total within 2% or 4 MiB (the
-  // driver counts in 2 MiB pages, and a tiny model's fixed costs are most
-  // of its total).
-  double tolerance = std::max(0.02 * double(total), double(4ull << 20));
-  EXPECT_NEAR(double(m.replayed), double(total), tolerance);
+  // What the plan claims of the device (DeviceMemory.h): the arena's
+  // cuMemAlloc exactly, the items the driver places in its own pools
+  // between nothing and whole 2 MiB pages each, so a value in [low, high]
+  // that may change from call to call (the tiny GPT measured 36 and 42 MiB
+  // for 40.91 planned: its total is mostly such pages). For a model whose
+  // arena is gigabytes the total must also be within 2%.
+  DevicePageBounds pages = planned.pageBounds();
+  std::printf("[ memory   ] the device may show %.2f to %.2f MiB\n",
+              mib(pages.low), mib(pages.high));
+  EXPECT_GE(m.created, pages.low) << "less than the arena's own allocation";
+  EXPECT_GE(m.replayed, pages.low);
+  EXPECT_LE(m.replayed, pages.high);
+  if (total >= (1ull << 30)) {
+    EXPECT_NEAR(double(m.replayed), double(total), 0.02 * double(total));
+  }
   EXPECT_EQ(reported.bytesOf("arena buffers"),
             planned.bytesOf("arena buffers"));
 }

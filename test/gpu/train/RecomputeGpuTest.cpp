@@ -14,6 +14,8 @@
 //   weights on the same batch, with every saved activation recomputed and
 //   without: bitwise equal with fusion off; with fusion on the largest
 //   relative difference is printed and must stay within fp32 rounding.
+// - The chunked classifier (llmc-chunk-classifier): losses against the
+//   whole classifier, and the device memory it saves (below).
 //
 //===----------------------------------------------------------------------===//
 #include "TrainHarness.h"
@@ -211,6 +213,88 @@ TEST(Recompute, LossesMatchWithoutRecomputation) {
                 fused ? "on" : "off", worst);
     EXPECT_LE(worst, 1e-5);
   }
+  std::filesystem::remove(model);
+}
+
+// llmc-chunk-classifier on the device (docs/memory.md, "The chunked
+// classifier"): GPT-2 tiny (batch 8 x 64), 10 steps from the same weights
+// with the classifier whole and in 4 chunks, fp32 and bf16. The first
+// step's loss comes from the same logits (within f32 rounding of the sum);
+// later steps carry the weight gradient summed over chunks (bf16: each
+// chunk's partial rounded to bf16 first), and the largest relative
+// difference is printed.
+TEST(ClassifierChunks, LossesMatchTheWholeClassifier) {
+  LLMC_REQUIRE_GPU();
+  std::string model = recipeFile("tiny");
+  ASSERT_FALSE(model.empty());
+  ModelOptions options;
+  options.batch = 8;
+  options.seq = 64;
+  for (const char *precision : {"fp32", "bf16"}) {
+    CompileConfig whole;
+    whole.precision.precision = precision;
+    whole.recompute.classifierChunks = 1;
+    CompileConfig chunked = whole;
+    chunked.recompute.classifierChunks = 4;
+    DeviceRun a, b;
+    std::string error;
+    ASSERT_TRUE(run(model, options, whole, 10, a, error)) << error;
+    ASSERT_TRUE(run(model, options, chunked, 10, b, error)) << error;
+    ASSERT_EQ(a.losses.size(), 10u);
+    ASSERT_EQ(b.losses.size(), 10u);
+    double worst = 0;
+    for (size_t i = 0; i < a.losses.size(); ++i) {
+      double rel = std::fabs(a.losses[i] - b.losses[i]) /
+                   std::max(1e-30, std::fabs(a.losses[i]));
+      worst = std::max(worst, rel);
+      std::printf("[ chunks   ] %s step %zu loss whole %.9g 4 chunks %.9g\n",
+                  precision, i + 1, a.losses[i], b.losses[i]);
+      if (i == 0) {
+        EXPECT_LE(rel, 1e-6) << precision << ": the first step's loss";
+      }
+    }
+    std::printf("[ chunks   ] %s: largest relative loss difference %.3g\n",
+                precision, worst);
+    EXPECT_LE(worst, std::string(precision) == "bf16" ? 1e-3 : 1e-5);
+  }
+  std::filesystem::remove(model);
+}
+
+// GPT-2 124M (bf16, batch $LLMC_RECOMPUTE_BATCH or 16, seq 1024): the plan's
+// own choice against the whole classifier, on the device. The measured
+// memory must fall by at least half the bf16 logits (16384 x 50304 x 2
+// bytes at batch 16) and stay within 2% of the plan; one step's loss of
+// each is printed.
+TEST(ClassifierChunks, DevicePeakFallsWithTheChunks) {
+  LLMC_REQUIRE_GPU();
+  std::string model = recipeFile("124M");
+  ASSERT_FALSE(model.empty());
+  ModelOptions options;
+  const char *batchEnv = std::getenv("LLMC_RECOMPUTE_BATCH");
+  options.batch = batchEnv && *batchEnv ? std::atoll(batchEnv) : 16;
+  options.seq = 1024;
+  CompileConfig whole;
+  whole.precision.precision = "bf16";
+  whole.recompute.classifierChunks = 1;
+  CompileConfig chosen = whole;
+  chosen.recompute.classifierChunks = 0;
+  DeviceRun a, b;
+  std::string error;
+  ASSERT_TRUE(run(model, options, whole, 2, a, error)) << error;
+  ASSERT_TRUE(run(model, options, chosen, 2, b, error)) << error;
+  auto mib = [](uint64_t v) { return double(v) / double(1ull << 20); };
+  for (auto [name, r] : {std::pair{"whole", &a}, std::pair{"chosen", &b}}) {
+    std::printf("[ chunks   ] %-6s planned %9.2f MiB measured %9.2f MiB, "
+                "losses %.7g %.7g\n",
+                name, mib(r->planned), mib(r->measured), r->losses[0],
+                r->losses[1]);
+    EXPECT_LE(std::fabs(double(r->measured) - double(r->planned)),
+              0.02 * double(r->planned));
+  }
+  uint64_t logits = uint64_t(*options.batch) * 1024 * 50304 * 2;
+  EXPECT_LE(b.measured + logits / 2, a.measured);
+  EXPECT_LE(std::fabs(a.losses[0] - b.losses[0]),
+            1e-6 * std::fabs(a.losses[0]));
   std::filesystem::remove(model);
 }
 

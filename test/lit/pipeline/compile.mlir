@@ -36,6 +36,7 @@
 // GPT2-NEXT:   cuBLASLt library         2.00 MiB  (handle and lazily loaded kernels)
 // GPT2-NEXT:   input staging            0 bytes  (batches are copied straight into the arena)
 // GPT2-NEXT:   total {{[0-9.]+ MiB}}  ({{[0-9]+}} bytes)
+// GPT2-NEXT:   on the device {{[0-9.]+ MiB}} to {{[0-9.]+ MiB}}  (cuMemGetInfo's 2 MiB pages: the driver may fit modules, graph and library in pages it holds)
 // GPT2-NEXT: parameters      83904
 // GPT2-NEXT: tokens/step     32
 // GPT2-NEXT: FLOPs/step      1.65e+07 (6 * params * tokens + attention; cuBLASLt calls {{.*}})
