@@ -171,7 +171,7 @@ std::string gpt2TinyBf16Step() {
 }
 
 // Every kernel of the step is deterministic and the fused ones round as the
-// one-op ones do, so the fused step (69 launches) is bitwise equal to the
+// one-op ones do, so the fused step (53 launches) is bitwise equal to the
 // unfused one (99: a bf16 linear layer's bias add stays with its matmul,
 // docs/fusion.md; split, it rounded twice and 50 of 51 results differed).
 TEST(FusionGpuModel, Gpt2TinyBf16StepFusedVsUnfused) {
