@@ -68,11 +68,8 @@ struct FusionConfig {
   bool horizontal = true;  // independent elementwise groups side by side
   bool normPrologue = true; // elementwise work computing a norm's row input
   // Elementwise work reading a norm gradient's dx (the residual-gradient add
-  // and cast): off by default. Measured on an H100 (RowFusionGpuTest, session
-  // 4): 0.037 ms saved a norm at [16384, 768], but the bf16 case is not
-  // bitwise equal to the unfused kernels, and tiny_gpt's bf16 AdamW losses
-  // then drift 1.6e-4 from PyTorch AMP's by step 10 (verify's bar 1e-4).
-  bool normEpilogue = false;
+  // and cast), computed in the norm kernel's stores (docs/fusion.md).
+  bool normEpilogue = true;
   // GELU/DGELU in the matmul (cuBLASLt): off by default. Measured on the
   // H100 at GPT-2 124M's MLP (EpilogueGpuBenchmark): GELU_AUX_BIAS saves
   // 0.08 ms a layer, DGELU_BGRAD loses 0.16 ms; and the forward GELU on the

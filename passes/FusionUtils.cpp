@@ -422,22 +422,48 @@ static bool readsOnlyRowShaped(KernelOp group, Value row,
   return true;
 }
 
-std::optional<std::string> normPrologueBlocker(KernelOp producer,
-                                               KernelOp consumer, Value value) {
-  Operation *norm = warpNormOf(consumer);
+/// What a norm prologue and a norm epilogue both need: `normGroup` holds a
+/// norm with a warp row kernel (returned in `norm`), and `chain`, in the
+/// same block, is one elementwise chain of the row's shape that reads only
+/// row-shaped values, apart from the results of `except` (the norm group,
+/// for an epilogue).
+static std::optional<std::string> rowFusionBlocker(KernelOp normGroup,
+                                                   KernelOp chain,
+                                                   Operation *except,
+                                                   Operation *&norm) {
+  norm = warpNormOf(normGroup);
   if (!norm)
     return std::string("the reduction has no warp row kernel (a layer norm "
                        "or norm gradient over rows of 4k elements, at most ") +
            std::to_string(kMaxWarpNormRow) + " / " +
            std::to_string(kMaxWarpNormGradRow) + ")";
-  if (producer->getBlock() != consumer->getBlock())
+  if (normGroup->getBlock() != chain->getBlock())
     return std::string("the groups are in different blocks");
   Value row = norm->getOperand(0);
-  if (auto why = rowChainBlocker(producer, row))
+  if (auto why = rowChainBlocker(chain, row))
     return why;
-  if (!readsOnlyRowShaped(producer, row))
+  if (!readsOnlyRowShaped(chain, row, except))
     return std::string("the elementwise group broadcasts a value (the row "
                        "kernel loads every operand at the row's offsets)");
+  return std::nullopt;
+}
+
+/// The kernel-parameter limit on the merged group.
+static std::optional<std::string> tensorLimitBlocker(KernelOp producer,
+                                                     KernelOp consumer) {
+  if (groupInputs(producer).size() + groupInputs(consumer).size() +
+          producer.getNumResults() + consumer.getNumResults() >
+      kMaxKernelTensors)
+    return "the fused kernel would read and write more than " +
+           std::to_string(kMaxKernelTensors) + " tensors";
+  return std::nullopt;
+}
+
+std::optional<std::string> normPrologueBlocker(KernelOp producer,
+                                               KernelOp consumer, Value value) {
+  Operation *norm = nullptr;
+  if (auto why = rowFusionBlocker(consumer, producer, nullptr, norm))
+    return why;
   // Inside the consumer the producer's results may feed only the norm's row
   // operands, directly or through its prologue (ops before the norm).
   for (Value r : producer.getResults())
@@ -461,30 +487,15 @@ std::optional<std::string> normPrologueBlocker(KernelOp producer,
       if (top != consumer.getOperation() && top->isBeforeInBlock(consumer))
         return std::string("a group between the two reads the result");
     }
-  if (groupInputs(producer).size() + groupInputs(consumer).size() +
-          producer.getNumResults() + consumer.getNumResults() >
-      kMaxKernelTensors)
-    return "the fused kernel would read and write more than " +
-           std::to_string(kMaxKernelTensors) + " tensors";
-  return std::nullopt;
+  return tensorLimitBlocker(producer, consumer);
 }
 
 std::optional<std::string> normEpilogueBlocker(KernelOp producer,
                                                KernelOp consumer, Value value) {
-  Operation *norm = warpNormOf(producer);
-  if (!norm)
-    return std::string("the reduction has no warp row kernel (a layer norm "
-                       "or norm gradient over rows of 4k elements, at most ") +
-           std::to_string(kMaxWarpNormRow) + " / " +
-           std::to_string(kMaxWarpNormGradRow) + ")";
-  if (producer->getBlock() != consumer->getBlock())
-    return std::string("the groups are in different blocks");
-  Value row = norm->getOperand(0);
-  if (auto why = rowChainBlocker(consumer, row))
+  Operation *norm = nullptr;
+  if (auto why =
+          rowFusionBlocker(producer, consumer, producer.getOperation(), norm))
     return why;
-  if (!readsOnlyRowShaped(consumer, row, producer))
-    return std::string("the elementwise group broadcasts a value (the row "
-                       "kernel loads every operand at the row's offsets)");
   // What it reads of the norm group: the norm's row result or its
   // epilogue's values, never the parameter gradients.
   Operation *yield = producer.getYield();
@@ -513,12 +524,7 @@ std::optional<std::string> normEpilogueBlocker(KernelOp producer,
       return std::string("the elementwise group reads a value computed after "
                          "the norm");
   }
-  if (groupInputs(producer).size() + groupInputs(consumer).size() +
-          producer.getNumResults() + consumer.getNumResults() >
-      kMaxKernelTensors)
-    return "the fused kernel would read and write more than " +
-           std::to_string(kMaxKernelTensors) + " tensors";
-  return std::nullopt;
+  return tensorLimitBlocker(producer, consumer);
 }
 
 } // namespace mlir::llmc::fusion

@@ -120,11 +120,25 @@ template <typename OpTy, typename Fn> void addExpr(ExprTable &table, Fn fn) {
 // Unary
 //===----------------------------------------------------------------------===//
 
+/// Where a unary float expression meets its neighbours in a fused kernel
+/// (ScalarExpr::end, ::sealsOperands).
+struct Boundary {
+  ScalarExpr::End end = ScalarExpr::End::Rounded;
+  bool sealsOperands = true;
+};
+/// A library function: may end in a plain multiply, reads its operand with
+/// arithmetic that may absorb one.
+constexpr Boundary kLibrary = {ScalarExpr::End::Open, false};
+/// A division or square root of a library function's value (sigmoid).
+constexpr Boundary kDividesLibrary = {ScalarExpr::End::Rounded, false};
+/// Negated or absolute value: the operand's ending, read by a sign change.
+constexpr Boundary kPassThrough = {ScalarExpr::End::PassThrough, true};
+
 template <typename OpTy>
 void addUnary(ExprTable &t, const char *floatExpr,
-              const char *intKind = nullptr) {
-  addExpr<OpTy>(t, [floatExpr, intKind](OpTy op) {
-    return makeExpr(op, std::string("y = ") + floatExpr,
+              const char *intKind = nullptr, Boundary boundary = {}) {
+  addExpr<OpTy>(t, [floatExpr, intKind, boundary](OpTy op) {
+    ScalarExpr e = makeExpr(op, std::string("y = ") + floatExpr,
                            [&](Type type) -> std::string {
                              if (isFloatType(type) || !intKind)
                                return floatExpr;
@@ -133,6 +147,9 @@ void addUnary(ExprTable &t, const char *floatExpr,
                              return "(a < 0 ? " + wrapped(type, "0", "-", "a") +
                                     " : a)";
                            });
+    e.end = boundary.end;
+    e.sealsOperands = boundary.sealsOperands;
+    return e;
   });
 }
 
@@ -160,23 +177,34 @@ ScalarExpr castExprOf(CastOp op) {
         op, "cast: integer to a 16-bit float in one rounding",
         [&](Type) { return fn + "(a)"; }, /*exprIsStorage=*/true);
   }
-  return makeExpr(op, "cast",
-                         [&](Type) { return castExpr(from, to); });
+  ScalarExpr e =
+      makeExpr(op, "cast", [&](Type) { return castExpr(from, to); });
+  if (from.isF32() && to.isF32())
+    e.end = ScalarExpr::End::PassThrough; // the value itself
+  return e;
 }
 
 //===----------------------------------------------------------------------===//
 // Binary, compare, where
 //===----------------------------------------------------------------------===//
 
+/// `floatExpr` is shown in the scheme; `rounded` (when given) is what the
+/// kernel computes: the same value, explicitly rounded (Emitters.h).
 template <typename OpTy>
 void addBinary(ExprTable &t, const char *floatExpr,
-               std::function<std::string(Type)> intExpr) {
-  addExpr<OpTy>(t, [floatExpr, intExpr](OpTy op) {
-    return makeExpr(
+               std::function<std::string(Type)> intExpr,
+               const char *rounded = nullptr, Boundary boundary = {}) {
+  addExpr<OpTy>(t, [floatExpr, intExpr, rounded, boundary](OpTy op) {
+    ScalarExpr e = makeExpr(
         op, std::string("numpy broadcasting; y = ") + floatExpr,
         [&](Type type) -> std::string {
-          return isFloatType(type) ? floatExpr : intExpr(type);
+          if (!isFloatType(type))
+            return intExpr(type);
+          return rounded ? rounded : floatExpr;
         });
+    e.end = boundary.end;
+    e.sealsOperands = boundary.sealsOperands;
+    return e;
   });
 }
 
@@ -227,53 +255,65 @@ const char *kSiluGrad =
 const ExprTable &exprTable() {
   static const ExprTable table = [] {
     ExprTable t;
-  addUnary<NegOp>(t, "-a", "neg");
-  addUnary<AbsOp>(t, "fabsf(a)", "abs");
-  addUnary<ExpOp>(t, "expf(a)");
-  addUnary<LogOp>(t, "logf(a)");
+  addUnary<NegOp>(t, "-a", "neg", kPassThrough);
+  addUnary<AbsOp>(t, "fabsf(a)", "abs", kPassThrough);
+  addUnary<ExpOp>(t, "expf(a)", nullptr, kLibrary);
+  addUnary<LogOp>(t, "logf(a)", nullptr, kLibrary);
   addUnary<SqrtOp>(t, "sqrtf(a)");
   // 1/sqrtf rather than rsqrtf: rsqrtf is an approximation (2 ulp).
   addUnary<RsqrtOp>(t, "1.0f / sqrtf(a)");
   addUnary<ReciprocalOp>(t, "1.0f / a");
-  addUnary<TanhOp>(t, "tanhf(a)");
-  addUnary<ErfOp>(t, "erff(a)");
-  addUnary<SigmoidOp>(t, "1.0f / (1.0f + expf(-a))");
+  addUnary<TanhOp>(t, "tanhf(a)", nullptr, kLibrary);
+  addUnary<ErfOp>(t, "erff(a)", nullptr, kLibrary);
+  addUnary<SigmoidOp>(t, "1.0f / (1.0f + expf(-a))", nullptr, kDividesLibrary);
   addUnary<ReluOp>(t, "(a != a ? a : fmaxf(a, 0.0f))");
-  addUnary<CosOp>(t, "cosf(a)");
-  addUnary<SinOp>(t, "sinf(a)");
-  addUnary<SiluOp>(t, "a / (1.0f + expf(-a))");
+  addUnary<CosOp>(t, "cosf(a)", nullptr, kLibrary);
+  addUnary<SinOp>(t, "sinf(a)", nullptr, kLibrary);
+  addUnary<SiluOp>(t, "a / (1.0f + expf(-a))", nullptr, kDividesLibrary);
   addExpr<GeluOp>(t, [](GeluOp op) {
     bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
-    const char *e =
+    // The last multiply explicitly rounded: a reader's add cannot absorb
+    // it (the same value as `0.5f * a * (...)` before a store).
+    const char *shown =
         tanhForm ? "0.5f * a * (1.0f + tanhf(0.7978845608f * (a + 0.044715f * "
                    "a * a * a)))"
                  : "0.5f * a * (1.0f + erff(a * 0.7071067812f))";
-    return makeExpr(op,
-                           std::string("gelu ") + (tanhForm ? "tanh" : "erf") +
-                               ": y = " + e,
-                           [e](Type) { return std::string(e); });
+    const char *e =
+        tanhForm ? "__fmul_rn(0.5f * a, 1.0f + tanhf(0.7978845608f * (a + "
+                   "0.044715f * a * a * a)))"
+                 : "__fmul_rn(0.5f * a, 1.0f + erff(a * 0.7071067812f))";
+    ScalarExpr expr = makeExpr(
+        op, std::string("gelu ") + (tanhForm ? "tanh" : "erf") + ": y = " +
+                shown,
+        [e](Type) { return std::string(e); });
+    expr.sealsOperands = false;
+    return expr;
   });
   // Backward activations: a = the forward input, b = the cotangent.
   addExpr<GeluGradOp>(
       t, [](GeluGradOp op) {
         bool tanhForm = op.getApproximation() == GeluApproximation::tanh;
-        return makeExpr(
+        ScalarExpr e = makeExpr(
             op,
             std::string("gelu_grad ") + (tanhForm ? "tanh" : "erf") +
                 ": y = dy * gelu'(x)",
             [tanhForm](Type) {
-              return std::string(tanhForm ? "b * geluTanhGrad(a)"
-                                          : "b * geluErfGrad(a)");
+              return std::string(tanhForm ? "__fmul_rn(b, geluTanhGrad(a))"
+                                          : "__fmul_rn(b, geluErfGrad(a))");
             },
             /*exprIsStorage=*/false, tanhForm ? kGeluTanhGrad : kGeluErfGrad);
+        e.sealsOperands = false;
+        return e;
       });
   addExpr<SiluGradOp>(
       t, [](SiluGradOp op) {
-        return makeExpr(
+        ScalarExpr e = makeExpr(
             op,
             "silu_grad: y = dy * s * (1 + x * (1 - s)), s = sigmoid(x)",
-            [](Type) { return std::string("b * siluGrad(a)"); },
+            [](Type) { return std::string("__fmul_rn(b, siluGrad(a))"); },
             /*exprIsStorage=*/false, kSiluGrad);
+        e.sealsOperands = false;
+        return e;
       });
   addExpr<IsNanOp>(
       t, [](IsNanOp op) {
@@ -282,19 +322,23 @@ const ExprTable &exprTable() {
       });
   addExpr<CastOp>(t, castExprOf);
 
-  addBinary<AddOp>(t, "a + b",
-                   [](Type ty) { return wrapped(ty, "a", "+", "b"); });
-  addBinary<SubOp>(t, "a - b",
-                   [](Type ty) { return wrapped(ty, "a", "-", "b"); });
-  addBinary<MulOp>(t, "a * b",
-                   [](Type ty) { return wrapped(ty, "a", "*", "b"); });
+  addBinary<AddOp>(
+      t, "a + b", [](Type ty) { return wrapped(ty, "a", "+", "b"); },
+      "__fadd_rn(a, b)");
+  addBinary<SubOp>(
+      t, "a - b", [](Type ty) { return wrapped(ty, "a", "-", "b"); },
+      "__fsub_rn(a, b)");
+  addBinary<MulOp>(
+      t, "a * b", [](Type ty) { return wrapped(ty, "a", "*", "b"); },
+      "__fmul_rn(a, b)");
   addBinary<DivOp>(t, "a / b", [](Type ty) {
     // Truncates toward zero; MIN / -1 wraps; / 0 gives 0 (the reference
     // reports an error, a kernel cannot).
     return "(b == 0 ? (" + computeType(ty) + ")0 : b == -1 ? " +
            wrapped(ty, "0", "-", "a") + " : a / b)";
   });
-  addBinary<PowOp>(t, "powf(a, b)", [](Type) { return "powf(a, b)"; });
+  addBinary<PowOp>(
+      t, "powf(a, b)", [](Type) { return "powf(a, b)"; }, nullptr, kLibrary);
   addBinary<MaxOp>(t, "((a != a || b != b) ? NAN : fmaxf(a, b))",
                    [](Type) { return "(a > b ? a : b)"; });
   addBinary<MinOp>(t, "((a != a || b != b) ? NAN : fminf(a, b))",
@@ -307,8 +351,10 @@ const ExprTable &exprTable() {
                                [e](Type) { return std::string(e); });
       });
   addExpr<WhereOp>(t, [](WhereOp op) {
-    return makeExpr(op, "numpy broadcasting; y = a ? b : c",
-                           [](Type) { return std::string("a ? b : c"); });
+    ScalarExpr e = makeExpr(op, "numpy broadcasting; y = a ? b : c",
+                            [](Type) { return std::string("a ? b : c"); });
+    e.end = ScalarExpr::End::PassThrough; // selects an operand's value
+    return e;
   });
     return t;
   }();

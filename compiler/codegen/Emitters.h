@@ -19,6 +19,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
@@ -56,11 +57,32 @@ void registerElementwiseEmitters(EmitterTable &table);
 /// and c, in the compute type, or in the storage type when `isStorage`;
 /// `helpers` are device functions it calls. The one-op kernels and the
 /// fused ones (FusedEmitters.cpp) both use it.
+///
+/// In a fused kernel two ops meet in registers, and NVRTC (and ptxas, which
+/// reads a plain PTX mul.f32 and add.f32 the same way) contracts a multiply
+/// that ends one op with an add of the next into one FMA: one rounding fewer
+/// than the one-op kernels, which store and load between them. So the
+/// arithmetic ops use the explicitly rounded __fadd_rn / __fsub_rn /
+/// __fmul_rn, which are never contracted (in a one-op kernel, between a load
+/// and a store, they compute what `a + b` does), and the two fields below say
+/// where else an op boundary needs a barrier (docs/fusion.md "Exactness").
 struct ScalarExpr {
   std::string scheme; // the header's description ("y = a + b")
   std::string expr;
   bool isStorage = false;
   std::string helpers;
+  /// How the value ends. Rounded: an instruction no reader can merge with
+  /// (an explicitly rounded multiply or add, a division, a square root, a
+  /// conversion, a comparison, a max). PassThrough: an operand's value,
+  /// negated or selected, so rounded when the operands are. Open: a library
+  /// function, which may end in a plain multiply (expf does).
+  enum class End { Rounded, PassThrough, Open };
+  End end = End::Rounded;
+  /// Whether the expression reads its float operands only with instructions
+  /// that cannot absorb a multiply (explicitly rounded arithmetic,
+  /// conversions, comparisons, selects). Otherwise an operand that is not
+  /// rounded at its end is sealed first (sealedOperand).
+  bool sealsOperands = true;
 };
 /// Null for an op that is not elementwise.
 std::optional<ScalarExpr> scalarExpr(mlir::Operation *op);
@@ -113,11 +135,21 @@ mlir::LogicalResult emitClassifier(mlir::llmc::CrossEntropyOp ce,
 /// The statements that compute elementwise `op` for element e into a new
 /// variable `var` of its storage type, reading each operand's storage value
 /// from `element` (FusedEmitters.cpp; the fused and row-fused kernels).
+/// Values in `open` (f32 values a multiply or a library function may end
+/// in: an Open op's result, a norm's row result) are sealed before an op
+/// that does not seal its operands reads them; the op's own result joins
+/// `open` when it is not rounded at its end.
 std::string elementwiseOpCode(mlir::Operation *op,
                               const llvm::DenseMap<mlir::Value, std::string>
                                   &element,
                               const std::string &var,
-                              const std::string &indent);
+                              const std::string &indent,
+                              llvm::DenseSet<mlir::Value> &open);
+
+/// `value` (an f32 expression) through an exact identity that no multiply
+/// before it and no add after it can be contracted across: what a store
+/// and a load between two one-op kernels do.
+std::string sealedOperand(const std::string &value);
 
 /// How a warp row kernel (one warp per row, chunks of 4 elements: the
 /// layer_norm forward, the norm gradients) reads its row operands and

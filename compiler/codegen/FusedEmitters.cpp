@@ -14,8 +14,10 @@
 // segment's ops element by element in the order of the group, and stores
 // each result that is read outside the group as a vector. Values between
 // ops stay in registers in their storage type, so every intermediate
-// rounding (a bf16 result, a cast) is the one-op kernels' rounding and the
-// fused kernel is bit-exact with them (test/gpu/codegen/FusionGpuTest.cpp).
+// rounding (a bf16 result, a cast) is the one-op kernels' rounding; and no
+// multiply of one op is contracted with an add of the next into an FMA
+// (Emitters.h: explicitly rounded arithmetic, library values sealed), so
+// the fused kernel is bit-exact with them (test/gpu/codegen/FusionGpuTest.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/Emitters.h"
@@ -117,9 +119,10 @@ std::string segmentBody(const SegmentPlan &seg, ArrayRef<Value> inputs,
   std::string in = indent + "  ";
   s += indent + "#pragma unroll\n" + indent + "for (int e = 0; e < " +
        std::to_string(v) + "; ++e) {\n";
+  llvm::DenseSet<Value> open; // loaded values are rounded: they were stored
   for (Operation *op : seg.ops) {
     std::string var = "s" + std::to_string(opIndex.lookup(op));
-    s += elementwiseOpCode(op, element, var, in);
+    s += elementwiseOpCode(op, element, var, in, open);
     element[op->getResult(0)] = var;
   }
   for (unsigned r : seg.outputs)
@@ -135,10 +138,18 @@ std::string segmentBody(const SegmentPlan &seg, ArrayRef<Value> inputs,
 
 } // namespace
 
+std::string sealedOperand(const std::string &value) {
+  // x * 1 is x for every float (-0, infinities, NaN as NaN); mul.rn.f32 is
+  // never contracted, by NVRTC or ptxas, with the multiply before it or the
+  // add after it.
+  return "__fmul_rn(" + value + ", 1.0f)";
+}
+
 std::string elementwiseOpCode(Operation *op,
                               const llvm::DenseMap<Value, std::string> &element,
                               const std::string &var,
-                              const std::string &indent) {
+                              const std::string &indent,
+                              llvm::DenseSet<Value> &open) {
   static const char *names[] = {"a", "b", "c"};
   std::optional<ScalarExpr> e = scalarExpr(op);
   Value result = op->getResult(0);
@@ -146,17 +157,30 @@ std::string elementwiseOpCode(Operation *op,
   std::string s = indent + storageType(rt) + " " + var + ";  // " +
                   op->getName().getStringRef().str() + "\n";
   s += indent + "{\n";
+  bool readsOpen = false;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     Value operand = op->getOperand(i);
     Type t = elementTypeOf(operand);
     std::string src = element.count(operand) ? element.lookup(operand)
                                              : std::string("?");
+    std::string value = loadAs(t, src), note;
+    if (open.contains(operand)) {
+      readsOpen = true;
+      if (!e->sealsOperands) {
+        value = sealedOperand(value);
+        note = "  // sealed: no FMA across the ops";
+      }
+    }
     s += indent + "  const " + computeType(t) + " " + names[i] + " = " +
-         loadAs(t, src) + ";\n";
+         value + ";" + note + "\n";
   }
   s += indent + "  " + var + " = " +
        (e->isStorage ? e->expr : storeAs(rt, e->expr)) + ";\n";
   s += indent + "}\n";
+  bool endsOpen = e->end == ScalarExpr::End::Open ||
+                  (e->end == ScalarExpr::End::PassThrough && readsOpen);
+  if (rt.isF32() && !e->isStorage && endsOpen)
+    open.insert(result);
   return s;
 }
 

@@ -15,7 +15,8 @@
 //
 // Every value keeps its storage type between ops, as in the fused
 // elementwise kernels (FusedEmitters.cpp), so each is rounded where the
-// one-op kernels store it and the kernel is bitwise the unfused ones
+// one-op kernels store it, and no FMA spans two ops (Emitters.h: rounded
+// arithmetic, sealed values), so the kernel is bitwise the unfused ones
 // (test/gpu/codegen/RowFusionGpuTest.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -166,27 +167,26 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
     if (o.inLoad)
       io.load += ind + vec4(elementTypeOf(o.inner)) + " " + o.name + "v;\n";
   io.load += ind + "#pragma unroll\n" + ind + "for (int e = 0; e < 4; ++e) {\n";
+  llvm::DenseSet<Value> proOpen;
   for (Operation *op : parts->prologue) {
     std::string var = "s" + std::to_string(opIndex.lookup(op));
-    io.load += elementwiseOpCode(op, element, var, in);
+    io.load += elementwiseOpCode(op, element, var, in, proOpen);
     element[op->getResult(0)] = var;
   }
   for (const RowOut &o : outs)
     if (o.inLoad)
       io.load += in + o.name + "v.v[e] = " + element.lookup(o.inner) + ";\n";
-  // A computed row operand passes through an empty asm first: the one-op
-  // norm loaded it from memory, so no multiply of the prologue may fuse
-  // with the norm's first additions into an FMA (NVRTC contracts by
-  // default) and skip the rounding the store made.
+  // The one-op norm loaded its row operands from memory; a computed one
+  // that may end in a multiply (a library function's value) is sealed, so
+  // that the norm's first additions cannot absorb it into an FMA (an empty
+  // asm would not do: ptxas contracts across it). The prologue's
+  // arithmetic ends rounded (Emitters.h).
   for (auto [i, v] : llvm::enumerate(norm->getOperands()))
     if (fusion::isRowOperand(norm, i)) {
       std::string value = loadAs(elementTypeOf(v), element.lookup(v));
-      if (Operation *def = v.getDefiningOp(); def && pro.count(def))
-        io.load += in + "{\n" + in + "  float v = " + value + ";\n" + in +
-                   "  asm(\"\" : \"+f\"(v));\n" + in + "  " +
-                   rowDestination(norm, i) + " = v;\n" + in + "}\n";
-      else
-        io.load += in + rowDestination(norm, i) + " = " + value + ";\n";
+      if (proOpen.contains(v))
+        value = sealedOperand(value);
+      io.load += in + rowDestination(norm, i) + " = " + value + ";\n";
     }
   io.load += ind + "}\n";
   for (const RowOut &o : outs)
@@ -214,18 +214,22 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
     llvm::DenseMap<Value, std::string> el;
     for (const auto &[v, name] : epiInputNames)
       el[v] = name;
-    // The one-op kernel stored the row result: an f32 one passes through
-    // an empty asm so that its multiply does not fuse with the epilogue's
-    // add into an FMA (one rounding fewer than the unfused kernels).
+    // The one-op kernel stored the row result. An f32 one ends in a plain
+    // multiply (rstd * ...), which NVRTC or ptxas would contract with an
+    // epilogue add into one FMA, one rounding fewer than the unfused
+    // kernels (the bf16 residual-gradient epilogue was not bitwise for
+    // that): it is open, and the epilogue's ops read it rounded (__fadd_rn)
+    // or sealed (Emitters.h).
     Type rt = elementTypeOf(rowResult);
     std::string s = "          " + storageType(rt) + " nr = " +
                     storeAs(rt, y) + ";\n";
+    llvm::DenseSet<Value> open;
     if (rt.isF32())
-      s += "          asm(\"\" : \"+f\"(nr));\n";
+      open.insert(rowResult);
     el[rowResult] = "nr";
     for (Operation *op : parts->epilogue) {
       std::string var = "s" + std::to_string(opIndex.lookup(op));
-      s += elementwiseOpCode(op, el, var, "          ");
+      s += elementwiseOpCode(op, el, var, "          ", open);
       el[op->getResult(0)] = var;
     }
     for (const RowOut &o : outs)

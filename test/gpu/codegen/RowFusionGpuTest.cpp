@@ -27,8 +27,9 @@ void PrintTo(const RowFusionCase &c, std::ostream *os) { *os << c.name; }
 
 namespace {
 
-/// The norm prologue (on by default) and epilogue (off by default: not
-/// bitwise in bf16 on the H100, docs/fusion.md) both on.
+/// The norm prologue and epilogue both on (the default; the epilogue was
+/// off while its bf16 kernel contracted the gradient's last multiply with
+/// the residual add into an FMA: docs/fusion.md "No FMA across ops").
 llmc::FusionConfig normFusionOn() {
   llmc::FusionConfig c;
   c.normPrologue = c.normEpilogue = true;
@@ -82,6 +83,21 @@ const std::vector<RowFusionCase> &cases() {
   %1 = llmc.cast %0#0 : tensor<23x256xf32> -> tensor<23x256xbf16>
   %2 = llmc.add %dres, %0#0 : (tensor<23x256xf32>, tensor<23x256xf32>) -> tensor<23x256xf32>
   return %2, %1, %0#1, %0#0 : tensor<23x256xf32>, tensor<23x256xbf16>, tensor<256xf32>, tensor<23x256xf32>
+})"},
+      // Open values at a norm's row (docs/fusion.md "No FMA across ops"):
+      // exp's value as the norm's row operand, and the f32 gradient read by
+      // a gelu in the epilogue, both sealed.
+      {"SealedPrologueF32",
+       R"(func.func @forward(%h: tensor<13x128xf32>, %w: tensor<128xf32>) -> tensor<13x128xf32> {
+  %0 = llmc.exp %h : tensor<13x128xf32>
+  %1 = llmc.layer_norm %0 weight %w {axis = 1 : i64} : (tensor<13x128xf32>, tensor<128xf32>) -> tensor<13x128xf32>
+  return %1 : tensor<13x128xf32>
+})"},
+      {"SealedEpilogueF32",
+       R"(func.func @forward(%x: tensor<13x128xf32>, %dy: tensor<13x128xf32>, %w: tensor<128xf32>) -> (tensor<13x128xf32>, tensor<128xf32>) {
+  %0:2 = llmc.rms_norm_grad %x, %dy weight %w : (tensor<13x128xf32>, tensor<13x128xf32>, tensor<128xf32>) -> (tensor<13x128xf32>, tensor<128xf32>)
+  %1 = llmc.gelu tanh %0#0 : tensor<13x128xf32>
+  return %1, %0#1 : tensor<13x128xf32>, tensor<128xf32>
 })"},
   };
   return all;

@@ -19,7 +19,7 @@
 // CHECK:         const index_t i_c1 = i % 64;
 // CHECK-NEXT:    const float a = in_a[i];
 // CHECK-NEXT:    const float b = in_b[i_c1];
-// CHECK-NEXT:    out[i] = a + b;
+// CHECK-NEXT:    out[i] = __fadd_rn(a, b);
 // NVRTC: step 0 launch add_0 grid [8, 1, 1] block [256, 1, 1] smem 0 args (arg0, arg1, add_0.out0)
 // NVRTC: compiled 1 kernels for sm_90
 func.func @forward(%x: tensor<2x16x64xf32>, %b: tensor<64xf32>) -> tensor<2x16x64xf32> {
@@ -34,9 +34,9 @@ func.func @forward(%x: tensor<2x16x64xf32>, %b: tensor<64xf32>) -> tensor<2x16x6
 // CHECK:       gelu tanh: y = 0.5f * a * (1.0f + tanhf(0.7978845608f * (a + 0.044715f * a * a * a)))
 // CHECK:       #include <cuda_bf16.h>
 // CHECK:       const float a = __bfloat162float(in_a[i]);
-// CHECK-NEXT:  out[i] = __float2bfloat16(0.5f * a * (1.0f + tanhf(
+// CHECK-NEXT:  out[i] = __float2bfloat16(__fmul_rn(0.5f * a, 1.0f + tanhf(
 // CHECK-LABEL: // ===== gelu_1.cu =====
-// CHECK:       out[i] = __float2bfloat16(0.5f * a * (1.0f + erff(a * 0.7071067812f)));
+// CHECK:       out[i] = __float2bfloat16(__fmul_rn(0.5f * a, 1.0f + erff(a * 0.7071067812f)));
 // CHECK-LABEL: // ===== silu_2.cu =====
 // CHECK:       out[i] = __float2bfloat16(a / (1.0f + expf(-a)));
 // NVRTC: compiled 3 kernels for sm_90

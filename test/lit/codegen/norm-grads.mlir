@@ -114,12 +114,12 @@ func.func @forward(%x: tensor<4x6x5xf32>, %dy: tensor<4x6x5xf32>) -> (tensor<4x6
 // CHECK-LABEL: // ===== gelu_grad_0.cu =====
 // CHECK:       //   one thread per element, grid-stride loop; gelu_grad tanh: y = dy * gelu'(x)
 // CHECK:       __device__ __forceinline__ float geluTanhGrad(float x) {
-// CHECK:       out[i] = __float2bfloat16(b * geluTanhGrad(a));
+// CHECK:       out[i] = __float2bfloat16(__fmul_rn(b, geluTanhGrad(a)));
 // CHECK-LABEL: // ===== gelu_grad_1.cu =====
 // CHECK:       __device__ __forceinline__ float geluErfGrad(float x) {
-// CHECK:       out[i] = __float2bfloat16(b * geluErfGrad(a));
+// CHECK:       out[i] = __float2bfloat16(__fmul_rn(b, geluErfGrad(a)));
 // CHECK-LABEL: // ===== silu_grad_2.cu =====
-// CHECK:       out[i] = __float2bfloat16(b * siluGrad(a));
+// CHECK:       out[i] = __float2bfloat16(__fmul_rn(b, siluGrad(a)));
 // NVRTC:       compiled 3 kernels for sm_90
 func.func @forward(%x: tensor<8x1024x3072xbf16>, %dy: tensor<8x1024x3072xbf16>) -> (tensor<8x1024x3072xbf16>, tensor<8x1024x3072xbf16>, tensor<8x1024x3072xbf16>) {
   %0 = llmc.gelu_grad tanh %x, %dy : tensor<8x1024x3072xbf16>
