@@ -13,6 +13,7 @@
 #include "compiler/ClassifierChunks.h"
 #include "compiler/Compile.h"
 #include "compiler/Pipeline.h"
+#include "compiler/PrecisionExplain.h"
 #include "compiler/codegen/ShareKernels.h"
 
 #include "dialects/llmc/LlmcOps.h"
@@ -23,6 +24,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 using namespace mlir;
@@ -302,6 +304,11 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   report.arch = config.arch.empty() ? detectArch() : config.arch;
   CompileConfig forArch = config;
   forArch.precision.padArch = padArchFor(report.arch);
+  // --explain: the forward passes again on a copy of the model as loaded,
+  // with llmc-lower-precision recording its decisions.
+  OwningOpRef<ModuleOp> loaded;
+  if (config.explain)
+    loaded = module.clone();
   auto func = runPipeline(module, forArch);
   if (failed(func))
     return failure();
@@ -326,7 +333,16 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
       recomputed += "classifier " + l + "\n";
     for (const std::string &l : recomputeLines(module, /*values=*/true))
       recomputed += "recompute " + l + "\n";
-    out.explanation.text = recomputed + out.explanation.text;
+    PrecisionExplanation precision =
+        explainPrecision(*loaded, forArch.precision);
+    out.explanation.text =
+        precision.text + recomputed + out.explanation.text;
+    nlohmann::json doc = nlohmann::json::parse(out.explanation.json,
+                                               nullptr, false);
+    if (doc.is_object()) {
+      doc["precision"] = nlohmann::json::parse(precision.json, nullptr, false);
+      out.explanation.json = doc.dump(1) + "\n";
+    }
   }
   report.pipelineSeconds = secondsSince(start);
 

@@ -69,8 +69,9 @@ void printHelp() {
          "                         norm-epilogue, epilogues,\n"
          "                         gelu-epilogue, bias-grad-epilogue, strided,\n"
          "                         qkv-slices, classifier, all (docs/fusion.md)\n"
-         "  --explain              print each kernel group, its ops and why "
-         "the\n"
+         "  --explain              print every op's precision and why "
+         "(docs/precision.md),\n"
+         "                         each kernel group, its ops and why the\n"
          "                         boundaries left are not fused\n"
          "  --explain-json FILE    the same as JSON\n"
       << kModelOptionsHelp << kPrecisionOptionsHelp << kRecomputeOptionsHelp

@@ -113,10 +113,11 @@ void addPadShapes(mlir::OpPassManager &pm, const PrecisionConfig &precision) {
 }
 
 void addLowerPrecision(mlir::OpPassManager &pm,
-                       const PrecisionConfig &precision) {
+                       const PrecisionConfig &precision, bool explain) {
   mlir::llmc::LowerPrecisionPassOptions lower;
   lower.precision = precision.precision;
   lower.mutation = precision.mutation;
+  lower.explain = explain;
   pm.addPass(mlir::llmc::createLowerPrecisionPass(lower));
 }
 
@@ -179,6 +180,15 @@ mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
                                     const PrecisionConfig &precision) {
   mlir::PassManager pm(module->getContext());
   buildEvalPipeline(pm, precision);
+  return pm.run(module);
+}
+
+mlir::LogicalResult runPrecisionExplainPipeline(
+    mlir::ModuleOp module, const PrecisionConfig &precision) {
+  mlir::PassManager pm(module->getContext());
+  addAppendLoss(pm);
+  addPadShapes(pm, precision);
+  addLowerPrecision(pm, precision, /*explain=*/true);
   return pm.run(module);
 }
 

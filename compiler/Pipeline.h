@@ -40,8 +40,9 @@ mlir::LogicalResult runTrainingPipeline(mlir::ModuleOp module,
 
 /// llmc-lower-precision with `precision`'s options (docs/precision.md): on
 /// the forward graph, after the loss is appended and before autodiff.
+/// `explain` records every op's decision (llmc.precision_explain).
 void addLowerPrecision(mlir::OpPassManager &pm,
-                       const PrecisionConfig &precision);
+                       const PrecisionConfig &precision, bool explain = false);
 
 /// llmc-pad-shapes with `precision`'s padding options (docs/padding.md),
 /// or nothing under --no-pad: on the forward graph, after the loss is
@@ -58,6 +59,12 @@ void buildEvalPipeline(mlir::OpPassManager &pm,
                        const PrecisionConfig &precision = {});
 mlir::LogicalResult runEvalPipeline(mlir::ModuleOp module,
                                     const PrecisionConfig &precision = {});
+
+/// The forward part of the pipeline up to llmc-lower-precision, with
+/// `explain` on: `llmc compile --explain` runs it on a copy of the model
+/// to read every op's precision decision (compiler/PrecisionExplain.h).
+mlir::LogicalResult runPrecisionExplainPipeline(
+    mlir::ModuleOp module, const PrecisionConfig &precision);
 
 /// Which fusions the kernel pipeline runs (docs/fusion.md); `--no-fuse`
 /// turns each off.

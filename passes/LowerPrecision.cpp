@@ -29,18 +29,23 @@
 // 3. The return casts results back to @forward's declared types.
 //
 // Test-only `mutation`s plant known mistakes (docs/precision.md), so that
-// `llmc verify` can be shown to catch them.
+// `llmc verify` can be shown to catch them. With `explain`, every op's
+// decision (its class, the type it computes in, and why: the interface's
+// reason plus what step 1-2 decided) becomes the module attribute
+// `llmc.precision_explain`, which `llmc compile --explain` prints.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/TrainingUtils.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "dialects/llmc/PrecisionPolicyText.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
 
 #define DEBUG_TYPE "llmc-lower-precision"
 
@@ -112,9 +117,16 @@ public:
     // The f32 data movement whose bf16 copy took over, when nothing else
     // reads it (latest first: a chain frees its operands).
     for (Operation *op : llvm::reverse(replaced_))
-      if (op->use_empty())
+      if (op->use_empty()) {
+        why_.erase(op);
         op->erase();
+      }
     return success();
+  }
+
+  /// Why each op of @forward computes in its type (`explain`), by op.
+  const llvm::DenseMap<Operation *, std::string> &reasons() const {
+    return why_;
   }
 
 private:
@@ -133,14 +145,22 @@ private:
 
   void lowerOp(Operation *op, PrecisionPolicyOpInterface iface) {
     PrecisionPolicy policy = classOf(iface);
+    std::string why = precisionPolicyReason(iface.getPrecisionPolicy());
+    if (policy != iface.getPrecisionPolicy())
+      why = "planted mistake (mutation): computes as LowerOperands instead "
+            "of " +
+            std::string(precisionPolicyName(iface.getPrecisionPolicy()));
+    why_[op] = why;
     if (policy == PrecisionPolicy::Explicit)
       return;
     // The type the op computes in now, and the one it computed in before
     // the pass (which its float results have unless they are explicit).
     Type current = widestFloatOperand(op, /*before=*/false);
     Type original = widestFloatOperand(op, /*before=*/true);
-    if (!current)
+    if (!current) {
+      why_[op] = "no float operand: nothing to decide";
       return;
+    }
     Type target;
     if (policy == PrecisionPolicy::LowerOperands && !readsOnlyTables(op))
       target = low_;
@@ -148,6 +168,11 @@ private:
       target = widthOf(current) < 32 ? f32_ : current;
     else
       target = current;
+    if (policy == PrecisionPolicy::LowerOperands && target != low_)
+      why_[op] = "LowerOperands, but every float operand is a table (no "
+                 "parameter, no input: RoPE's inv_freq x positions), which "
+                 "transformers computes with autocast off: follows its "
+                 "operands";
 
     for (OpOperand &operand : op->getOpOperands()) {
       Value v = operand.get();
@@ -238,6 +263,8 @@ private:
           cast<RankedTensorType>(v.getType()).clone(elem));
       out = clone->getResult(0);
       replaced_.push_back(def);
+      why_[clone] = "a weight's data movement redone in the low type after "
+                    "the parameter's one cast (commutesWithCast: bit-exact)";
     } else {
       if (perUse)
         b.setInsertionPoint(user);
@@ -251,6 +278,10 @@ private:
       if (isa<BlockArgument>(v) && !perUse)
         lastEntryCast_ = c;
       out = c;
+      why_[c] = perUse ? "inserted for one use (planted mistake: "
+                         "weight-cast-per-use)"
+                       : "inserted: this value's one cast to this type, "
+                         "shared by every use";
     }
     if (!perUse)
       cache_[key] = out;
@@ -281,8 +312,11 @@ private:
     OpBuilder b(ret);
     for (OpOperand &operand : ret->getOpOperands()) {
       Type want = declared[operand.getOperandNumber()];
-      if (operand.get().getType() != want)
-        operand.set(b.create<CastOp>(ret.getLoc(), want, operand.get()));
+      if (operand.get().getType() != want) {
+        auto c = b.create<CastOp>(ret.getLoc(), want, operand.get());
+        why_[c] = "inserted: @forward's results keep their declared types";
+        operand.set(c);
+      }
     }
   }
 
@@ -296,7 +330,52 @@ private:
   SmallVector<Operation *> replaced_;
   // Element types of the results this pass retyped, as they were.
   llvm::DenseMap<Value, Type> before_;
+  llvm::DenseMap<Operation *, std::string> why_;
 };
+
+/// The type an op computes in, as --explain prints it: its first float
+/// result's element type (a cast's target), else its first float
+/// operand's (a comparison), else "-".
+std::string computeTypeOf(Operation *op) {
+  auto name = [](Value v) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << elementOf(v);
+    return s;
+  };
+  for (Value r : op->getResults())
+    if (isFloatTensor(r))
+      return name(r);
+  for (Value v : op->getOperands())
+    if (isFloatTensor(v))
+      return name(v);
+  return "-";
+}
+
+/// llmc.precision_explain: every op of `forward` in program order.
+void recordExplanation(ModuleOp module, func::FuncOp forward,
+                       const llvm::DenseMap<Operation *, std::string> &why) {
+  Builder b(module.getContext());
+  SmallVector<Attribute> entries;
+  for (Operation &op : forward.getBody().front().without_terminator()) {
+    auto iface = dyn_cast<PrecisionPolicyOpInterface>(&op);
+    std::string reason = why.lookup(&op);
+    if (reason.empty())
+      reason = iface ? precisionPolicyReason(iface.getPrecisionPolicy()) : "";
+    NamedAttribute fields[] = {
+        b.getNamedAttr("op", b.getStringAttr(op.getName().getStringRef())),
+        b.getNamedAttr("loc", op.getLoc()),
+        b.getNamedAttr(
+            "class",
+            b.getStringAttr(iface ? precisionPolicyName(
+                                        iface.getPrecisionPolicy())
+                                  : "none")),
+        b.getNamedAttr("type", b.getStringAttr(computeTypeOf(&op))),
+        b.getNamedAttr("why", b.getStringAttr(reason))};
+    entries.push_back(b.getDictionaryAttr(fields));
+  }
+  module->setAttr("llmc.precision_explain", b.getArrayAttr(entries));
+}
 
 class LowerPrecisionPass
     : public impl::LowerPrecisionPassBase<LowerPrecisionPass> {
@@ -339,6 +418,8 @@ public:
     if (failed(lowering.run()))
       return signalPassFailure();
     module->setAttr("llmc.precision", StringAttr::get(&getContext(), precision));
+    if (explain)
+      recordExplanation(module, forward, lowering.reasons());
   }
 };
 

@@ -464,6 +464,11 @@ def LowerPrecisionPass : Pass<"llmc-lower-precision", "::mlir::ModuleOp"> {
     tensor-core GEMM (operands rounded to 10 mantissa bits, f32
     accumulation) in the evaluator and in cuBLASLt, as torch's
     `allow_tf32` does for forward and backward alike.
+
+    With `explain`, the module gets `llmc.precision_explain`: one entry per
+    op of the lowered @forward, in program order (`op`, `loc`, `class`,
+    `type` it computes in, `why`: the interface's reason and what the pass
+    decided on top of it: a table, a cast it inserted, a planted mistake).
   }];
   let options = [
     Option<"precision", "precision", "std::string", "\"fp32\"",
@@ -473,6 +478,9 @@ def LowerPrecisionPass : Pass<"llmc-lower-precision", "::mlir::ModuleOp"> {
            "test only: plant a known mistake in the policy (softmax-bf16, "
            "layer-norm-bf16, loss-bf16, gemm-bf16-accumulate, "
            "weight-cast-per-use; docs/precision.md)">,
+    Option<"explain", "explain", "bool", "false",
+           "record every op's precision and why as the module attribute "
+           "llmc.precision_explain (what `llmc compile --explain` prints)">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }

@@ -215,6 +215,17 @@ LogicalResult Builder::addArguments() {
       m.role = BufferRole::OptimizerState;
       std::string of = stringAttr(func_, i, "llmc.state_of");
       m.name = of.empty() ? state : state + ":" + of;
+      // State starts at zero (the arena is cleared) unless the IR gives it
+      // a value: fp16's loss scale (`amp.scale`, llmc.init = the initial
+      // scale). Left at zero, the backward was seeded with 0 and the
+      // unscale multiplied every gradient by 1/0: NaN on every step.
+      if (options_.initialData && func_.getArgAttr(i, "llmc.init")) {
+        std::string error;
+        auto bytes = initialParameterBytes(func_, i, options_.seed, error);
+        if (!bytes)
+          return func_.emitError("codegen: ") << error;
+        m.init = std::move(*bytes);
+      }
     } else {
       m.role = BufferRole::Input;
       m.name = input.empty() ? "arg" + std::to_string(i) : input;

@@ -22,7 +22,8 @@
 //     compiler/common/ParameterInit.h) but straight into
 //     device bytes (DeviceBytes.h), so that the CPU and the GPU start from
 //     identical weights for one seed; state starts at zero (the arena
-//     is zeroed at load).
+//     is zeroed at load) unless it has an `llmc.init` (fp16's loss scale
+//     `amp.scale`), which becomes its initial data as a parameter's does.
 //
 // Offset tables of multi-tensor kernels (ScratchBuffer::offsetsOf) are
 // persistent buffers whose data is filled in once the layout is known.

@@ -8,8 +8,64 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/llmc/LlmcOps.h"
+#include "dialects/llmc/PrecisionPolicyText.h"
 
 namespace mlir::llmc {
+
+//===----------------------------------------------------------------------===//
+// The classes: names and reasons (`llmc compile --explain`)
+//===----------------------------------------------------------------------===//
+
+const char *precisionPolicyName(PrecisionPolicy p) {
+  switch (p) {
+  case PrecisionPolicy::Follow:
+    return "Follow";
+  case PrecisionPolicy::LowerOperands:
+    return "LowerOperands";
+  case PrecisionPolicy::Fp32Norm:
+    return "Fp32Norm";
+  case PrecisionPolicy::Fp32Softmax:
+    return "Fp32Softmax";
+  case PrecisionPolicy::Fp32Loss:
+    return "Fp32Loss";
+  case PrecisionPolicy::Fp32Reduction:
+    return "Fp32Reduction";
+  case PrecisionPolicy::Fp32Math:
+    return "Fp32Math";
+  case PrecisionPolicy::Explicit:
+    return "Explicit";
+  }
+  return "?";
+}
+
+const char *precisionPolicyReason(PrecisionPolicy p) {
+  switch (p) {
+  case PrecisionPolicy::Follow:
+    return "on no autocast list: runs in the widest type of its dimensioned "
+           "float operands (torch's type promotion)";
+  case PrecisionPolicy::LowerOperands:
+    return "autocast's lower-precision list (matmul, attention, and the "
+           "bias add of a linear layer, which autocast's addmm rounds with "
+           "the product): operands in the low type, f32 accumulation, the "
+           "result rounded once";
+  case PrecisionPolicy::Fp32Norm:
+    return "autocast's fp32 list: the mean and variance of a row lose too "
+           "much in 8 or 11 mantissa bits";
+  case PrecisionPolicy::Fp32Softmax:
+    return "autocast's fp32 list: exp and the row sum need f32's range and "
+           "mantissa";
+  case PrecisionPolicy::Fp32Loss:
+    return "autocast's fp32 list: the loss and its log-sum-exp in f32";
+  case PrecisionPolicy::Fp32Reduction:
+    return "autocast's fp32 list: long sums accumulate in f32";
+  case PrecisionPolicy::Fp32Math:
+    return "autocast's fp32 list: exp/log/pow/rsqrt/reciprocal overflow or "
+           "lose precision in 16 bits";
+  case PrecisionPolicy::Explicit:
+    return "a cast: its result type is the point";
+  }
+  return "?";
+}
 
 //===----------------------------------------------------------------------===//
 // Compute-bound ops: operands in the low type, result in the low type

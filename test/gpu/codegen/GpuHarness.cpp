@@ -2,16 +2,20 @@
 #include "test/gpu/codegen/GpuHarness.h"
 
 #include "compiler/Pipeline.h"
+#include "compiler/codegen/Emitters.h"
 #include "compiler/codegen/PlanBuilder.h"
 #include "compiler/eval/DeviceTensors.h"
 #include "compiler/eval/Evaluator.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "dialects/llmc/LlmcOps.h"
+#include "passes/FusionUtils.h"
 #include "runtime/Executor.h"
 #include "runtime/Nvrtc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <gtest/gtest.h>
 
@@ -82,9 +86,12 @@ std::string resultName(func::FuncOp func, unsigned i) {
   return "#" + std::to_string(i);
 }
 
-void compare(const std::string &what, const RefTensor &gpu,
+/// Expects `gpu` within `tol` of `ref`; false when it is not.
+bool compare(const std::string &what, const RefTensor &gpu,
              const RefTensor &ref, Tolerance tol) {
-  ASSERT_EQ(gpu.numElements(), ref.numElements()) << what;
+  EXPECT_EQ(gpu.numElements(), ref.numElements()) << what;
+  if (gpu.numElements() != ref.numElements())
+    return false;
   if (!ref.isFloat()) {
     int64_t mismatches = 0, first = -1;
     for (int64_t e = 0; e < ref.numElements(); ++e)
@@ -95,20 +102,21 @@ void compare(const std::string &what, const RefTensor &gpu,
                 static_cast<long long>(mismatches),
                 static_cast<long long>(ref.numElements()));
     EXPECT_EQ(mismatches, 0)
-        << what << ": first at element " << first << ": gpu " << gpu.ints[first]
-        << ", reference " << ref.ints[first];
-    return;
+        << what << ": first at element " << first << ": gpu "
+        << (first >= 0 ? gpu.ints[first] : 0) << ", reference "
+        << (first >= 0 ? ref.ints[first] : 0);
+    return mismatches == 0;
   }
   double diff = 0, norm = 0;
-  int64_t nanMismatch = 0;
+  int64_t nanMismatch = 0, firstNan = -1;
   for (int64_t e = 0; e < ref.numElements(); ++e) {
     double r = ref.floats[e], g = gpu.floats[e];
-    if (std::isnan(r) || std::isnan(g)) {
-      nanMismatch += std::isnan(r) != std::isnan(g);
-      continue;
-    }
-    if (std::isinf(r) || std::isinf(g)) {
-      nanMismatch += r != g;
+    if (std::isnan(r) || std::isnan(g) || std::isinf(r) || std::isinf(g)) {
+      bool differs = std::isnan(r) || std::isnan(g)
+                         ? std::isnan(r) != std::isnan(g)
+                         : r != g;
+      if (differs && nanMismatch++ == 0)
+        firstNan = e;
       continue;
     }
     diff += (g - r) * (g - r);
@@ -118,8 +126,13 @@ void compare(const std::string &what, const RefTensor &gpu,
   double limit = ref.kind == ElementKind::F32 ? tol.f32 : tol.low;
   std::printf("[ numerics ] %s %s: relative L2 error %.3g (tolerance %.0e)\n",
               what.c_str(), ref.typeString().c_str(), rel, limit);
-  EXPECT_EQ(nanMismatch, 0) << what << ": NaN/inf positions differ";
+  EXPECT_EQ(nanMismatch, 0)
+      << what << ": NaN/inf positions differ at " << nanMismatch
+      << " elements; the first, element " << firstNan << ": gpu "
+      << (firstNan >= 0 ? gpu.floats[firstNan] : 0.0) << ", reference "
+      << (firstNan >= 0 ? ref.floats[firstNan] : 0.0);
   EXPECT_LT(rel, limit) << what;
+  return nanMismatch == 0 && rel < limit;
 }
 
 } // namespace
@@ -324,6 +337,90 @@ void checkFunctionAgainstReference(func::FuncOp func, Tolerance tol,
               "differ bitwise from the plain run\n",
               test.c_str(), ms, differing, func.getNumResults());
   EXPECT_EQ(differing, 0u) << "graph replay is not deterministic";
+}
+
+void checkEveryValueAgainstReference(func::FuncOp func, Tolerance tol,
+                                     double floatScale) {
+  auto lowered = lowerGroups(func, codegen::CodegenOptions());
+  ASSERT_TRUE(succeeded(lowered)) << "code generation failed";
+  auto plan = codegen::buildUnplannedPlan(func, *lowered);
+  ASSERT_TRUE(succeeded(plan)) << "plan building failed";
+  std::mt19937_64 rng(runSeed());
+  std::vector<RefTensor> args;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    args.push_back(randomArgument(func, i, rng, floatScale));
+  std::unique_ptr<Executor> exec;
+  ExecutorOptions eo;
+  eo.source = "every value";
+  eo.syncEachStep = true;
+  Status s = Executor::create(plan->plan, eo, exec);
+  ASSERT_TRUE(s) << s.message();
+  for (unsigned i = 0; i < args.size(); ++i) {
+    std::vector<uint8_t> bytes = toDeviceBytes(args[i]);
+    s = exec->writeBuffer(plan->argumentBuffers[i], bytes.data(), bytes.size());
+    ASSERT_TRUE(s) << s.message();
+  }
+  s = exec->runPlain();
+  ASSERT_TRUE(s) << s.message();
+
+  // The buffer of each value a launch wrote, by the op inside the group
+  // that computes it (the evaluator shows a group's ops one by one). A
+  // buffer that a later group overwrites (llmc-fuse-classifier's logits)
+  // holds the later value: not compared.
+  struct Watched {
+    std::string buffer, label;
+  };
+  llvm::DenseMap<Value, Watched> watched;
+  llvm::DenseSet<Value> overwritten;
+  func.walk([&](mlir::llmc::KernelOp group) {
+    for (unsigned j = 0; j < group.getNumResults(); ++j)
+      if (int64_t in = mlir::llmc::fusion::overwrittenInput(group, j); in >= 0)
+        overwritten.insert(mlir::llmc::fusion::groupInputs(group)[in]);
+  });
+  for (const codegen::LoweredOp &lo : lowered->ops)
+    for (auto [j, r] : llvm::enumerate(lo.results)) {
+      if (overwritten.count(r))
+        continue;
+      Value inner = r;
+      if (auto group = r.getDefiningOp<mlir::llmc::KernelOp>()) {
+        unsigned n = cast<OpResult>(r).getResultNumber();
+        if (mlir::llmc::fusion::overwrittenInput(group, n) >= 0)
+          continue;
+        inner = group.getYield()->getOperand(n);
+      }
+      std::string buffer = lo.name + ".out" + std::to_string(j);
+      if (plan->plan.findBuffer(buffer))
+        watched[inner] = {buffer, codegen::KernelSource::origin(lo.op)};
+    }
+
+  std::string first;
+  size_t checked = 0;
+  auto observe = [&](Operation &op, const std::vector<RefTensor> &results) {
+    for (auto [j, ref] : llvm::enumerate(results)) {
+      auto it = watched.find(op.getResult(j));
+      if (it == watched.end())
+        continue;
+      std::vector<uint8_t> bytes;
+      Status read = exec->readBuffer(it->second.buffer, bytes);
+      EXPECT_TRUE(read) << read.message();
+      if (!read)
+        return true;
+      RefTensor gpu = fromDeviceBytes(bytes, ref.kind, ref.shape);
+      std::string what = "[ value " + std::to_string(checked++) + " ] " +
+                         it->second.buffer + " = " + it->second.label +
+                         " result #" + std::to_string(j);
+      if (!compare(what, gpu, ref, tol) && first.empty())
+        first = what;
+    }
+    return false;
+  };
+  ASSERT_TRUE(succeeded(evaluate(func, args, observe)))
+      << "the reference evaluator failed";
+  std::printf("[ numerics ] %zu values compared (seed %llu)\n", checked,
+              static_cast<unsigned long long>(runSeed()));
+  if (!first.empty())
+    std::printf("[ first divergence ] %s\n", first.c_str());
+  EXPECT_GT(checked, 0u) << "no value of the plan was compared";
 }
 
 namespace {

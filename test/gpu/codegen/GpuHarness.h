@@ -54,6 +54,16 @@ void checkAgainstReference(const std::string &mlir, Tolerance tol = {},
 void checkFunctionAgainstReference(mlir::func::FuncOp func, Tolerance tol = {},
                                    double floatScale = 1.0);
 
+/// Needs a GPU. The diagnostic for a step whose results are wrong (a NaN
+/// the reference does not have): runs `func`'s plan once, unplanned (every
+/// value keeps its own buffer), and the reference op by op, and compares
+/// every value a launch wrote with the reference's, in program order. Each
+/// line is `[ value k ] <op> (origin) result #j: ...`; the first one that
+/// fails is printed again as `[ first divergence ]` at the end.
+void checkEveryValueAgainstReference(mlir::func::FuncOp func,
+                                     Tolerance tol = {},
+                                     double floatScale = 1.0);
+
 /// Needs a GPU: the best of `replays` CUDA-graph replays of @forward in
 /// milliseconds, on random arguments (no reference run), with `fusion`;
 /// negative and a gtest failure when something fails.
