@@ -13,22 +13,23 @@
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse=bogus 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse 2>&1 | FileCheck %s --check-prefix=EMPTY
 
-// gpt2-tiny in bf16, launches per step: 56 with the default fusion (the
+// gpt2-tiny in bf16, launches per step: 52 with the default fusion (the
 // norm epilogue off by default, compiler/Pipeline.h; attention reading the
-// packed qkv); 84 with only the cuBLASLt epilogues, strided attention, the
+// packed qkv); 80 with only the cuBLASLt epilogues, strided attention, the
 // packed qkv and the norm prologue; 99 with no fusion
 // at all (a bf16 linear layer's bias add still rides with its matmul, being
 // part of its one rounding). The GELU epilogues are off by default
-// (compiler/Pipeline.h: slower backward, and off autocast's rounding), so
-// turning them and the bias-gradient epilogue off changes nothing here
-// (gpt2-tiny's weights are [in, out]: its bias gradients are the weight
-// gradient's rhs, which BGRADB does not cover).
-// TINY:      launches        56 per step
-// TINY-EPI:  launches        84 per step
+// (compiler/Pipeline.h: slower backward, and off autocast's rounding);
+// gpt2-tiny's weights are [in, out], so its four bias gradients are the
+// weight gradients' rhs and ride in them as BGRADA (`bias_grad_rhs`):
+// turning the bias-gradient epilogue off gives 56 back.
+// TINY:      launches        52 per step
+// TINY-EPI:  launches        80 per step
 // TINY-OFF:  launches        99 per step
 // TINY-NOGELU: launches      56 per step
 
-// The HF GPT-2 export (2 layers): 158 -> 94 (174 -> 124 without the 16
+// The HF GPT-2 export (2 layers): 158 -> 87 (95 before its 8 bias
+// gradients rode in their weight gradients as BGRADA). (174 -> 124 without the 16
 // transposes around attention and the fused classifier; 103 without the
 // norm prologues and epilogues; 107 before the widening casts behind a
 // reshape rode in the norm gradients). Each group with its members
@@ -51,10 +52,10 @@
 // HF-NEXT:     llmc.cross_entropy "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cross_entropy_grad "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cast
-// HF:      launches        95 per step
-// HF-EPI:  launches        149 per step
+// HF:      launches        87 per step
+// HF-EPI:  launches        141 per step
 // HF-NONORM: norm prologues are off (--no-fuse=norm-prologue)
-// HF-NONORM: launches        99 per step
+// HF-NONORM: launches        91 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
 // BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
