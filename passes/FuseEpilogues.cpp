@@ -92,7 +92,7 @@ struct FuseEpiloguesPass
       epilogue::fuseGeluGrad(func, biasGrad);
     }
     if (biasGrad)
-      epilogue::fuseBiasGrad(func);
+      epilogue::fuseBiasGrad(func, biasGradRhs);
   }
 };
 

@@ -28,12 +28,14 @@ llvm::StringRef name(Kind kind) {
     return "gelu_grad";
   case Kind::BiasGradLhs:
     return "bias_grad_lhs";
+  case Kind::BiasGradRhs:
+    return "bias_grad_rhs";
   }
   return "";
 }
 
 std::optional<Kind> parse(llvm::StringRef text) {
-  for (Kind k : {Kind::Gelu, Kind::GeluGrad, Kind::BiasGradLhs})
+  for (Kind k : {Kind::Gelu, Kind::GeluGrad, Kind::BiasGradLhs, Kind::BiasGradRhs})
     if (text == name(k))
       return k;
   return std::nullopt;
@@ -192,7 +194,7 @@ void fuseGeluGrad(func::FuncOp func, bool withBiasGrad) {
   }
 }
 
-void fuseBiasGrad(func::FuncOp func) {
+void fuseBiasGrad(func::FuncOp func, bool withRhs) {
   for (KernelOp rg : groupsWith<ReduceSumOp>(func)) {
     ReduceSumOp sum = rowSum(rg);
     if (!sum)
@@ -202,8 +204,8 @@ void fuseBiasGrad(func::FuncOp func) {
     if (!epilogueType(cType) ||
         getElementTypeOrSelf(sum.getType()) != cType.getElementType())
       continue;
-    // c, or its [rows, n] reshape, as the transposed lhs of a weight
-    // gradient: dW = c^T x sums c over the GEMM's k, the rows.
+    // c, or its [rows, n] reshape, as an operand of a weight gradient
+    // (c^T x or x^T c): either sums c over the GEMM's k, the rows.
     SmallVector<Value> views{c};
     for (Operation *user : c.getUsers())
       if (auto reshape = dyn_cast<ReshapeOp>(user);
@@ -212,14 +214,18 @@ void fuseBiasGrad(func::FuncOp func) {
           reshape.getType().getShape().back() == cType.getShape().back())
         views.push_back(reshape.getResult());
     KernelOp host;
+    Kind kind = Kind::BiasGradLhs;
     for (Value view : views) {
       for (Operation *user : view.getUsers()) {
         auto m = dyn_cast<MatmulOp>(user);
         auto h = m ? dyn_cast<KernelOp>(m->getParentOp()) : nullptr;
+        // Both layouts are the wgrad GEMM (lhs transposed, rhs not): c as
+        // the lhs is dW = c^T x ([in, out] weights transposed, BGRADB); c
+        // as the rhs is dW = x^T c (HF Conv1D's [in, out] weights, BGRADA).
         if (!h || hostMatmul(h, rg->getBlock()) != m ||
             fusion::classify(h) != fusion::GroupKind::Single ||
-            m.getLhs() != view || !m.getTransposeLhs() ||
-            m.getTransposeRhs() ||
+            (m.getLhs() != view && (!withRhs || m.getRhs() != view)) ||
+            !m.getTransposeLhs() || m.getTransposeRhs() ||
             cast<RankedTensorType>(view.getType()).getRank() != 2 ||
             getElementTypeOrSelf(m.getType()) != cType.getElementType())
           continue;
@@ -231,6 +237,7 @@ void fuseBiasGrad(func::FuncOp func) {
         });
         if (later) {
           host = h;
+          kind = m.getLhs() == view ? Kind::BiasGradLhs : Kind::BiasGradRhs;
           break;
         }
       }
@@ -241,7 +248,7 @@ void fuseBiasGrad(func::FuncOp func) {
       continue;
     auto matmul = cast<MatmulOp>(soleOp(host));
     regroup(host, {sum}, {matmul.getResult(), sum.getResult()},
-            {host.getResult(0), rg.getResult(0)}, {rg}, Kind::BiasGradLhs);
+            {host.getResult(0), rg.getResult(0)}, {rg}, kind);
   }
 }
 

@@ -27,6 +27,7 @@ enum class Kind {
   Gelu,        // matmul [+ bias] -> gelu tanh, yields (gelu) or (gelu, pre)
   GeluGrad,    // matmul -> gelu_grad tanh pre, dh [-> reduce_sum rows]
   BiasGradLhs, // matmul(c^T, x) and reduce_sum(c) over its rows
+  BiasGradRhs, // matmul(x^T, c) and reduce_sum(c) over its rows
 };
 
 llvm::StringRef name(Kind kind);
@@ -40,7 +41,8 @@ std::optional<Kind> of(KernelOp group);
 /// matmul before a weight-gradient matmul could take it).
 void fuseGelu(func::FuncOp func);
 void fuseGeluGrad(func::FuncOp func, bool withBiasGrad);
-void fuseBiasGrad(func::FuncOp func);
+/// `withRhs`: also the [in, out] layout's dW = x^T c (BGRADA).
+void fuseBiasGrad(func::FuncOp func, bool withRhs);
 
 } // namespace mlir::llmc::epilogue
 

@@ -804,7 +804,7 @@ def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
     because a per-batch bias would need a bias batch stride. The group
     takes the matmul's place.
 
-    Then (passes/MatmulEpilogues.cpp) three rewrites name a cuBLASLt
+    Then (passes/MatmulEpilogues.cpp) four rewrites name a cuBLASLt
     epilogue in the group's `llmc.epilogue` attribute; all need a bf16 or
     f16 product, static, rank >= 2, its last dim a multiple of 8 (the aux
     matrix's ld), a one-GEMM matmul group without an epilogue yet:
@@ -820,12 +820,19 @@ def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
       the weight-gradient matmul `matmul(%c or its [rows, n] reshape, %x)
       {transpose_lhs}` (no transpose_rhs, of %c's type) when everything that
       reads the sum comes after that matmul (cuBLASLt BGRADB).
+    - `bias_grad_rhs`: the same with %c the rhs, `matmul(%x, %c or its
+      [rows, n] reshape) {transpose_lhs}`: the weight gradient of an
+      [in, out] weight (HF GPT-2's Conv1D), dW = x^T c (cuBLASLt BGRADA).
   }];
   let options = [
     Option<"gelu", "gelu", "bool", "true",
            "GELU and GELU-gradient epilogues">,
     Option<"biasGrad", "bias-grad", "bool", "true",
-           "bias-gradient epilogues (DGELU_BGRAD's and BGRADB)">,
+           "bias-gradient epilogues (DGELU_BGRAD's, BGRADB, BGRADA)">,
+    Option<"biasGradRhs", "bias-grad-rhs", "bool", "true",
+           "with bias-grad: also BGRADA, the cotangent as the wgrad GEMM's "
+           "rhs (the default stands until EpilogueGpuBenchmark.Gpt2Shapes "
+           "shows whether BGRADA slows the GEMM at the HF shapes)">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }

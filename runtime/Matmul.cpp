@@ -47,6 +47,8 @@ cublasLtEpilogue_t epilogueOf(const MatmulStep &mm,
                              : CUBLASLT_EPILOGUE_DGELU;
   case MatmulEpilogue::BiasGradA:
     return CUBLASLT_EPILOGUE_BGRADB; // our A is cuBLASLt's B
+  case MatmulEpilogue::BiasGradB:
+    return CUBLASLT_EPILOGUE_BGRADA; // our B is cuBLASLt's A
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }

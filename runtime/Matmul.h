@@ -11,7 +11,8 @@
 // per-row bias of D^T: exactly CUBLASLT_EPILOGUE_BIAS. Likewise GELU's aux
 // matrix is D's shape (column-major ld n), DGELU_BGRAD's bias gradient sums
 // D^T's columns (our rows), and our A's sum over k is cuBLASLt's B's:
-// MatmulEpilogue::BiasGradA is CUBLASLT_EPILOGUE_BGRADB.
+// MatmulEpilogue::BiasGradA is CUBLASLT_EPILOGUE_BGRADB, and BiasGradB (our
+// B's sum over k, the [n] rows of D^T) is CUBLASLT_EPILOGUE_BGRADA.
 //
 // Descriptors, layouts and the algorithm (from the heuristic) are made once at
 // load; run() only enqueues cublasLtMatmul, which is what a captured CUDA

@@ -23,6 +23,8 @@ const char *matmulEpilogueName(MatmulEpilogue e) {
     return "gelu_grad";
   case MatmulEpilogue::BiasGradA:
     return "bias_grad_a";
+  case MatmulEpilogue::BiasGradB:
+    return "bias_grad_b";
   }
   return "?";
 }
@@ -30,7 +32,7 @@ const char *matmulEpilogueName(MatmulEpilogue e) {
 bool matmulEpilogueFromName(const std::string &name, MatmulEpilogue &out) {
   for (MatmulEpilogue e :
        {MatmulEpilogue::None, MatmulEpilogue::Gelu, MatmulEpilogue::GeluGrad,
-        MatmulEpilogue::BiasGradA})
+        MatmulEpilogue::BiasGradA, MatmulEpilogue::BiasGradB})
     if (name == matmulEpilogueName(e)) {
       out = e;
       return true;
@@ -375,18 +377,20 @@ Status checkOperand(const Plan &plan, const char *role, const std::string &name,
 
 /// cuBLASLt's conditions on the epilogues the compiler forms (Matmul.cpp):
 /// one GEMM, C = D, the aux matrix's ld (n) a multiple of 8, and the bias
-/// gradient of BGRADB only with A transposed and B not.
+/// gradients of BGRADB and BGRADA only in the wgrad layout, A transposed and
+/// B not (the one layout the compiler forms and the GPU test measures).
 Status checkEpilogue(const Plan &plan, const MatmulStep &mm) {
   const std::string what =
       std::string("epilogue '") + matmulEpilogueName(mm.epilogue) + "' ";
   bool wantsAux = mm.epilogue == MatmulEpilogue::GeluGrad;
   bool allowsAux = wantsAux || mm.epilogue == MatmulEpilogue::Gelu;
-  bool allowsBiasGrad = mm.epilogue == MatmulEpilogue::GeluGrad ||
-                        mm.epilogue == MatmulEpilogue::BiasGradA;
+  bool biasGradOnly = mm.epilogue == MatmulEpilogue::BiasGradA ||
+                      mm.epilogue == MatmulEpilogue::BiasGradB;
+  bool allowsBiasGrad = mm.epilogue == MatmulEpilogue::GeluGrad || biasGradOnly;
   if (mm.epilogue == MatmulEpilogue::None) {
     if (!mm.aux.empty() || !mm.biasGrad.empty())
       return Status::error("aux and biasGrad need an epilogue (gelu, "
-                           "gelu_grad or bias_grad_a)");
+                           "gelu_grad, bias_grad_a or bias_grad_b)");
     return Status::ok();
   }
   if (mm.batch != 1 || mm.beta != 0 || !mm.c.empty())
@@ -397,8 +401,7 @@ Status checkEpilogue(const Plan &plan, const MatmulStep &mm) {
     return Status::error(what + "needs an aux matrix (the GELU input)");
   if (!allowsBiasGrad && !mm.biasGrad.empty())
     return Status::error(what + "writes no bias gradient");
-  if (mm.epilogue == MatmulEpilogue::BiasGradA &&
-      (mm.biasGrad.empty() || !mm.transA || mm.transB))
+  if (biasGradOnly && (mm.biasGrad.empty() || !mm.transA || mm.transB))
     return Status::error(what + "needs biasGrad, transA and not transB");
   if (mm.epilogue != MatmulEpilogue::Gelu && !mm.bias.empty())
     return Status::error(what + "adds no bias");

@@ -159,6 +159,7 @@ enum class MatmulEpilogue {
   Gelu,      // D = gelu_tanh(acc [+ bias]); aux, if named, gets acc [+ bias]
   GeluGrad,  // D = gelu_tanh'(aux) * acc; biasGrad, if named, = D's row sum
   BiasGradA, // biasGrad = the sum of op(A) over k, an [m] vector (transA)
+  BiasGradB, // biasGrad = the sum of op(B) over k, an [n] vector (transA)
 };
 const char *matmulEpilogueName(MatmulEpilogue e);
 bool matmulEpilogueFromName(const std::string &name, MatmulEpilogue &out);
@@ -182,7 +183,7 @@ struct MatmulStep {
   std::string bias;       // optional [n] vector added to every row of D
   MatmulEpilogue epilogue = MatmulEpilogue::None;
   std::string aux;      // [m, n] of typeD: Gelu writes it, GeluGrad reads it
-  std::string biasGrad; // typeD: [n] (GeluGrad) or [m] (BiasGradA)
+  std::string biasGrad; // typeD: [n] (GeluGrad, BiasGradB) or [m] (BiasGradA)
   // Elements between consecutive batches; -1 means densely packed.
   int64_t strideA = -1, strideB = -1, strideC = -1, strideD = -1;
 

@@ -391,7 +391,8 @@ Status readStep(const Reader &r, Step &step) {
     LLMC_RETURN_IF_ERROR(r.string("epilogue", epilogue, true));
     if (!matmulEpilogueFromName(epilogue, mm.epilogue))
       return r.fail("epilogue '" + epilogue +
-                    "' is not none, gelu, gelu_grad or bias_grad_a");
+                    "' is not none, gelu, gelu_grad, bias_grad_a or "
+                    "bias_grad_b");
     LLMC_RETURN_IF_ERROR(r.string("aux", mm.aux, true));
     LLMC_RETURN_IF_ERROR(r.string("biasGrad", mm.biasGrad, true));
     LLMC_RETURN_IF_ERROR(r.integer("strideA", mm.strideA, true));

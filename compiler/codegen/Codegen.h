@@ -111,6 +111,10 @@ struct ScratchBuffer {
   std::vector<int64_t> shape;
   std::vector<KernelArg> offsetsOf;
   KernelArg offsetBase;
+  /// Keeps its bytes from step to step (zero at load, as the whole arena):
+  /// counters a kernel returns to zero itself, as a column reduction's
+  /// tickets (ReduceEmitters.cpp).
+  bool persistent = false;
 };
 
 struct OpLowering {

@@ -64,7 +64,7 @@ FailureOr<LoweredOp> lowerEpilogueGroup(mlir::llmc::KernelOp group,
   };
   if (!kind)
     return bad("not an epilogue codegen knows (gelu, gelu_grad, "
-               "bias_grad_lhs)");
+               "bias_grad_lhs, bias_grad_rhs)");
   SmallVector<Operation *> ops = opsOf(group);
   auto matmul = dyn_cast<mlir::llmc::MatmulOp>(ops.front());
   if (!matmul)
@@ -127,20 +127,23 @@ FailureOr<LoweredOp> lowerEpilogueGroup(mlir::llmc::KernelOp group,
     mm->epilogue = MatmulEpilogue::GeluGrad;
     break;
   }
-  case Kind::BiasGradLhs: {
+  case Kind::BiasGradLhs:
+  case Kind::BiasGradRhs: {
+    bool lhs = *kind == Kind::BiasGradLhs;
     if (ops.size() != 2 || !mm->transA || mm->transB ||
         yielded.size() != 2 || yielded[0] != product ||
         yielded[1] != ops[1]->getResult(0))
       return bad("expected a matmul {transpose_lhs} and a row sum, both "
                  "yielded");
-    // The sum reads the lhs or the tensor the lhs is a [rows, n] view of.
+    // The sum reads the operand or the tensor it is a [rows, n] view of.
     Value c = ops[1]->getNumOperands() == 1 ? ops[1]->getOperand(0) : Value();
-    Value lhs = matmul.getLhs();
-    auto view = lhs.getDefiningOp<mlir::llmc::ReshapeOp>();
+    Value operand = lhs ? matmul.getLhs() : matmul.getRhs();
+    auto view = operand.getDefiningOp<mlir::llmc::ReshapeOp>();
     if (!c || !isRowSum(ops[1], c) ||
-        (c != lhs && (!view || view.getInput() != c)))
-      return bad("the row sum does not read the matmul's lhs");
-    mm->epilogue = MatmulEpilogue::BiasGradA;
+        (c != operand && (!view || view.getInput() != c)))
+      return bad(lhs ? "the row sum does not read the matmul's lhs"
+                     : "the row sum does not read the matmul's rhs");
+    mm->epilogue = lhs ? MatmulEpilogue::BiasGradA : MatmulEpilogue::BiasGradB;
     break;
   }
   }

@@ -313,9 +313,11 @@ LogicalResult Builder::addOps() {
       uint64_t n = 1;
       for (int64_t d : s.shape)
         n *= d;
-      // Offset tables hold data written at load: persistent.
-      scratchSlots_[k].push_back(addRequest(
-          std::move(m), n * dtypeSize(s.dtype), !s.offsetsOf.empty(), pos));
+      // Offset tables hold data written at load, and persistent scratch
+      // (tickets) must keep its zeros: neither shares bytes with others.
+      scratchSlots_[k].push_back(
+          addRequest(std::move(m), n * dtypeSize(s.dtype),
+                     !s.offsetsOf.empty() || s.persistent, pos));
     }
   }
   return success();

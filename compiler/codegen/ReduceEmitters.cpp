@@ -8,10 +8,14 @@
 //            unbroadcast of a bias gradient, [16384, 768] -> [768]): one
 //            thread per column would leave the GPU nearly idle (768 threads
 //            each walking 16384 rows took 0.15 ms a call on an H200), so
-//            `<name>_partial` sums chunks of kChunkRows rows per 32 columns
-//            (8 row lanes per column, then a fixed-order shared-memory sum)
-//            into scratch `partials` [chunks, cols], and `<name>` adds a
-//            column's chunks in order: deterministic, no atomics.
+//            each block sums a chunk of kChunkRows rows per 32 columns (8
+//            row lanes per column, then a fixed-order shared-memory sum)
+//            into scratch `partials` [chunks, cols], and in the same launch
+//            the block that draws the last ticket of its column group adds
+//            the group's chunks in order: deterministic (no atomics on
+//            data), one launch instead of a partial and a final kernel.
+//            The tickets are persistent (zero at load) and reset by the
+//            block that used them.
 //   general  any axes, any type: one thread per result element, a loop over
 //            the reduced index space with baked-in strides. Adjacent threads
 //            own adjacent kept elements, so a reduction over leading axes
@@ -103,7 +107,10 @@ LogicalResult emitRows(Operation *op, const EmitContext &ctx, OpLowering &out,
 
 constexpr int64_t kChunkRows = 128;
 
-/// Float sum/mean over the leading `rows` of a [rows, cols] view.
+/// Float sum/mean over the leading `rows` of a [rows, cols] view, in one
+/// launch: every block sums a chunk of rows into `partials`, and the block
+/// that finishes its column group last (a ticket per group) adds the
+/// group's chunks in order.
 LogicalResult emitColumns(Operation *op, const EmitContext &ctx,
                           OpLowering &out, Reduction kind, int64_t rows,
                           int64_t cols) {
@@ -117,33 +124,39 @@ LogicalResult emitColumns(Operation *op, const EmitContext &ctx,
            << rows << " rows x " << cols
            << " columns exceeds the launch grid (at most "
            << 65535 * kChunkRows << " rows)";
-  std::string partialName = ctx.name + "_partial";
-  KernelSource part(op, partialName);
+  KernelSource src(op, ctx.name);
   // A thread loads 16 bytes of a row at once (4 f32 or 8 bf16/f16
   // columns) when whole vectors tile the row: a warp then reads 512
   // contiguous bytes of a row instead of 32 elements. Each column still
   // sums rows r0 + ty, r0 + ty + 8, ... per row lane and the 8 lanes in
-  // order, so both kernels give the same bits.
+  // order, so both forms give the same bits.
   int64_t vec = it.isF32() ? 4 : it.isBF16() || it.isF16() ? 8 : 1;
   if (cols % vec != 0)
     vec = 1;
-  part.constant("kRows", rows, "reduced rows");
-  part.constant("kCols", cols, "kept columns");
-  part.constant("kChunkRows", kChunkRows, "rows per block");
+  int64_t groups = (cols / vec + 31) / 32;
+  src.constant("kRows", rows, "reduced rows");
+  src.constant("kCols", cols, "kept columns");
+  src.constant("kChunkRows", kChunkRows, "rows per block");
+  src.constant("kChunks", chunks, "blocks per column group (grid y)");
+  src.constant("kVec", vec, "columns per load");
+  src.constant("kGroupCols", 32 * vec, "columns per block (grid x)");
+  std::string phase2 =
+      ", phase 2 in the same launch: the block that takes a column group's "
+      "last ticket adds its kChunks partial sums per column in chunk order "
+      "(deterministic, no atomics on data)";
+  std::string partialStore;
   if (vec > 1) {
-    part.scheme(std::string("reduce_") + reductionName(kind) +
-                " over leading axes, phase 1: a block sums kChunkRows rows "
-                "of 32 vectors of kVec columns (16-byte loads; 8 row lanes "
-                "per column, then shared memory in a fixed order) into "
-                "partials[chunk, col]");
-    part.constant("kVec", vec, "columns per 16-byte load");
-    part.staticAssert("kCols % kVec == 0", "whole vectors per row");
-    part.helper("template <typename T, int N> struct alignas(sizeof(T) * N) "
-                "Vec {\n  T v[N];\n};\n");
+    src.scheme(std::string("reduce_") + reductionName(kind) +
+               " over leading axes, phase 1: a block sums kChunkRows rows "
+               "of 32 vectors of kVec columns (16-byte loads; 8 row lanes "
+               "per column, then shared memory in a fixed order) into "
+               "partials[chunk, col]" +
+               phase2);
+    src.staticAssert("kCols % kVec == 0", "whole vectors per row");
+    src.helper("template <typename T, int N> struct alignas(sizeof(T) * N) "
+               "Vec {\n  T v[N];\n};\n");
     std::string vt = "Vec<" + storageType(it) + ", kVec>";
-    part.kernel(
-        kernelHead(partialName, 256,
-                   inParam(it, "in") + ", float *__restrict__ partials") +
+    partialStore =
         "  __shared__ float sums[8][kVec][33];\n"
         "  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
         "  const index_t vc = (index_t)blockIdx.x * 32 + tx;\n"
@@ -177,16 +190,14 @@ LogicalResult emitColumns(Operation *op, const EmitContext &ctx,
         "        total += sums[j][e][tx];\n"
         "      partials[(index_t)blockIdx.y * kCols + vc * kVec + e] = "
         "total;\n"
-        "    }\n"
-        "}\n");
+        "    }\n";
   } else {
-    part.scheme(std::string("reduce_") + reductionName(kind) +
-                " over leading axes, phase 1: a block sums kChunkRows rows of "
-                "32 columns (8 row lanes per column, then shared memory in a "
-                "fixed order) into partials[chunk, col]");
-    part.kernel(
-        kernelHead(partialName, 256,
-                   inParam(it, "in") + ", float *__restrict__ partials") +
+    src.scheme(std::string("reduce_") + reductionName(kind) +
+               " over leading axes, phase 1: a block sums kChunkRows rows of "
+               "32 columns (8 row lanes per column, then shared memory in a "
+               "fixed order) into partials[chunk, col]" +
+               phase2);
+    partialStore =
         "  __shared__ float sums[8][33];\n"
         "  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
         "  const index_t col = (index_t)blockIdx.x * 32 + tx;\n"
@@ -204,44 +215,54 @@ LogicalResult emitColumns(Operation *op, const EmitContext &ctx,
         "    for (int j = 0; j < 8; ++j)\n"
         "      total += sums[j][tx];\n"
         "    partials[(index_t)blockIdx.y * kCols + col] = total;\n"
-        "  }\n"
-        "}\n");
+        "  }\n";
   }
-  EmittedKernel k1;
-  k1.name = partialName;
-  k1.source = part.str();
-  k1.grid = {static_cast<unsigned>((cols / vec + 31) / 32),
-             static_cast<unsigned>(chunks), 1};
-  k1.block = {256, 1, 1};
-  k1.args = {KernelArg::operand(0), KernelArg::scratch(0)};
-
-  KernelSource fin(op, ctx.name);
-  fin.scheme(std::string("reduce_") + reductionName(kind) +
-             " over leading axes, phase 2: one thread per column adds its "
-             "chunks' partial sums in order");
-  fin.constant("kN", cols, "result elements");
-  fin.constant("kChunks", chunks, "partial sums per column");
-  fin.constant("kRows", rows, "reduced rows");
-  std::string result =
-      kind == Reduction::Mean ? "acc / (float)kRows" : "acc";
-  fin.kernel(kernelHead(ctx.name, ctx.options.blockSize,
-                        "const float *__restrict__ partials, " +
-                            outParam(rt, "out")) +
-             "  for (index_t i = (index_t)blockIdx.x * blockDim.x + "
-             "threadIdx.x; i < kN;\n"
-             "       i += (index_t)gridDim.x * blockDim.x) {\n"
-             "    float acc = 0.0f;\n"
-             "    for (index_t c = 0; c < kChunks; ++c)\n"
-             "      acc += partials[c * kN + i];\n"
-             "    out[i] = " +
-             storeAs(rt, result) + ";\n  }\n}\n");
-  EmittedKernel k2 = elementwiseLaunch(
-      fin, ctx, cols, {KernelArg::scratch(0), KernelArg::result(0)});
-  out.kind = OpLowering::Kind::Kernels;
-  out.kernels.push_back(std::move(k1));
-  out.kernels.push_back(std::move(k2));
+  std::string result = kind == Reduction::Mean ? "sum / (float)kRows" : "sum";
+  // The fence orders this block's partials before its ticket; the last
+  // block reads the others' through L2 (__ldcg: L1 is not coherent) and
+  // puts the ticket back to 0 for the next step (the arena starts zeroed).
+  src.kernel(
+      kernelHead(ctx.name, 256,
+                 inParam(it, "in") + ", float *__restrict__ partials, "
+                 "unsigned int *__restrict__ tickets, " + outParam(rt, "out")) +
+      partialStore +
+      "  __shared__ bool last;\n"
+      "  __threadfence();\n"
+      "  __syncthreads();\n"
+      "  if (threadIdx.x == 0)\n"
+      "    last = atomicAdd(&tickets[blockIdx.x], 1u) ==\n"
+      "           (unsigned int)(kChunks - 1);\n"
+      "  __syncthreads();\n"
+      "  if (!last)\n"
+      "    return;\n"
+      "  __threadfence();\n"
+      "  for (index_t j = threadIdx.x; j < kGroupCols; j += 256) {\n"
+      "    const index_t i = (index_t)blockIdx.x * kGroupCols + j;\n"
+      "    if (i >= kCols)\n"
+      "      break;\n"
+      "    float sum = 0.0f;\n"
+      "#pragma unroll 8\n"
+      "    for (index_t c = 0; c < kChunks; ++c)\n"
+      "      sum += __ldcg(&partials[c * kCols + i]);\n"
+      "    out[i] = " +
+      storeAs(rt, result) +
+      ";\n"
+      "  }\n"
+      "  if (threadIdx.x == 0)\n"
+      "    tickets[blockIdx.x] = 0;\n"
+      "}\n");
+  EmittedKernel k;
+  k.name = ctx.name;
+  k.source = src.str();
+  k.grid = {static_cast<unsigned>(groups), static_cast<unsigned>(chunks), 1};
+  k.block = {256, 1, 1};
+  k.args = {KernelArg::operand(0), KernelArg::scratch(0),
+            KernelArg::scratch(1), KernelArg::result(0)};
   out.scratch.push_back({"partials", DType::F32, {chunks, cols}});
-  return success();
+  ScratchBuffer tickets{"tickets", DType::I32, {groups}};
+  tickets.persistent = true;
+  out.scratch.push_back(std::move(tickets));
+  return singleKernel(out, std::move(k));
 }
 
 /// One thread per result element, looping over the reduced space.

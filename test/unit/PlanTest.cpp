@@ -325,6 +325,29 @@ TEST(Plan, MatmulEpilogues) {
   EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).message();
   mm(plan).aux = "x";
   expectError(plan, "epilogue 'bias_grad_a' takes no aux matrix");
+
+  // BGRADA (HF Conv1D's wgrad, dW = x^T c): the [n] sum of B over k, in
+  // the same layout; a 4-element vector holds A's [m] sum but not B's [n].
+  plan = epiloguePlan(MatmulEpilogue::BiasGradB);
+  plan.buffers.push_back(buffer("g", 768, 4));
+  mm(plan).biasGrad = "x";
+  expectError(plan, "epilogue 'bias_grad_b' needs biasGrad, transA and not "
+                    "transB");
+  mm(plan).transA = true;
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).message();
+  mm(plan).transB = true; // B stored [n, k] = [8, 2]: fits, wrong layout
+  expectError(plan, "needs biasGrad, transA and not transB");
+  mm(plan).transB = false;
+  mm(plan).bias = "x";
+  expectError(plan, "epilogue 'bias_grad_b' adds no bias");
+  mm(plan).bias.clear();
+  mm(plan).biasGrad = "g"; // [n] = 8 elements
+  expectError(plan, "buffer 'g' has 16");
+  plan = epiloguePlan(MatmulEpilogue::BiasGradA);
+  plan.buffers.push_back(buffer("g", 768, 4));
+  mm(plan).transA = true;
+  mm(plan).biasGrad = "g"; // [m] = 2 elements fit
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).message();
 }
 
 TEST(Plan, MatmulEpilogueJson) {
@@ -349,11 +372,17 @@ TEST(Plan, MatmulEpilogueJson) {
   EXPECT_EQ(got.aux, "x");
   EXPECT_EQ(got.biasGrad, "x");
 
+  j["steps"][1]["epilogue"] = "bias_grad_b";
+  Plan rhs;
+  ASSERT_TRUE(planFromJson(j, load, rhs).isOk());
+  EXPECT_EQ(std::get<MatmulStep>(rhs.steps[1].op).epilogue,
+            MatmulEpilogue::BiasGradB);
+
   j["steps"][1]["epilogue"] = "relu";
   Status status = planFromJson(j, load, back);
   ASSERT_FALSE(status.isOk());
   EXPECT_NE(status.message().find("epilogue 'relu' is not none, gelu, "
-                                  "gelu_grad or bias_grad_a"),
+                                  "gelu_grad, bias_grad_a or bias_grad_b"),
             std::string::npos)
       << status.message();
 }

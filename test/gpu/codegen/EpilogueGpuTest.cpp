@@ -2,7 +2,8 @@
 //
 // The groups of llmc-fuse-epilogues that carry `llmc.epilogue`
 // (passes/MatmulEpilogues.h), one case each: GELU_AUX_BIAS, DGELU_BGRAD,
-// BGRADB (the bias gradient of a weight-gradient matmul). Each runs on the
+// BGRADB and BGRADA (the bias gradient of a weight-gradient matmul, the
+// cotangent its lhs or, in HF's Conv1D layout, its rhs). Each runs on the
 // GPU against the CPU reference evaluator (bf16 tolerance; NaN/inf never
 // pass), and fused against unfused: not bitwise equal, since the epilogue
 // applies gelu to the fp32 accumulator (+ bias) where the unfused path
@@ -56,6 +57,21 @@ const std::vector<EpilogueCase> &cases() {
   %1 = llmc.reshape %c : tensor<4x32x64xbf16> -> tensor<128x64xbf16>
   %2 = llmc.matmul %1, %x {transpose_lhs} : (tensor<128x64xbf16>, tensor<128x96xbf16>) -> tensor<64x96xbf16>
   return %0, %2 : tensor<64xbf16>, tensor<64x96xbf16>
+})"},
+      // HF Conv1D (weights [in, out]): dW = x^T c, c the rhs; its row sum.
+      {"BGradA",
+       R"(func.func @forward(%c: tensor<4x32x64xbf16>, %x: tensor<128x96xbf16>) -> (tensor<64xbf16>, tensor<96x64xbf16>) {
+  %0 = llmc.reduce_sum %c axes [0, 1] : (tensor<4x32x64xbf16>) -> tensor<64xbf16>
+  %1 = llmc.reshape %c : tensor<4x32x64xbf16> -> tensor<128x64xbf16>
+  %2 = llmc.matmul %x, %1 {transpose_lhs} : (tensor<128x96xbf16>, tensor<128x64xbf16>) -> tensor<96x64xbf16>
+  return %0, %2 : tensor<64xbf16>, tensor<96x64xbf16>
+})"},
+      // Odd sizes: 1000 rows (no multiple of a tile), 40 columns.
+      {"BGradAOdd",
+       R"(func.func @forward(%c: tensor<1000x40xbf16>, %x: tensor<1000x24xbf16>) -> (tensor<40xbf16>, tensor<24x40xbf16>) {
+  %0 = llmc.reduce_sum %c axes [0] : (tensor<1000x40xbf16>) -> tensor<40xbf16>
+  %1 = llmc.matmul %x, %c {transpose_lhs} : (tensor<1000x24xbf16>, tensor<1000x40xbf16>) -> tensor<24x40xbf16>
+  return %0, %1 : tensor<40xbf16>, tensor<24x40xbf16>
 })"},
   };
   return all;
@@ -133,25 +149,38 @@ TEST(EpilogueGpuBenchmark, Gpt2Shapes) {
   %2 = llmc.reduce_sum %1 axes [0] : (tensor<16384x3072xbf16>) -> tensor<3072xbf16>
   return %1, %2 : tensor<16384x3072xbf16>, tensor<3072xbf16>
 })");
+  // Weight gradients, B 16 x T 1024 = 16384 rows: c [16384, n] the
+  // cotangent, x [16384, in] the layer input. [out, in] weights (llmc's
+  // recipes) give dW = c^T x (BGRADB); HF GPT-2's Conv1D stores [in, out]
+  // and gives dW = x^T c (BGRADA), the four per layer.
   struct WeightGrad {
     const char *what;
     int n, in;
-  } grads[] = {{"qkv dW: BGRADB [2304,16384]x[16384,768]", 2304, 768},
-               {"attn proj dW: BGRADB [768,16384]x[16384,768]", 768, 768},
-               {"mlp proj dW: BGRADB [768,16384]x[16384,3072]", 768, 3072}};
+    bool rhs; // c is the matmul's rhs (HF layout)
+  } grads[] = {
+      {"qkv dW: BGRADB [2304,16384]x[16384,768]", 2304, 768, false},
+      {"attn proj dW: BGRADB [768,16384]x[16384,768]", 768, 768, false},
+      {"mlp proj dW: BGRADB [768,16384]x[16384,3072]", 768, 3072, false},
+      {"HF qkv dW: BGRADA [768,16384]x[16384,2304]", 2304, 768, true},
+      {"HF attn proj dW: BGRADA [768,16384]x[16384,768]", 768, 768, true},
+      {"HF fc dW: BGRADA [768,16384]x[16384,3072]", 3072, 768, true},
+      {"HF mlp proj dW: BGRADA [3072,16384]x[16384,768]", 768, 3072, true}};
   for (const WeightGrad &g : grads) {
     std::string n = std::to_string(g.n), in = std::to_string(g.in);
+    std::string c = "tensor<16384x" + n + "xbf16>",
+                x = "tensor<16384x" + in + "xbf16>";
+    std::string dw = g.rhs ? "tensor<" + in + "x" + n + "xbf16>"
+                           : "tensor<" + n + "x" + in + "xbf16>";
     std::string mlir =
-        "func.func @forward(%c: tensor<16384x" + n +
-        "xbf16>, %x: tensor<16384x" + in + "xbf16>) -> (tensor<" + n +
-        "xbf16>, tensor<" + n + "x" + in + "xbf16>) {\n"
-        "  %0 = llmc.reduce_sum %c axes [0] : (tensor<16384x" + n +
-        "xbf16>) -> tensor<" + n + "xbf16>\n"
-        "  %1 = llmc.matmul %c, %x {transpose_lhs} : (tensor<16384x" + n +
-        "xbf16>, tensor<16384x" + in + "xbf16>) -> tensor<" + n + "x" + in +
-        "xbf16>\n"
-        "  return %0, %1 : tensor<" + n + "xbf16>, tensor<" + n + "x" + in +
-        "xbf16>\n}\n";
+        "func.func @forward(%c: " + c + ", %x: " + x + ") -> (tensor<" + n +
+        "xbf16>, " + dw + ") {\n"
+        "  %0 = llmc.reduce_sum %c axes [0] : (" + c + ") -> tensor<" + n +
+        "xbf16>\n" +
+        (g.rhs ? "  %1 = llmc.matmul %x, %c {transpose_lhs} : (" + x + ", " +
+                     c + ") -> " + dw + "\n"
+               : "  %1 = llmc.matmul %c, %x {transpose_lhs} : (" + c + ", " +
+                     x + ") -> " + dw + "\n") +
+        "  return %0, %1 : tensor<" + n + "xbf16>, " + dw + "\n}\n";
     timeBothWays(g.what, mlir);
   }
 }

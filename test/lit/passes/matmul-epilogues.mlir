@@ -1,5 +1,6 @@
 // RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues --split-input-file | FileCheck %s
 // RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="gelu=false bias-grad=false" --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="bias-grad-rhs=false" --split-input-file | FileCheck %s --check-prefix=NORHS
 
 // matmul + bias + gelu tanh, the pre-activation also read by a gelu_grad:
 // one group (GELU_AUX_BIAS) yielding the gelu and the pre-activation (the
@@ -193,6 +194,8 @@ func.func @dgelu_pre_late(%p: tensor<32x96xbf16>, %dy: tensor<32x64xbf16>, %w2: 
 // CHECK-NEXT:  return %[[K]]#1, %[[K]]#0
 // OFF-LABEL:   func.func @bgrad
 // OFF-NOT:     llmc.epilogue
+// NORHS-LABEL: func.func @bgrad
+// NORHS:       llmc.epilogue = "bias_grad_lhs"
 func.func @bgrad(%c: tensor<2x16x64xbf16>, %x: tensor<32x96xbf16>) -> (tensor<64xbf16>, tensor<64x96xbf16>) {
   %0 = llmc.reduce_sum %c axes [0, 1] : (tensor<2x16x64xbf16>) -> tensor<64xbf16>
   %1 = llmc.reshape %c : tensor<2x16x64xbf16> -> tensor<32x64xbf16>
@@ -221,4 +224,69 @@ func.func @bgrad_negative(%c: tensor<2x16x64xbf16>, %x: tensor<32x96xbf16>, %c32
   %7 = llmc.neg %6 : tensor<64xbf16>
   %9 = llmc.matmul %1, %x {transpose_lhs} : (tensor<32x64xbf16>, tensor<32x96xbf16>) -> tensor<64x96xbf16>
   return %0, %9, %3, %5, %7 : tensor<16x64xbf16>, tensor<64x96xbf16>, tensor<64xf32>, tensor<64x96xf32>, tensor<64xbf16>
+}
+
+// -----
+
+// HF GPT-2's Conv1D layout (weights [in, out]): dW = x^T c reads the
+// cotangent as the rhs (through its [rows, n] reshape): BGRADA on the
+// weight-gradient matmul, the bias gradient the [n] columns of dW.
+// CHECK-LABEL: func.func @bgrad_rhs
+// CHECK:       %[[V:.+]] = llmc.reshape %arg0
+// CHECK-NEXT:  %[[K:.+]]:2 = llmc.kernel -> (tensor<96x64xbf16>, tensor<64xbf16>) attributes {llmc.epilogue = "bias_grad_rhs"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %[[V]] {transpose_lhs}
+// CHECK-NEXT:    %[[S:.+]] = llmc.reduce_sum %arg0 axes [0, 1]
+// CHECK-NEXT:    llmc.yield %[[M]], %[[S]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return %[[K]]#1, %[[K]]#0
+// OFF-LABEL:   func.func @bgrad_rhs
+// OFF-NOT:     llmc.epilogue
+// NORHS-LABEL: func.func @bgrad_rhs
+// NORHS-NOT:   llmc.epilogue
+func.func @bgrad_rhs(%c: tensor<2x16x64xbf16>, %x: tensor<32x96xbf16>) -> (tensor<64xbf16>, tensor<96x64xbf16>) {
+  %0 = llmc.reduce_sum %c axes [0, 1] : (tensor<2x16x64xbf16>) -> tensor<64xbf16>
+  %1 = llmc.reshape %c : tensor<2x16x64xbf16> -> tensor<32x64xbf16>
+  %2 = llmc.matmul %x, %1 {transpose_lhs} : (tensor<32x96xbf16>, tensor<32x64xbf16>) -> tensor<96x64xbf16>
+  return %0, %2 : tensor<64xbf16>, tensor<96x64xbf16>
+}
+
+// -----
+
+// A rank-2 cotangent read directly as the rhs (no reshape) fuses too.
+// CHECK-LABEL: func.func @bgrad_rhs_direct
+// CHECK:       llmc.kernel -> (tensor<96x64xf16>, tensor<64xf16>) attributes {llmc.epilogue = "bias_grad_rhs"} {
+// CHECK-NEXT:    llmc.matmul %arg1, %arg0 {transpose_lhs}
+// CHECK-NEXT:    llmc.reduce_sum %arg0 axes [0]
+func.func @bgrad_rhs_direct(%c: tensor<32x64xf16>, %x: tensor<32x96xf16>) -> (tensor<64xf16>, tensor<96x64xf16>) {
+  %0 = llmc.reduce_sum %c axes [0] : (tensor<32x64xf16>) -> tensor<64xf16>
+  %1 = llmc.matmul %x, %c {transpose_lhs} : (tensor<32x96xf16>, tensor<32x64xf16>) -> tensor<96x64xf16>
+  return %0, %1 : tensor<64xf16>, tensor<96x64xf16>
+}
+
+// -----
+
+// Negative, rhs side: the lhs not transposed (not the wgrad layout the GPU
+// test measures), an f32 product, a sum read before the weight gradient,
+// and a sum over the batch axis only.
+// CHECK-LABEL: func.func @bgrad_rhs_negative
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.reduce_sum %arg0 axes [0, 1]
+// CHECK:       llmc.matmul %arg1, %{{.+}} :
+// CHECK:       llmc.reduce_sum %arg2 axes [0]
+// CHECK:       llmc.reduce_sum %arg4 axes [0] :
+// CHECK:       llmc.reduce_sum %arg4 axes [0, 1]
+// CHECK:       llmc.neg
+// CHECK:       llmc.matmul %arg5, %{{.+}} {transpose_lhs}
+func.func @bgrad_rhs_negative(%c: tensor<2x16x64xbf16>, %y: tensor<96x32xbf16>, %c32: tensor<32x64xf32>, %x32: tensor<32x96xf32>, %d: tensor<2x16x64xbf16>, %x: tensor<32x96xbf16>) -> (tensor<64xbf16>, tensor<96x64xbf16>, tensor<64xf32>, tensor<96x64xf32>, tensor<64xbf16>, tensor<96x64xbf16>, tensor<16x64xbf16>) {
+  %0 = llmc.reduce_sum %c axes [0, 1] : (tensor<2x16x64xbf16>) -> tensor<64xbf16>
+  %1 = llmc.reshape %c : tensor<2x16x64xbf16> -> tensor<32x64xbf16>
+  %2 = llmc.matmul %y, %1 : (tensor<96x32xbf16>, tensor<32x64xbf16>) -> tensor<96x64xbf16>
+  %3 = llmc.reduce_sum %c32 axes [0] : (tensor<32x64xf32>) -> tensor<64xf32>
+  %4 = llmc.matmul %x32, %c32 {transpose_lhs} : (tensor<32x96xf32>, tensor<32x64xf32>) -> tensor<96x64xf32>
+  %5 = llmc.reduce_sum %d axes [0] : (tensor<2x16x64xbf16>) -> tensor<16x64xbf16>
+  %6 = llmc.reduce_sum %d axes [0, 1] : (tensor<2x16x64xbf16>) -> tensor<64xbf16>
+  %7 = llmc.neg %6 : tensor<64xbf16>
+  %8 = llmc.reshape %d : tensor<2x16x64xbf16> -> tensor<32x64xbf16>
+  %9 = llmc.matmul %x, %8 {transpose_lhs} : (tensor<32x96xbf16>, tensor<32x64xbf16>) -> tensor<96x64xbf16>
+  return %0, %2, %3, %4, %7, %9, %5 : tensor<64xbf16>, tensor<96x64xbf16>, tensor<64xf32>, tensor<96x64xf32>, tensor<64xbf16>, tensor<96x64xbf16>, tensor<16x64xbf16>
 }

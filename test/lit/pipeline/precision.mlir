@@ -14,11 +14,13 @@
 // CHECK:           llmc.cast %[[W]] : tensor<16x32xf32> -> tensor<16x32xbf16>
 // CHECK:         llmc.matmul %[[C]]#0, %[[C]]#1 : (tensor<2x8x16xbf16>, tensor<16x32xbf16>) -> tensor<2x8x32xbf16>
 // CHECK:         llmc.cross_entropy mean {{.*}} : (tensor<2x8x32xf32>, tensor<2x8xi64>) -> tensor<f32>
-// The weight gradient: a bf16 GEMM, widened to f32 for the update.
-// CHECK:         %[[DW:.+]] = llmc.kernel -> (tensor<16x32xbf16>) {
-// CHECK-NEXT:      llmc.matmul {{.*}} : (tensor<16x16xbf16>, tensor<16x32xbf16>) -> tensor<16x32xbf16>
+// The weight gradient: a bf16 GEMM, widened to f32 for the update; the
+// bias gradient (the rhs's row sum) rides in it (BGRADA).
+// CHECK:         %[[DW:.+]]:2 = llmc.kernel -> (tensor<16x32xbf16>, tensor<32xbf16>) attributes {llmc.epilogue = "bias_grad_rhs"} {
+// CHECK-NEXT:      llmc.matmul {{.*}} {transpose_lhs} : (tensor<16x16xbf16>, tensor<16x32xbf16>) -> tensor<16x32xbf16>
+// CHECK-NEXT:      llmc.reduce_sum {{.*}} : (tensor<2x8x32xbf16>) -> tensor<32xbf16>
 // CHECK:         llmc.kernel -> (tensor<32xf32>, tensor<16x32xf32>) {
-// CHECK:           llmc.cast %[[DW]] : tensor<16x32xbf16> -> tensor<16x32xf32>
+// CHECK:           llmc.cast %[[DW]]#0 : tensor<16x32xbf16> -> tensor<16x32xf32>
 // CHECK:         llmc.multi_adamw_update params(%[[W]], {{.*}} -> (tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>)
 // FP32-LABEL: func.func @train_step
 // FP32-NOT:     bf16
