@@ -31,9 +31,10 @@
 // (no transposes); the residual adds ride in the norms' loads, and the
 // residual-gradient adds with their casts, and the last norm gradient's
 // cast, in the norm gradients' stores (43 groups and 56 launches with the
-// prologues only).
-// BF16-GROUPS: 40
-// BF16-LAUNCHES: 53
+// prologues only). The weights are stored [in, out], so the four bias
+// gradients ride in their weight gradients as BGRADA (`bias_grad_rhs`).
+// BF16-GROUPS: 36
+// BF16-LAUNCHES: 49
 
 // The attention block's c_attn, c_proj and the MLP's c_fc, c_proj: a matmul
 // and its bias add per group, the group yielding the add.
