@@ -262,9 +262,10 @@ TEST(ClassifierChunks, LossesMatchTheWholeClassifier) {
 
 // GPT-2 124M (bf16, batch $LLMC_RECOMPUTE_BATCH or 16, seq 1024): the plan's
 // own choice against the whole classifier, on the device. The measured
-// memory must fall by at least half the bf16 logits (16384 x 50304 x 2
-// bytes at batch 16) and stay within 2% of the plan; one step's loss of
-// each is printed.
+// memory must fall by at least 90% of the planned saving and a third of the
+// bf16 logits (16384 x 50304 x 2 bytes at batch 16; two chunks keep the first
+// chunk's partial weight gradient next to the second's logits) and stay
+// within 2% of the plan; one step's loss of each is printed.
 TEST(ClassifierChunks, DevicePeakFallsWithTheChunks) {
   LLMC_REQUIRE_GPU();
   std::string model = recipeFile("124M");
@@ -291,8 +292,14 @@ TEST(ClassifierChunks, DevicePeakFallsWithTheChunks) {
     EXPECT_LE(std::fabs(double(r->measured) - double(r->planned)),
               0.02 * double(r->planned));
   }
+  // The plan's own saving (two chunks: half the bf16 logits less the first
+  // chunk's partial weight gradient, 713.5 MiB at batch 16 on the H100), at
+  // least 90% of it measured, and at least a third of the logits.
   uint64_t logits = uint64_t(*options.batch) * 1024 * 50304 * 2;
-  EXPECT_LE(b.measured + logits / 2, a.measured);
+  ASSERT_LT(b.planned, a.planned);
+  EXPECT_GE(double(a.measured) - double(b.measured),
+            0.9 * (double(a.planned) - double(b.planned)));
+  EXPECT_GE(a.measured, b.measured + logits / 3);
   EXPECT_LE(std::fabs(a.losses[0] - b.losses[0]),
             1e-6 * std::fabs(a.losses[0]));
   std::filesystem::remove(model);
