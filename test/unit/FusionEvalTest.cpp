@@ -13,6 +13,7 @@
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/RefTensor.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "test/unit/TrainStepFixture.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -30,50 +31,6 @@ namespace {
 
 using namespace mlir;
 
-/// gpt2-tiny's bf16 @train_step (the training pipeline of `llmc compile
-/// --precision bf16`, before kernel formation).
-OwningOpRef<ModuleOp> gpt2TinyBf16Step(MLIRContext &context) {
-  std::ifstream in(std::string(LLMC_TEST_MODELS) + "/gpt2-tiny.mlir");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto module = parseSourceString<ModuleOp>(text.str(), &context);
-  PrecisionConfig precision;
-  precision.precision = "bf16";
-  if (!module ||
-      failed(runTrainingPipeline(*module, OptimizerConfig(), precision)))
-    return nullptr;
-  return module;
-}
-
-/// Random arguments in the ranges the step expects: token ids below the
-/// vocabulary, step 1, a small positive lr and AdamW v, zero m.
-std::vector<RefTensor> stepArguments(func::FuncOp func, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<RefTensor> args;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
-    ElementKind kind = *kindOf(type.getElementType());
-    RefTensor t(kind, {type.getShape().begin(), type.getShape().end()});
-    auto input = func.getArgAttrOfType<StringAttr>(i, "llmc.input");
-    auto state = func.getArgAttrOfType<StringAttr>(i, "llmc.state");
-    std::string name = input   ? input.getValue().str()
-                       : state ? state.getValue().str()
-                               : "";
-    for (int64_t e = 0; e < t.numElements(); ++e) {
-      if (!t.isFloat())
-        t.ints[e] = name == "step" ? 1 : static_cast<int64_t>(rng() % 512);
-      else if (name == "adamw.m")
-        t.floats[e] = 0;
-      else if (name == "lr" || name == "adamw.v")
-        t.floats[e] = roundToKind(std::fabs(normal(rng)) * 0.01, kind);
-      else
-        t.floats[e] = roundToKind(normal(rng) * 0.1, kind);
-    }
-    args.push_back(std::move(t));
-  }
-  return args;
-}
 
 std::vector<RefTensor> evaluateStep(ModuleOp module,
                                     const std::vector<RefTensor> &args) {
@@ -118,7 +75,7 @@ TEST_P(FusionEval, Gpt2TinyBf16StepUnchangedByGrouping) {
     diagnostics += d.str() + "\n";
     return success();
   });
-  OwningOpRef<ModuleOp> plain = gpt2TinyBf16Step(context);
+  OwningOpRef<ModuleOp> plain = gpt2TinyStep(context, "bf16");
   ASSERT_TRUE(plain) << diagnostics;
   OwningOpRef<ModuleOp> grouped = plain->clone();
   ASSERT_TRUE(succeeded(runKernelPipeline(*grouped, GetParam().config)))
@@ -148,7 +105,7 @@ TEST_P(FusionEval, Gpt2TinyBf16StepUnchangedByGrouping) {
 TEST(FusionEvalPacked, Gpt2TinyStepReadsPackedQkv) {
   MLIRContext context;
   context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = gpt2TinyBf16Step(context);
+  OwningOpRef<ModuleOp> module = gpt2TinyStep(context, "bf16");
   ASSERT_TRUE(module);
   int splits = 0, packed = 0;
   module->walk([&](Operation *op) {
@@ -169,7 +126,7 @@ TEST(FusionEvalPacked, Gpt2TinyStepReadsPackedQkv) {
   EXPECT_GT(packed, 0);
   FusionConfig off;
   off.qkvSlices = false;
-  OwningOpRef<ModuleOp> plain = gpt2TinyBf16Step(context);
+  OwningOpRef<ModuleOp> plain = gpt2TinyStep(context, "bf16");
   ASSERT_TRUE(succeeded(runKernelPipeline(*plain, off)));
   packed = 0;
   plain->walk([&](Operation *op) { packed += op->hasAttr("qkv_heads"); });
