@@ -39,19 +39,6 @@ namespace {
 
 using namespace mlir;
 
-bool bitwiseEqual(const RefTensor &a, const RefTensor &b) {
-  if (a.shape != b.shape || a.ints != b.ints ||
-      a.floats.size() != b.floats.size())
-    return false;
-  for (size_t e = 0; e < a.floats.size(); ++e) {
-    double x = a.floats[e], y = b.floats[e];
-    if (!((x == y && std::signbit(x) == std::signbit(y)) ||
-          (std::isnan(x) && std::isnan(y))))
-      return false;
-  }
-  return true;
-}
-
 size_t countRecomputed(ModuleOp module) {
   size_t n = 0;
   module.walk([&](Operation *op) { n += op->hasAttr("llmc.recomputed"); });

@@ -60,4 +60,17 @@ std::vector<RefTensor> stepArguments(func::FuncOp func, uint64_t seed) {
   return args;
 }
 
+bool bitwiseEqual(const RefTensor &a, const RefTensor &b) {
+  if (a.shape != b.shape || a.ints != b.ints ||
+      a.floats.size() != b.floats.size())
+    return false;
+  for (size_t e = 0; e < a.floats.size(); ++e) {
+    double x = a.floats[e], y = b.floats[e];
+    if (!((x == y && std::signbit(x) == std::signbit(y)) ||
+          (std::isnan(x) && std::isnan(y))))
+      return false;
+  }
+  return true;
+}
+
 } // namespace llmc::test

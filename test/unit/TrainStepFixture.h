@@ -29,6 +29,10 @@ mlir::OwningOpRef<mlir::ModuleOp> gpt2TinyStep(mlir::MLIRContext &context,
 /// vocabulary, step 1, a small positive lr and AdamW v, zero m.
 std::vector<RefTensor> stepArguments(mlir::func::FuncOp func, uint64_t seed);
 
+/// Same shape, same integers, and every float the same bits (NaN equal to
+/// NaN, -0 not equal to +0).
+bool bitwiseEqual(const RefTensor &a, const RefTensor &b);
+
 } // namespace llmc::test
 
 #endif // LLMC_TEST_UNIT_TRAINSTEPFIXTURE_H
