@@ -42,16 +42,10 @@ bool isNarrowingFloatCast(Operation *op) {
 }
 
 bool absorbsOperandCast(Operation *op, unsigned i) {
-  if (auto ln = dyn_cast<LayerNormOp>(op))
-    return i == ln.getInputMutable().getOperandNumber();
+  if (isRowOperand(op, i))
+    return true;
   if (auto rms = dyn_cast<RmsNormOp>(op))
     return i == rms.getInputMutable().getOperandNumber();
-  if (auto g = dyn_cast<LayerNormGradOp>(op))
-    return i == g.getInputMutable().getOperandNumber() ||
-           i == g.getGradMutable().getOperandNumber();
-  if (auto g = dyn_cast<RmsNormGradOp>(op))
-    return i == g.getInputMutable().getOperandNumber() ||
-           i == g.getGradMutable().getOperandNumber();
   if (auto ce = dyn_cast<CrossEntropyOp>(op))
     return i == ce.getLogitsMutable().getOperandNumber();
   if (auto ce = dyn_cast<CrossEntropyGradOp>(op))
