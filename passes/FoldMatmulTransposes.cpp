@@ -20,6 +20,8 @@
 
 #include "dialects/llmc/LlmcOps.h"
 
+#include "llvm/ADT/SetVector.h"
+
 namespace mlir::llmc {
 #define GEN_PASS_DEF_FOLDMATMULTRANSPOSESPASS
 #include "passes/Passes.h.inc"
@@ -50,23 +52,22 @@ struct FoldMatmulTransposesPass
     : mlir::llmc::impl::FoldMatmulTransposesPassBase<
           FoldMatmulTransposesPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> maybeDead;
+    // A transpose read by two matmuls is listed once.
+    llvm::SetVector<Operation *> maybeDead;
     getOperation().walk([&](MatmulOp op) {
       if (TransposeOp t = lastTwoSwap(op.getLhs())) {
         op.getLhsMutable().assign(t.getInput());
         op.setTransposeLhs(!op.getTransposeLhs());
-        maybeDead.push_back(t);
+        maybeDead.insert(t);
       }
       if (TransposeOp t = lastTwoSwap(op.getRhs())) {
         op.getRhsMutable().assign(t.getInput());
         op.setTransposeRhs(!op.getTransposeRhs());
-        maybeDead.push_back(t);
+        maybeDead.insert(t);
       }
     });
-    // A transpose read by two matmuls is listed twice: erase it once.
-    llvm::SmallPtrSet<Operation *, 8> erased;
     for (Operation *t : maybeDead)
-      if (t->use_empty() && erased.insert(t).second)
+      if (t->use_empty())
         t->erase();
   }
 };

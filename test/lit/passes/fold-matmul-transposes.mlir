@@ -61,3 +61,17 @@ func.func @moves_batch(%x: tensor<2x8x16xf32>, %w: tensor<16x2x8xf32>) -> tensor
   %y = llmc.matmul %x, %t : (tensor<2x8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
   return %y : tensor<2x8x8xf32>
 }
+
+// -----
+
+// One transpose read by two matmuls: both take the flag, the transpose goes.
+// CHECK-LABEL: func.func @two_readers
+// CHECK-NOT: llmc.transpose
+// CHECK: llmc.matmul %arg0, %arg2 {transpose_rhs}
+// CHECK: llmc.matmul %arg1, %arg2 {transpose_rhs}
+func.func @two_readers(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>, %w: tensor<32x16xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>) {
+  %t = llmc.transpose %w [1, 0] : (tensor<32x16xf32>) -> tensor<16x32xf32>
+  %a = llmc.matmul %x, %t : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %b = llmc.matmul %y, %t : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %a, %b : tensor<8x32xf32>, tensor<8x32xf32>
+}
