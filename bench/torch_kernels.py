@@ -9,6 +9,11 @@ measured in the same call.
 
 Usage (GPU machine, repository root):
   python3 bench/torch_kernels.py [--batch 16] [--vocab 50304] [--model gpt2-124M]
+      [--llmc EXPORT.onnx] [--no-sdpa] [--no-compile]
+
+--llmc profiles llmc's step (bf16, through the Python API, $LLMC_LIBRARY)
+with the same profiler, so both sides' kernel times come from CUPTI; llmc's
+own `--profile` times each launch with events and sums ~10% high.
 """
 import argparse
 import collections
@@ -37,14 +42,11 @@ def family(name):
     return "other"
 
 
-def profile_compile(args):
-    g.MODEL = g.MODELS[args.model]
+def compile_step(args, idx, tgt):
     model = g.Wrap(g.make_model(args.vocab)).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     fn = torch.compile(model)
     torch.backends.cuda.matmul.allow_tf32 = True
-    idx = torch.randint(0, g.MODEL["vocab"], (args.batch, 1024), device="cuda")
-    tgt = torch.randint(0, g.MODEL["vocab"], (args.batch, 1024), device="cuda")
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -52,11 +54,45 @@ def profile_compile(args):
             loss = fn(idx, tgt)
         loss.backward()
         opt.step()
+    return step, f"torch.compile {args.model} B {args.batch} vocab {args.vocab}"
 
+
+def llmc_step(args, idx, tgt):
+    """llmc's compiled step through its Python API, in this process, so the
+    same CUPTI profiler sees its graph's kernels and cuBLASLt calls."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "python"))
+    import llmc
+    path = args.llmc
+    if not os.path.exists(path):
+        m = g.Wrap(g.make_model(g.MODEL["vocab"])).eval()
+        torch.onnx.export(m, (idx.cpu(), tgt.cpu().clone()), path, dynamo=True,
+                          optimize=False, input_names=["idx", "tgt"],
+                          output_names=["loss"])
+    step_fn = llmc.compile(path, batch=args.batch, seq=1024, precision="bf16",
+                           device="cuda")
+
+    def step():
+        step_fn(idx, tgt, wait=False)
+    return step, f"llmc {args.model} B {args.batch} ({os.path.basename(path)})"
+
+
+def profile(args, make):
+    g.MODEL = g.MODELS[args.model]
+    idx = torch.randint(0, g.MODEL["vocab"], (args.batch, 1024), device="cuda")
+    tgt = torch.randint(0, g.MODEL["vocab"], (args.batch, 1024), device="cuda")
+    step, title = make(args, idx, tgt)
     for _ in range(4):
         step()
     torch.cuda.synchronize()
     steps = 5
+    a, b = torch.cuda.Event(True), torch.cuda.Event(True)
+    a.record()
+    for _ in range(steps):
+        step()
+    b.record()
+    torch.cuda.synchronize()
+    wall = a.elapsed_time(b) / steps
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(steps):
             step()
@@ -75,8 +111,8 @@ def profile_compile(args):
         kern[e.name[:90]] += us / 1000 / steps
         kern_n[e.name[:90]] += 1 / steps
     total = sum(fam_ms.values())
-    print(f"torch.compile {args.model} B {args.batch} vocab {args.vocab}: "
-          f"{total:.2f} ms kernel time a step, {sum(fam_n.values()):.0f} kernels")
+    print(f"{title}: {wall:.2f} ms a step unprofiled, {total:.2f} ms kernel "
+          f"time a step profiled, {sum(fam_n.values()):.0f} kernels")
     print("family      kernels      ms")
     for f, ms in fam_ms.most_common():
         print(f"{f:10s} {fam_n[f]:8.0f} {ms:7.2f}")
@@ -129,10 +165,19 @@ def main():
     ap.add_argument("--vocab", type=int, default=50304)
     ap.add_argument("--model", default="gpt2-124M", choices=sorted(g.MODELS))
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--llmc", default="",
+                    help="also profile llmc's step on this ONNX export (exported "
+                    "from the HF model at the model's vocabulary when missing)")
+    ap.add_argument("--no-sdpa", action="store_true")
+    ap.add_argument("--no-compile", action="store_true")
     args = ap.parse_args()
     print(torch.cuda.get_device_name())
-    time_sdpa(args)
-    profile_compile(args)
+    if not args.no_sdpa:
+        time_sdpa(args)
+    if not args.no_compile:
+        profile(args, compile_step)
+    if args.llmc:
+        profile(args, llmc_step)
 
 
 if __name__ == "__main__":

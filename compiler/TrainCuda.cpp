@@ -220,6 +220,9 @@ int runTrainCuda(const TrainConfig &cfg) {
               formatMemoryBytes(memory.total()).c_str(),
               static_cast<unsigned long long>(memory.total()),
               formatDeviceMemory(memory, "  ").c_str());
+  if (!trainer->executor().matmulTuning().empty())
+    std::printf("llmc train: cuBLASLt algorithms: %s\n",
+                trainer->executor().matmulTuning().c_str());
   std::fflush(stdout);
   DataLoader train, val;
   int64_t b = engine->batch(), t = engine->seq();

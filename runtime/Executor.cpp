@@ -295,9 +295,11 @@ Status Executor::prepareSteps() {
       matmuls_[i] = std::make_unique<PreparedMatmul>();
       LLMC_RETURN_IF_ERROR(matmuls_[i]->prepare(*lt_, ltHandle_, *mm, pointers,
                                                 plan_.workspaceBytes,
-                                                stepContext(i)));
+                                                stepContext(i),
+                                                matmulCandidates()));
     }
   }
+  LLMC_RETURN_IF_ERROR(tuneMatmuls());
   // Dynamic shared memory above 48 KiB must be opted into per function.
   for (size_t k = 0; k < plan_.kernels.size(); ++k)
     if (maxShared[k] > 48 * 1024)

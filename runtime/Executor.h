@@ -74,6 +74,11 @@ struct ExecutorOptions {
   std::string cacheDir;      // kernel cache for recompiles; "" = default dir
   bool syncEachStep = false; // runPlain: synchronize after every step so a
                              // fault is reported at the step that caused it
+  // cuBLASLt algorithms timed per matmul shape at first load, the choice
+  // cached in cacheDir (docs/runtime.md "Matmul tuning"): the heuristic's
+  // first N answers; 1 takes its first; -1 the default (8).
+  // LLMC_MATMUL_TUNE=N overrides.
+  int matmulCandidates = -1;
 };
 
 /// True when a driver and at least one GPU are present; otherwise false and
@@ -179,6 +184,9 @@ public:
   /// fell back to the event (a step longer than the spin).
   /// How long create() took, phase by phase (a warm start's split).
   const LoadPhases &loadTimes() const { return loadTimes_; }
+  /// "15 matmul shapes: 15 timed (...), 0 from the cache", or "" when no
+  /// matmul was tuned.
+  const std::string &matmulTuning() const { return matmulTuning_; }
 
   bool publishesLoss() const { return published_ != nullptr; }
   uint64_t lossEventWaits() const {
@@ -194,6 +202,9 @@ private:
   Status init();
   Status checkFits();
   Status allocateArena();
+  int matmulCandidates() const;
+  std::string tuneDir() const;
+  Status tuneMatmuls();
   void startUpload();
   Status finishUpload();
   Status loadKernels();
@@ -228,6 +239,7 @@ private:
   CUcontext context_ = nullptr;
   std::string arch_;
   std::string deviceName_;
+  std::string matmulTuning_; // tuneMatmuls()'s one-line summary
   CUdeviceptr arena_ = 0;
   uint64_t arenaAllocated_ = 0;
   CUdeviceptr workspace_ = 0;

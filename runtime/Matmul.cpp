@@ -1,6 +1,8 @@
 //===- Matmul.cpp - One plan matmul step prepared for cuBLASLt ------------===//
 #include "runtime/Matmul.h"
 
+#include <algorithm>
+
 namespace llmc {
 namespace {
 
@@ -69,7 +71,7 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
                                cublasLtHandle_t handle, const MatmulStep &mm,
                                const MatmulPointers &pointers,
                                uint64_t workspaceBytes,
-                               const std::string &context) {
+                               const std::string &context, int candidates) {
   api_ = &api;
   pointers_ = pointers;
   alpha_ = mm.alpha;
@@ -173,17 +175,31 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
        alignmentOf(pointers.d, mm.batch, mm.effectiveStrideD(), mm.typeD)},
   };
+  key_ = std::to_string(mm.m) + "x" + std::to_string(mm.n) + "x" +
+         std::to_string(mm.k) + "x" + std::to_string(mm.batch) +
+         (mm.transA ? "T" : "N") + (mm.transB ? "T" : "N") + " " +
+         dtypeName(mm.typeA) + dtypeName(mm.typeB) + dtypeName(mm.typeC) +
+         dtypeName(mm.typeD) + " e" + std::to_string(epilogue) +
+         (mm.tf32 ? " tf32" : "") + (mm.c.empty() ? "" : " c") +
+         " b" + std::to_string(mm.beta) + " s" +
+         std::to_string(mm.effectiveStrideA()) + "," +
+         std::to_string(mm.effectiveStrideB()) + "," +
+         std::to_string(strideC) + " a";
+  for (const auto &entry : alignments)
+    key_ += std::to_string(entry.alignment) + ",";
   for (const auto &entry : alignments)
     LLMC_CUBLASLT(api.cublasLtMatmulPreferenceSetAttribute(
                       preference, entry.attribute, &entry.alignment,
                       sizeof(entry.alignment)),
                   context);
 
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(
+      static_cast<size_t>(std::max(candidates, 1)));
   int found = 0;
   LLMC_CUBLASLT(api.cublasLtMatmulAlgoGetHeuristic(
                     handle, desc_, layoutA_, layoutB_, layoutC_, layoutD_,
-                    preference, 1, &result, &found),
+                    preference, static_cast<int>(results.size()),
+                    results.data(), &found),
                 context);
   if (found == 0)
     return Status::error(
@@ -194,7 +210,12 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
         " B " + dtypeName(mm.typeB) + " D " + dtypeName(mm.typeD) +
         ", workspace " + std::to_string(workspaceBytes) + " bytes) [" +
         context + "]");
-  algo_ = result.algo;
+  algo_ = results[0].algo;
+  candidates_.clear();
+  if (candidates > 1)
+    for (int i = 0; i < found; ++i)
+      if (results[i].state == CUBLAS_STATUS_SUCCESS)
+        candidates_.push_back(results[i].algo);
   return Status::ok();
 }
 

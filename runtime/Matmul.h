@@ -26,6 +26,8 @@
 #include "runtime/CudaApi.h"
 #include "runtime/Plan.h"
 
+#include <vector>
+
 namespace llmc {
 
 struct MatmulPointers {
@@ -40,10 +42,28 @@ public:
   ~PreparedMatmul();
 
   /// Creates the descriptors and asks the heuristic for an algorithm that
-  /// fits `workspaceBytes` and the actual pointer alignments.
+  /// fits `workspaceBytes` and the actual pointer alignments; with
+  /// `candidates` > 1 it keeps the heuristic's first `candidates` answers
+  /// for tune().
   Status prepare(const cuda::CublasLtApi &api, cublasLtHandle_t handle,
                  const MatmulStep &step, const MatmulPointers &pointers,
-                 uint64_t workspaceBytes, const std::string &context);
+                 uint64_t workspaceBytes, const std::string &context,
+                 int candidates = 1);
+
+  /// Times each kept candidate on `stream` (the step's own operands) and
+  /// keeps the fastest (runtime/MatmulTune.cpp). `heuristicMs` and `bestMs`
+  /// get the first answer's time and the chosen one's; `chosen` its rank.
+  Status tune(const cuda::DriverApi &cu, cublasLtHandle_t handle,
+              CUstream stream, CUdeviceptr workspace, uint64_t workspaceBytes,
+              double &heuristicMs, double &bestMs, int &chosen);
+  /// What decides the algorithm (shape, types, transposes, epilogue,
+  /// operand alignments): steps with equal keys share one tuning.
+  const std::string &key() const { return key_; }
+  size_t candidateCount() const { return candidates_.size(); }
+  const cublasLtMatmulAlgo_t &algo() const { return algo_; }
+  void setAlgo(const cublasLtMatmulAlgo_t &algo) { algo_ = algo; }
+  /// Runs the heuristic's answer of rank `i` (< candidateCount()).
+  void setCandidate(size_t i) { algo_ = candidates_[i]; }
 
   /// Enqueues the matmul on `stream`.
   Status run(cublasLtHandle_t handle, CUstream stream, CUdeviceptr workspace,
@@ -55,9 +75,11 @@ private:
   cublasLtMatrixLayout_t layoutA_ = nullptr, layoutB_ = nullptr,
                          layoutC_ = nullptr, layoutD_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
+  std::vector<cublasLtMatmulAlgo_t> candidates_; // heuristic order
   MatmulPointers pointers_;
   float alpha_ = 1, beta_ = 0;
   std::string context_;
+  std::string key_;
 };
 
 } // namespace llmc

@@ -1,0 +1,127 @@
+//===- MatmulTuneGpuTest.cpp - cuBLASLt algorithms timed at load, cached --===//
+//
+// runtime/MatmulTune.cpp: the first executor times the heuristic's
+// candidates per matmul key and caches the choice; a second executor of the
+// same plan takes every choice from the cache without timing, and computes
+// bitwise the same results (what bitwise resume in a new process needs).
+//
+//===----------------------------------------------------------------------===//
+#include "test/gpu/PlanBuilder.h"
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace llmc;
+using namespace llmc::test;
+
+namespace {
+
+std::vector<float> ramp(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = scale * static_cast<float>(static_cast<int>(i % 97) - 48) / 48.0f;
+  return v;
+}
+
+/// Two matmuls of one shape (one key, tuned once) and one of another.
+Plan threeMatmuls() {
+  const int64_t m = 512, n = 768, k = 1024, n2 = 256;
+  PlanBuilder b("tune");
+  b.buffer("A", BufferRole::Input, {m * k}, DType::F32, ramp(m * k, 1.0f))
+      .buffer("B", BufferRole::Param, {k * n}, DType::F32, ramp(k * n, 0.5f))
+      .buffer("B2", BufferRole::Param, {k * n2}, DType::F32,
+              ramp(k * n2, 0.25f))
+      .buffer("D1", BufferRole::Output, {m * n})
+      .buffer("D2", BufferRole::Output, {m * n})
+      .buffer("D3", BufferRole::Output, {m * n2});
+  MatmulStep mm;
+  mm.m = m;
+  mm.n = n;
+  mm.k = k;
+  mm.a = "A";
+  mm.b = "B";
+  mm.d = "D1";
+  b.matmul(mm);
+  mm.d = "D2";
+  b.matmul(mm);
+  mm.n = n2;
+  mm.b = "B2";
+  mm.d = "D3";
+  b.matmul(mm);
+  return b.build();
+}
+
+class MatmulTune : public GpuTest {
+protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped())
+      return;
+    unsetenv("LLMC_MATMUL_TUNE");
+    dir_ = std::filesystem::temp_directory_path() /
+           ("llmc-tune-" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<Executor> load(int candidates) {
+    ExecutorOptions options;
+    options.cacheDir = dir_.string();
+    options.matmulCandidates = candidates;
+    std::unique_ptr<Executor> e;
+    Status s = Executor::create(threeMatmuls(), options, e);
+    EXPECT_TRUE(s.isOk()) << s.message();
+    return e;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(MatmulTune, SecondLoadTakesTheCachedChoiceAndMatchesBitwise) {
+  std::unique_ptr<Executor> first = load(8);
+  ASSERT_TRUE(first);
+  // Two keys; the second use of the first key shares its tuning.
+  EXPECT_NE(first->matmulTuning().find("2 matmul shapes: 2 timed"),
+            std::string::npos)
+      << first->matmulTuning();
+  size_t files = 0;
+  for (const auto &entry :
+       std::filesystem::directory_iterator(dir_ / "matmul-tune")) {
+    std::ifstream in(entry.path());
+    int rank = -1;
+    ASSERT_TRUE(in >> rank) << entry.path();
+    EXPECT_GE(rank, 0);
+    EXPECT_LT(rank, 8);
+    ++files;
+  }
+  EXPECT_EQ(files, 2u);
+  ASSERT_TRUE(first->replay().isOk());
+
+  std::unique_ptr<Executor> second = load(8);
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->matmulTuning().find("0 timed"), std::string::npos)
+      << second->matmulTuning();
+  EXPECT_NE(second->matmulTuning().find("2 from the cache"), std::string::npos)
+      << second->matmulTuning();
+  ASSERT_TRUE(second->replay().isOk());
+  for (const char *name : {"D1", "D2", "D3"}) {
+    std::vector<uint8_t> a, b;
+    ASSERT_TRUE(first->readBuffer(name, a).isOk());
+    ASSERT_TRUE(second->readBuffer(name, b).isOk());
+    EXPECT_EQ(a, b) << name << " differs between the tuned and cached loads";
+  }
+  // One key, one algorithm: D1 and D2 are the same product.
+  std::vector<uint8_t> d1, d2;
+  ASSERT_TRUE(second->readBuffer("D1", d1).isOk());
+  ASSERT_TRUE(second->readBuffer("D2", d2).isOk());
+  EXPECT_EQ(d1, d2);
+}
+
+TEST_F(MatmulTune, OneCandidateIsTheHeuristicsAnswerUntimed) {
+  std::unique_ptr<Executor> e = load(1);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->matmulTuning(), "");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "matmul-tune"));
+}
+
+} // namespace
