@@ -12,6 +12,11 @@
 //    update was (every operand of the group dominates it); the updates'
 //    results are replaced by its results and the updates and the absorbed
 //    muls are erased.
+// 4. A multi-tensor update's gradient or a global_norm input that is an
+//    exact widening cast (bf16/f16 -> f32, what autodiff leaves after a bf16
+//    weight gradient under --precision bf16) is read from the cast's source;
+//    the ops widen on load, so results are bitwise the same and the cast's
+//    kernel and f32 copy go.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -20,6 +25,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <map>
 
@@ -74,8 +80,56 @@ MulOp scaledGradient(AdamWUpdateOp update) {
   return nullptr;
 }
 
+/// `v` = cast(x) widening a bf16/f16 x exactly to f32 (same shape): x,
+/// else null. The multi-tensor update and global_norm read x as it is
+/// stored and widen it in registers, so the cast's kernel, its f32 copy and
+/// the wider read go (docs/training-ir.md §3).
+Value widenedFrom(Value v) {
+  auto cast = v.getDefiningOp<CastOp>();
+  if (!cast)
+    return nullptr;
+  Value x = cast->getOperand(0);
+  auto from = dyn_cast<RankedTensorType>(x.getType());
+  auto to = dyn_cast<RankedTensorType>(v.getType());
+  if (!from || !to || from.getShape() != to.getShape())
+    return nullptr;
+  Type fe = from.getElementType(), te = to.getElementType();
+  return (fe.isBF16() || fe.isF16()) && te.isF32() ? x : nullptr;
+}
+
 struct BatchAdamWPass : mlir::llmc::impl::BatchAdamWPassBase<BatchAdamWPass> {
   void runOnOperation() override {
+    runBatching();
+    readGradientsNarrow();
+  }
+
+  /// Operands of multi_adamw_update's grads and of global_norm that are
+  /// exact widening casts read their source instead; casts left without a
+  /// use are erased.
+  void readGradientsNarrow() {
+    llvm::SetVector<Operation *> casts;
+    getOperation().walk([&](Operation *op) {
+      unsigned begin = 0, end = 0;
+      if (auto multi = dyn_cast<MultiAdamWUpdateOp>(op)) {
+        begin = multi.getNumTensors();
+        end = 2 * multi.getNumTensors();
+      } else if (isa<GlobalNormOp>(op)) {
+        end = op->getNumOperands();
+      } else {
+        return;
+      }
+      for (unsigned i = begin; i < end; ++i)
+        if (Value x = widenedFrom(op->getOperand(i))) {
+          casts.insert(op->getOperand(i).getDefiningOp());
+          op->setOperand(i, x);
+        }
+    });
+    for (Operation *cast : casts)
+      if (cast->use_empty())
+        cast->erase();
+  }
+
+  void runBatching() {
     std::map<GroupKey, unsigned> index;
     SmallVector<SmallVector<Member>> groups;
     SmallVector<Value> scales;

@@ -209,6 +209,49 @@ std::string tablePointer(Type t, const std::string &name, unsigned j,
          std::to_string(j) + "]);\n";
 }
 
+/// Multi-tensor operands of which some are read narrow: the one narrow type
+/// and a per-tensor flag table, so one kernel loads each tensor as it is
+/// stored (a chunk's tensor is uniform across its block: no divergence).
+struct NarrowReads {
+  LogicalResult status = success();
+  Type narrow;
+  std::vector<double> flags; // 1: the tensor is stored as `narrow`
+  bool any() const { return static_cast<bool>(narrow); }
+  void declare(KernelSource &src, const std::string &table) const {
+    src.use(narrow);
+    src.helper(constantArray("bool", table, flags, [](double f) {
+      return std::string(f != 0 ? "true" : "false");
+    }));
+  }
+  /// `x` and `xn` (its narrow view) of tensor k at table entry `at`.
+  std::string pointers(const std::string &x, const std::string &table,
+                       const std::string &at, Type wide) const {
+    std::string w = storageType(wide), n = storageType(narrow);
+    return "    const " + w + " *" + x + " = (const " + w + " *)(base + " +
+           at + ");\n    const " + n + " *" + x + "n = (const " + n +
+           " *)(base + " + at + ");\n    const bool " + x + "Narrow = " +
+           table + "[k];\n";
+  }
+  std::string load(const std::string &x, const std::string &i, Type wide) const {
+    return "(" + x + "Narrow ? " + loadAs(narrow, x + "n[" + i + "]") + " : " +
+           loadAs(wide, x + "[" + i + "]") + ")";
+  }
+};
+
+NarrowReads narrowReads(ValueRange values, Type wide) {
+  NarrowReads out;
+  for (Value v : values) {
+    Type e = elementTypeOf(v);
+    bool isNarrow = e != wide;
+    if (isNarrow && out.narrow && out.narrow != e)
+      out.status = failure();
+    if (isNarrow)
+      out.narrow = e;
+    out.flags.push_back(isNarrow ? 1.0 : 0.0);
+  }
+  return out;
+}
+
 LogicalResult emitMultiAdamW(MultiAdamWUpdateOp op, const EmitContext &ctx,
                              OpLowering &out) {
   unsigned n = op.getNumTensors();
@@ -231,10 +274,19 @@ LogicalResult emitMultiAdamW(MultiAdamWUpdateOp op, const EmitContext &ctx,
                            std::vector<double>(op.getWeightDecays().begin(),
                                                op.getWeightDecays().end()),
                            floatLiteral));
-  std::string g = loadAs(t, "grad[i]");
+  // Gradients read narrow (bf16/f16 of an f32 param, llmc-batch-adamw):
+  // widened exactly on load, so the update is the one of the widened copy.
+  NarrowReads narrow = narrowReads(op.getGrads(), t);
+  if (failed(narrow.status))
+    return op.emitError("codegen: multi_adamw_update reads gradients of "
+                        "more than one narrow type");
+  std::string g = narrow.any() ? narrow.load("grad", "i", t)
+                               : loadAs(t, "grad[i]");
   if (op.getScale())
-    // grad * scale rounded to the gradient's type, as llmc.mul stores it.
+    // grad * scale rounded to the param's type, as llmc.mul stores it.
     g = loadAs(t, storeAs(t, g + " * scale"));
+  if (narrow.any())
+    narrow.declare(src, "kGradNarrow");
   std::string kernel =
       "extern \"C\" __global__ void __launch_bounds__(" +
       std::to_string(ctx.options.blockSize) + ")\n" + ctx.name +
@@ -250,7 +302,9 @@ LogicalResult emitMultiAdamW(MultiAdamWUpdateOp op, const EmitContext &ctx,
       "    // param, grad, m, v, new param, new m, new v of tensor k\n"
       "    // (new ones may be the old ones: updates in place).\n"
       "    const long long *o = offsets + 7 * k;\n" +
-      tablePointer(t, "param", 0, false) + tablePointer(t, "grad", 1, false) +
+      tablePointer(t, "param", 0, false) +
+      (narrow.any() ? narrow.pointers("grad", "kGradNarrow", "o[1]", t)
+                    : tablePointer(t, "grad", 1, false)) +
       tablePointer(t, "m", 2, false) + tablePointer(t, "v", 3, false) +
       tablePointer(t, "new_param", 4, true) +
       tablePointer(t, "new_m", 5, true) + tablePointer(t, "new_v", 6, true) +
@@ -293,12 +347,16 @@ LogicalResult emitMultiAdamW(MultiAdamWUpdateOp op, const EmitContext &ctx,
 LogicalResult emitGlobalNorm(GlobalNormOp op, const EmitContext &ctx,
                              OpLowering &out) {
   unsigned n = op.getInputs().size();
+  // The widest input type is read as it is; one narrower float type may be
+  // read too (gradients read narrow, llmc-batch-adamw), widened exactly.
   Type t = elementTypeOf(op.getInputs()[0]);
   for (Value v : op.getInputs())
-    if (elementTypeOf(v) != t)
-      return op.emitError("codegen: global_norm over mixed element types (")
-             << t << " and " << elementTypeOf(v)
-             << ") is not supported yet; cast the gradients to one type";
+    if (elementTypeOf(v).getIntOrFloatBitWidth() > t.getIntOrFloatBitWidth())
+      t = elementTypeOf(v);
+  NarrowReads narrow = narrowReads(op.getInputs(), t);
+  if (failed(narrow.status))
+    return op.emitError("codegen: global_norm over more than two element "
+                        "types (the widest and one narrower)");
   unsigned block = ctx.options.blockSize;
   std::vector<int64_t> sizes;
   for (Value v : op.getInputs())
@@ -309,6 +367,8 @@ LogicalResult emitGlobalNorm(GlobalNormOp op, const EmitContext &ctx,
                "chunks (grid-stride over chunks, in order) and writes one "
                "partial; addresses from the offset table");
   int64_t chunks = chunkTable(parts, ctx, sizes);
+  if (narrow.any())
+    narrow.declare(parts, "kNarrow");
   int64_t blocks =
       std::max<int64_t>(1, std::min<int64_t>(chunks, ctx.options.maxBlocks));
   parts.constant("kBlocks", blocks, "blocks = partial sums");
@@ -321,12 +381,13 @@ LogicalResult emitGlobalNorm(GlobalNormOp op, const EmitContext &ctx,
       "_partials(char *base, const long long *__restrict__ offsets, float "
       "*__restrict__ partials) {\n"
       "  float acc = 0.0f;\n" +
-      std::string(kChunkLoop) + "    const " + storageType(t) +
-      " *x = (const " + storageType(t) +
-      " *)(base + offsets[k]);\n"
+      std::string(kChunkLoop) +
+      (narrow.any() ? narrow.pointers("x", "kNarrow", "offsets[k]", t)
+                    : "    const " + storageType(t) + " *x = (const " +
+                          storageType(t) + " *)(base + offsets[k]);\n") +
       "    for (index_t i = begin + threadIdx.x; i < end; i += kBlock) {\n"
       "      const float xi = " +
-      loadAs(t, "x[i]") +
+      (narrow.any() ? narrow.load("x", "i", t) : loadAs(t, "x[i]")) +
       ";\n"
       "      acc += xi * xi;\n"
       "    }\n"

@@ -5,7 +5,8 @@
 // - adamw_update is torch.optim.AdamW (decoupled decay, both bias
 //   corrections with the incremented step);
 // - multi_adamw_update runs the same update on each of its tensors, after
-//   scaling the gradient (rounded to its type, as llmc.mul would round it);
+//   scaling the gradient (rounded to the param's type, as llmc.mul would
+//   round it; a bf16/f16 gradient is widened to that type first, exactly);
 // - global_norm sums the squares of all inputs in double and rounds the sum
 //   to the result's type before the square root, like the f32 reduction it
 //   replaces.
@@ -29,7 +30,9 @@ struct AdamWHyper {
 };
 
 /// One tensor's update into new p, m, v (rounded by the caller). `scale`,
-/// when set, multiplies every gradient element first (rounded to g's kind).
+/// when set, multiplies every gradient element first, rounded to p's kind
+/// (a narrower g, multi_adamw_update's narrow read, is widened exactly
+/// first; otherwise p's kind is g's).
 void adamwTensor(const AdamWHyper &h, double wd, const RefTensor &p,
                  const RefTensor &g, const RefTensor &m, const RefTensor &v,
                  const RefTensor *scale, RefTensor &np, RefTensor &nm,
@@ -38,7 +41,7 @@ void adamwTensor(const AdamWHyper &h, double wd, const RefTensor &p,
   for (int64_t i = 0, e = p.numElements(); i < e; ++i) {
     double gi = g.floats[i];
     if (scale)
-      gi = roundToKind(gi * scale->floats[0], g.kind);
+      gi = roundToKind(gi * scale->floats[0], p.kind);
     double mi = h.b1 * m.floats[i] + (1.0 - h.b1) * gi;
     double vi = h.b2 * v.floats[i] + (1.0 - h.b2) * gi * gi;
     double denom = std::sqrt(vi) / std::sqrt(bc2) + h.eps;

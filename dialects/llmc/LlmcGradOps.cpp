@@ -332,6 +332,20 @@ int64_t MultiAdamWUpdateOp::tensorOfOperand(unsigned i) {
   return i < 4 * n ? static_cast<int64_t>(i % n) : -1;
 }
 
+/// A gradient read narrow: a bf16/f16 tensor of an f32 param's shape, which
+/// the update widens exactly on load (llmc-batch-adamw reads through the
+/// widening cast autodiff leaves after a bf16 weight gradient).
+static bool narrowerGrad(Value grad, Type param) {
+  auto g = dyn_cast<RankedTensorType>(grad.getType());
+  auto p = dyn_cast<RankedTensorType>(param);
+  if (!g || !p || g.getShape() != p.getShape())
+    return false;
+  auto ge = dyn_cast<FloatType>(g.getElementType());
+  auto pe = dyn_cast<FloatType>(p.getElementType());
+  return ge && pe && ge.getWidth() < pe.getWidth() &&
+         (ge.isBF16() || ge.isF16()) && pe.isF32();
+}
+
 LogicalResult MultiAdamWUpdateOp::verify() {
   unsigned n = getNumTensors();
   if (n == 0)
@@ -360,18 +374,20 @@ LogicalResult MultiAdamWUpdateOp::verify() {
                            {"new param", getNewParam(k)},
                            {"new m", getNewM(k)},
                            {"new v", getNewV(k)}})
-      if (v.getType() != p)
+      if (v.getType() != p && !(name == "grad" && narrowerGrad(v, p)))
         return emitOpError("tensor ")
                << k << ": " << name << " has type " << v.getType()
-               << " but param has type " << p;
+               << " but param has type " << p
+               << (name == "grad" ? " (a grad may only be a narrower float "
+                                    "of the param's shape)"
+                                  : "");
   }
   if (Value scale = getScale()) {
+    // The scale multiplies the gradient widened to the params' type.
     Type s = getElementTypeOrSelf(scale.getType());
-    for (auto [k, g] : llvm::enumerate(getGrads()))
-      if (getElementTypeOrSelf(g.getType()) != s)
-        return emitOpError("scale has element type ")
-               << s << " but grad " << k << " has "
-               << getElementTypeOrSelf(g.getType());
+    if (s != element)
+      return emitOpError("scale has element type ")
+             << s << " but the params have " << element;
   }
   for (auto [name, value] :
        {std::pair<StringRef, double>{"beta1", getBeta1().convertToDouble()},

@@ -84,3 +84,40 @@ func.func @sgd(%p: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
   %0 = llmc.sub %p, %g : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// bf16 weight gradients widened for f32 params (what autodiff leaves under
+// --precision bf16): the multi-tensor update and global_norm read the bf16
+// values, the casts go; an f32 gradient is read as it is.
+// CHECK-LABEL: func.func @narrow_grads
+// CHECK-SAME: (%[[W:[^:]+]]: tensor<4x8xf32>, %[[B:[^:]+]]: tensor<8xf32>, %[[GW:[^:]+]]: tensor<4x8xbf16>, %[[GB:[^:]+]]: tensor<8xf32>,
+// CHECK-NOT: llmc.cast
+// CHECK: %[[N:.+]] = llmc.global_norm %[[GW]], %[[GB]] : (tensor<4x8xbf16>, tensor<8xf32>) -> tensor<f32>
+// CHECK-NOT: llmc.cast
+// CHECK: llmc.multi_adamw_update params(%[[W]], %[[B]]) grads(%[[GW]], %[[GB]]) {{.*}} : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xbf16>, tensor<8xf32>,
+func.func @narrow_grads(%w: tensor<4x8xf32>, %b: tensor<8xf32>, %gw16: tensor<4x8xbf16>, %gb: tensor<8xf32>,
+                        %mw: tensor<4x8xf32>, %mb: tensor<8xf32>, %vw: tensor<4x8xf32>, %vb: tensor<8xf32>,
+                        %lr: tensor<f32>, %t: tensor<i64>)
+    -> (tensor<f32>, tensor<4x8xf32>, tensor<8xf32>) {
+  %gw = llmc.cast %gw16 : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %n = llmc.global_norm %gw, %gb : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<f32>
+  %p0, %m0, %v0 = llmc.adamw_update %w, %gw, %mw, %vw, %lr, %t {weight_decay = 0.1 : f64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<i64>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+  %p1, %m1, %v1 = llmc.adamw_update %b, %gb, %mb, %vb, %lr, %t {weight_decay = 0.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %n, %p0, %p1 : tensor<f32>, tensor<4x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A cast that narrows, or one also read by another op, stays (the other
+// reader still needs the f32 copy); the update reads the bf16 value anyway.
+// CHECK-LABEL: func.func @cast_kept
+// CHECK: %[[C:.+]] = llmc.cast %arg1 : tensor<4xbf16> -> tensor<4xf32>
+// CHECK: llmc.multi_adamw_update params(%arg0) grads(%arg1)
+// CHECK: return {{.*}}, %[[C]]
+func.func @cast_kept(%p: tensor<4xf32>, %g16: tensor<4xbf16>, %m: tensor<4xf32>, %v: tensor<4xf32>,
+                     %lr: tensor<f32>, %t: tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %g = llmc.cast %g16 : tensor<4xbf16> -> tensor<4xf32>
+  %p0, %m0, %v0 = llmc.adamw_update %p, %g, %m, %v, %lr, %t {weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %p0, %g : tensor<4xf32>, tensor<4xf32>
+}

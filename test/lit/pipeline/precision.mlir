@@ -1,7 +1,8 @@
 // The training pipeline with --precision bf16 (docs/precision.md): the casts
 // are placed on @forward before autodiff, so the backward matmuls are bf16
-// too, the weight gradients come back to f32 through the casts' VJPs, and
-// the parameters, AdamW state and update stay f32.
+// too, the weight gradients come back to f32 through the casts' VJPs (read
+// by the optimizer as bf16, widened on load), and the parameters, AdamW
+// state and update stay f32.
 // RUN: llmc-opt %s --llmc-pipeline=precision=bf16 | FileCheck %s
 // RUN: llmc-opt %s --llmc-pipeline | FileCheck %s --check-prefix=FP32
 
@@ -19,9 +20,11 @@
 // CHECK:         %[[DW:.+]]:2 = llmc.kernel -> (tensor<16x32xbf16>, tensor<32xbf16>) attributes {llmc.epilogue = "bias_grad_rhs"} {
 // CHECK-NEXT:      llmc.matmul {{.*}} {transpose_lhs} : (tensor<16x16xbf16>, tensor<16x32xbf16>) -> tensor<16x32xbf16>
 // CHECK-NEXT:      llmc.reduce_sum {{.*}} : (tensor<2x8x32xbf16>) -> tensor<32xbf16>
-// CHECK:         llmc.kernel -> (tensor<32xf32>, tensor<16x32xf32>) {
-// CHECK:           llmc.cast %[[DW]]#0 : tensor<16x32xbf16> -> tensor<16x32xf32>
-// CHECK:         llmc.multi_adamw_update params(%[[W]], {{.*}} -> (tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>)
+// The clip norm and the update read the bf16 gradients and widen them on
+// load (llmc-batch-adamw): no f32 copy, no cast kernel.
+// CHECK-NOT:       llmc.cast %[[DW]]
+// CHECK:           llmc.global_norm %[[DW]]#0, %[[DW]]#1 : (tensor<16x32xbf16>, tensor<32xbf16>) -> tensor<f32>
+// CHECK:         llmc.multi_adamw_update params(%[[W]], {{.*}}) grads(%[[DW]]#0, %[[DW]]#1) {{.*}} -> (tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>, tensor<32xf32>)
 // FP32-LABEL: func.func @train_step
 // FP32-NOT:     bf16
 func.func @forward(%w: tensor<16x32xf32> {llmc.param = "w", llmc.init_rule = "normal(0.02)"},

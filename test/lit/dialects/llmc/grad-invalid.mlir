@@ -316,8 +316,25 @@ func.func @multi_adamw_element(%p: tensor<4xf32>, %q: tensor<4xbf16>, %lr: tenso
 // -----
 
 func.func @multi_adamw_scale(%p: tensor<4xbf16>, %lr: tensor<f32>, %t: tensor<i64>, %c: tensor<f32>) {
-  // expected-error @+1 {{'llmc.multi_adamw_update' op scale has element type 'f32' but grad 0 has 'bf16'}}
+  // expected-error @+1 {{'llmc.multi_adamw_update' op scale has element type 'f32' but the params have 'bf16'}}
   %0:3 = llmc.multi_adamw_update params(%p) grads(%p) m(%p) v(%p) lr(%lr) step(%t) scale(%c) {weight_decays = array<f64: 0.0>} : (tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_wide_grad(%p: tensor<4xbf16>, %g: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // A grad may be narrower than its param (read widened), never wider.
+  // expected-error @+1 {{'llmc.multi_adamw_update' op tensor 0: grad has type 'tensor<4xf32>' but param has type 'tensor<4xbf16>' (a grad may only be a narrower float of the param's shape)}}
+  %0:3 = llmc.multi_adamw_update params(%p) grads(%g) m(%p) v(%p) lr(%lr) step(%t) {weight_decays = array<f64: 0.0>} : (tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>, tensor<4xbf16>, tensor<f32>, tensor<i64>) -> (tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+  return
+}
+
+// -----
+
+func.func @multi_adamw_narrow_grad_shape(%p: tensor<4xf32>, %g: tensor<8xbf16>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'llmc.multi_adamw_update' op tensor 0: grad has type 'tensor<8xbf16>' but param has type 'tensor<4xf32>' (a grad may only be a narrower float of the param's shape)}}
+  %0:3 = llmc.multi_adamw_update params(%p) grads(%g) m(%p) v(%p) lr(%lr) step(%t) {weight_decays = array<f64: 0.0>} : (tensor<4xf32>, tensor<8xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
