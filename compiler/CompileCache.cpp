@@ -141,6 +141,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("fuseNormPrologue", std::to_string(f.normPrologue));
   add("fuseNormEpilogue", std::to_string(f.normEpilogue));
   add("fuseGeluEpilogue", std::to_string(f.geluEpilogue));
+  add("fuseGeluGradEpilogue", std::to_string(f.geluGradEpilogue));
   add("fuseBiasGradEpilogue", std::to_string(f.biasGradEpilogue));
   add("fuseStrided", std::to_string(f.strided));
   add("fuseQkvSlices", std::to_string(f.qkvSlices));

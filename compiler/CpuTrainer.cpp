@@ -33,7 +33,8 @@ FailureOr<std::unique_ptr<CpuTrainer>>
 CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
                    uint64_t seed, const PrecisionConfig &precision,
                    const std::string &injectNanOp,
-                   const RecomputeConfig &recompute) {
+                   const RecomputeConfig &recompute,
+                   const FusionConfig *fusion) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return emitError(module.getLoc())
@@ -82,6 +83,8 @@ CpuTrainer::create(ModuleOp module, const OptimizerConfig *optimizer,
   // Activation checkpointing as the GPU's step has it (no CSE runs here to
   // merge the copies back), so that verify checks recomputed steps.
   addRematerialize(pm, recompute);
+  if (fusion)
+    addRoundingFusions(pm, precision, *fusion);
   if (failed(pm.run(module)))
     return failure();
 

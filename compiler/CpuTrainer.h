@@ -25,6 +25,8 @@
 
 namespace llmc {
 
+struct FusionConfig; // compiler/Pipeline.h
+
 /// One data input of the step function: its name and type.
 struct StepInput {
   std::string name;
@@ -37,11 +39,14 @@ public:
   /// `optimizer` null: the step returns the loss and one gradient per
   /// trainable parameter; otherwise the step also updates parameters and
   /// state. Errors are emitted as diagnostics.
+  /// `fusion` non-null: the step also takes the fusions of the GPU's step
+  /// that change its numerics (addRoundingFusions), as `llmc verify` needs.
   static mlir::FailureOr<std::unique_ptr<CpuTrainer>>
   create(mlir::ModuleOp module, const OptimizerConfig *optimizer,
          uint64_t seed, const PrecisionConfig &precision = {},
          const std::string &injectNanOp = "",
-         const RecomputeConfig &recompute = {});
+         const RecomputeConfig &recompute = {},
+         const FusionConfig *fusion = nullptr);
 
   /// Gradient accumulation (OptimizerConfig::accumulate): each step runs
   /// @accumulate_step on `k` micro-batches, rows [i * B, (i + 1) * B) of

@@ -190,6 +190,7 @@ FusionExplanation explainFusion(func::FuncOp func, const FusionConfig &config) {
                    {"norm-epilogue", config.normEpilogue},
                    {"epilogues", config.epilogues},
                    {"gelu-epilogue", config.geluEpilogue},
+                   {"gelu-grad-epilogue", config.geluGradEpilogue},
                    {"bias-grad-epilogue", config.biasGradEpilogue}};
   out.json = doc.dump(1) + "\n";
   out.text = "fusion of @" + func.getName().str() + ": " +

@@ -206,6 +206,7 @@ void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
   if (fusion.epilogues) {
     mlir::llmc::FuseEpiloguesPassOptions o;
     o.gelu = fusion.geluEpilogue;
+    o.geluGrad = fusion.geluGradEpilogue;
     o.biasGrad = fusion.biasGradEpilogue;
     pm.addNestedPass<mlir::func::FuncOp>(
         mlir::llmc::createFuseEpiloguesPass(o));
@@ -239,6 +240,21 @@ void addRematerialize(mlir::OpPassManager &pm, const RecomputeConfig &recompute,
       o, [fusion](mlir::ModuleOp module, llvm::StringRef func) {
         return plannedPeak(module, func, fusion);
       }));
+}
+
+void addRoundingFusions(mlir::OpPassManager &pm,
+                        const PrecisionConfig &precision,
+                        const FusionConfig &fusion) {
+  bool narrow = precision.precision == "bf16" || precision.precision == "fp16";
+  if (!narrow || !fusion.epilogues || !fusion.geluEpilogue)
+    return;
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
+  mlir::llmc::FuseEpiloguesPassOptions o;
+  o.gelu = true;
+  o.geluGrad = false;
+  o.biasGrad = false;
+  pm.addNestedPass<mlir::func::FuncOp>(
+      mlir::llmc::createFuseEpiloguesPass(o));
 }
 
 mlir::LogicalResult runRematerialize(mlir::ModuleOp module,

@@ -69,6 +69,16 @@ openCudaVerifyBackend(const std::string &model, const ModelOptions &options,
                       bool lossOnly, const PrecisionConfig &precision,
                       const RecomputeConfig &recompute = {});
 
+/// How far the GELU epilogue's rounding moves @forward's loss on `batch`
+/// (docs/precision.md): |L(on) - L(off)| / |L(off)|, both on the reference
+/// evaluator, with the GELU groups of the default fusion (on) and without
+/// (off, autocast's order). 0 when no GELU epilogue forms (fp32, erf gelu,
+/// no gelu) or @forward returns no scalar loss. Failure: printed.
+mlir::FailureOr<double> geluRoundingShift(const std::string &model,
+                                          const ModelOptions &options,
+                                          const PrecisionConfig &precision,
+                                          const VerifyBatch &batch);
+
 /// The root-sum-square of a tensor's values.
 double l2Norm(const RefTensor &t);
 

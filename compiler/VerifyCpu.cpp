@@ -66,10 +66,11 @@ struct Loaded {
 class CpuVerifyBackend : public VerifyBackend {
 public:
   CpuVerifyBackend(std::string model, ModelOptions options, bool lossOnly,
-                   PrecisionConfig precision, RecomputeConfig recompute)
+                   PrecisionConfig precision, RecomputeConfig recompute,
+                   FusionConfig fusion = {})
       : model_(std::move(model)), options_(std::move(options)),
         lossOnly_(lossOnly), precision_(std::move(precision)),
-        recompute_(recompute) {}
+        recompute_(recompute), fusion_(fusion) {}
 
   bool open() {
     if (!loaded_.load(model_, options_))
@@ -79,6 +80,7 @@ public:
       mlir::PassManager pm(loaded_.context.get());
       addPadShapes(pm, precision_);
       addLowerPrecision(pm, precision_);
+      addRoundingFusions(pm, precision_, fusion_);
       if (mlir::failed(pm.run(*loaded_.module)))
         return false;
       forward_ = loaded_.module->lookupSymbol<mlir::func::FuncOp>("forward");
@@ -93,7 +95,7 @@ public:
       return true;
     }
     auto trainer = CpuTrainer::create(*loaded_.module, nullptr, 0, precision_,
-                                      "", recompute_);
+                                      "", recompute_, &fusion_);
     if (mlir::failed(trainer))
       return false;
     trainer_ = std::move(*trainer);
@@ -150,7 +152,7 @@ public:
       return mlir::failure();
     OptimizerConfig opt = referenceAdamW();
     auto trainer = CpuTrainer::create(*loaded.module, &opt, 0, precision_, "",
-                                      recompute_);
+                                      recompute_, &fusion_);
     if (mlir::failed(trainer))
       return mlir::failure();
     std::vector<double> losses;
@@ -169,6 +171,9 @@ private:
   bool lossOnly_;
   PrecisionConfig precision_;
   RecomputeConfig recompute_;
+  // What `llmc compile` fuses by default, as the CUDA backend compiles it:
+  // the CPU step models its GELU epilogue's rounding.
+  FusionConfig fusion_;
   Loaded loaded_;
   mlir::func::FuncOp forward_;
   std::unique_ptr<CpuTrainer> trainer_;
@@ -176,6 +181,29 @@ private:
 };
 
 } // namespace
+
+mlir::FailureOr<double> geluRoundingShift(const std::string &model,
+                                          const ModelOptions &options,
+                                          const PrecisionConfig &precision,
+                                          const VerifyBatch &batch) {
+  FusionConfig off;
+  off.geluEpilogue = false;
+  double loss[2];
+  for (int on = 0; on < 2; ++on) {
+    CpuVerifyBackend backend(model, options, /*lossOnly=*/true, precision, {},
+                             on ? FusionConfig() : off);
+    if (!backend.open())
+      return mlir::failure();
+    std::map<std::string, double> unused;
+    auto l = backend.lossAndGradNorms(batch, unused);
+    if (mlir::failed(l))
+      return mlir::failure();
+    loss[on] = *l;
+  }
+  if (!std::isfinite(loss[0]) || !std::isfinite(loss[1]) || loss[0] == 0)
+    return 0.0;
+  return std::fabs(loss[1] - loss[0]) / std::fabs(loss[0]);
+}
 
 std::unique_ptr<VerifyBackend>
 openCpuVerifyBackend(const std::string &model, const ModelOptions &options,

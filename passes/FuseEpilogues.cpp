@@ -87,10 +87,10 @@ struct FuseEpiloguesPass
     // GELU and bias gradients after the bias adds: the forward GELU takes
     // a matmul + bias group (MatmulEpilogues.cpp).
     func::FuncOp func = getOperation();
-    if (gelu) {
+    if (gelu)
       epilogue::fuseGelu(func);
+    if (geluGrad)
       epilogue::fuseGeluGrad(func, biasGrad);
-    }
     if (biasGrad)
       epilogue::fuseBiasGrad(func, biasGradRhs);
   }

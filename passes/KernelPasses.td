@@ -252,7 +252,10 @@ def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"gelu", "gelu", "bool", "true",
-           "GELU and GELU-gradient epilogues">,
+           "the forward GELU epilogue (GELU[_AUX][_BIAS])">,
+    Option<"geluGrad", "gelu-grad", "bool", "true",
+           "the GELU-gradient epilogue (DGELU[_BGRAD]); the pipeline keeps "
+           "it off (slower at GPT-2's MLP, docs/codegen.md)">,
     Option<"biasGrad", "bias-grad", "bool", "true",
            "bias-gradient epilogues (DGELU_BGRAD's, BGRADB, BGRADA)">,
     Option<"biasGradRhs", "bias-grad-rhs", "bool", "true",

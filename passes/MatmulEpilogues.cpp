@@ -91,8 +91,9 @@ ReduceSumOp rowSum(KernelOp group) {
 /// One group at `host`'s place holding host's ops and then `ops`, yielding
 /// `yielded`; the old groups' results that `replaced` lists become the new
 /// group's results of the same index, and `dead` groups go away.
-void regroup(KernelOp host, ArrayRef<Operation *> ops, ArrayRef<Value> yielded,
-             ArrayRef<Value> replaced, ArrayRef<KernelOp> dead, Kind kind) {
+KernelOp regroup(KernelOp host, ArrayRef<Operation *> ops,
+                 ArrayRef<Value> yielded, ArrayRef<Value> replaced,
+                 ArrayRef<KernelOp> dead, Kind kind) {
   OpBuilder builder(host);
   SmallVector<Type> types;
   for (Value v : yielded)
@@ -108,11 +109,13 @@ void regroup(KernelOp host, ArrayRef<Operation *> ops, ArrayRef<Value> yielded,
     op->moveBefore(yield);
   yield->setOperands(yielded);
   for (auto [k, v] : llvm::enumerate(replaced))
-    Value(v).replaceAllUsesWith(fused.getResult(k));
+    if (v) // null: the caller rewires that result
+      Value(v).replaceAllUsesWith(fused.getResult(k));
   fused->setAttr(kAttr, builder.getStringAttr(name(kind)));
   for (KernelOp g : dead)
     g.erase();
   host.erase();
+  return fused;
 }
 
 template <typename T> SmallVector<KernelOp> groupsWith(func::FuncOp func) {
@@ -131,9 +134,16 @@ void fuseGelu(func::FuncOp func) {
   for (KernelOp g : groupsWith<GeluOp>(func)) {
     auto gelu = cast<GeluOp>(soleOp(g));
     Value pre = gelu.getInput();
-    auto host = pre.getDefiningOp<KernelOp>();
+    // HF's Conv1D reads the product through a view (gelu(reshape(x W + b))):
+    // gelu is elementwise, so it takes the product's shape in the group and
+    // a reshape after the group gives its readers theirs back.
+    auto view = pre.getDefiningOp<ReshapeOp>();
+    if (view && view->getBlock() != g->getBlock())
+      continue;
+    Value product = view ? view.getInput() : pre;
+    auto host = product.getDefiningOp<KernelOp>();
     if (gelu.getApproximation() != GeluApproximation::tanh ||
-        !epilogueType(pre.getType()) || !hostMatmul(host, g->getBlock()))
+        !epilogueType(product.getType()) || !hostMatmul(host, g->getBlock()))
       continue;
     // The host is a matmul, or a matmul and its bias add (the first rewrite).
     auto kind = fusion::classify(host);
@@ -142,14 +152,29 @@ void fuseGelu(func::FuncOp func) {
       continue;
     Value inner = host.getYield()->getOperand(0);
     gelu->setOperand(0, inner);
+    gelu->getResult(0).setType(inner.getType());
+    bool throughView = static_cast<bool>(view);
+    if (throughView && view->use_empty())
+      view->erase();
     // The pre-activation is the aux output when anything else reads it
     // (gelu_grad in training); otherwise nothing but the gelu is written.
-    SmallVector<Value> yielded{gelu.getResult()}, replaced{g.getResult(0)};
-    if (!pre.use_empty()) {
+    SmallVector<Value> yielded{gelu.getResult()};
+    SmallVector<Value> replaced{throughView ? Value() : g.getResult(0)};
+    if (!product.use_empty()) {
       yielded.push_back(inner);
-      replaced.push_back(pre);
+      replaced.push_back(product);
     }
-    regroup(host, {gelu}, yielded, replaced, {g}, Kind::Gelu);
+    KernelOp fused = regroup(
+        host, {gelu}, yielded, replaced,
+        throughView ? ArrayRef<KernelOp>() : ArrayRef<KernelOp>(g), Kind::Gelu);
+    if (!throughView)
+      continue;
+    OpBuilder builder(fused->getContext());
+    builder.setInsertionPointAfter(fused);
+    auto back = builder.create<ReshapeOp>(
+        g.getLoc(), g.getResult(0).getType(), fused.getResult(0));
+    g.getResult(0).replaceAllUsesWith(back.getResult());
+    g.erase();
   }
 }
 

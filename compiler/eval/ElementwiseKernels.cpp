@@ -180,7 +180,8 @@ void addBinary(KernelTable &table, FloatFn floatFn, IntFn intFn) {
                    << i;
           r.ints[i] = *v;
         }
-        roundInPlace(r);
+        if (!heldUnrounded(op))
+          roundInPlace(r);
         out.push_back(std::move(r));
         return success();
       });

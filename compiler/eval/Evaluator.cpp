@@ -92,6 +92,14 @@ static LogicalResult checkEvaluable(Operation *op, Value v,
 
 /// "'llmc.add'", with " (node 'fill')" when the location names the ONNX
 /// node or JSON path the op came from: ONNX diagnostics print no location.
+/// A group whose `llmc.epilogue` is cuBLASLt's GELU (passes/MatmulEpilogues.h
+/// names it; the evaluator reads the attribute, not the passes library).
+static bool isGeluEpilogue(Operation *group) {
+  auto name = group ? group->getAttrOfType<StringAttr>("llmc.epilogue")
+                    : StringAttr();
+  return name && name.getValue() == "gelu";
+}
+
 static std::string opDescription(Operation *op) {
   std::string s = "'" + op->getName().getStringRef().str() + "'";
   if (auto name = dyn_cast<NameLoc>(op->getLoc()))
@@ -186,9 +194,16 @@ FailureOr<std::vector<RefTensor>> evaluate(func::FuncOp func,
           return failure(!stopped);
       // The yielded values end with the group (nothing outside can name
       // them): their results take them over, in the memory account too.
+      // A GELU epilogue's pre-activation was held unrounded for its gelu
+      // (heldUnrounded); what leaves the group is rounded to its type.
+      bool roundYields = isGeluEpilogue(group);
       for (auto [r, y] :
-           llvm::zip(group.getResults(), group.getYield()->getOperands()))
-        hold(r, values.lookup(y));
+           llvm::zip(group.getResults(), group.getYield()->getOperands())) {
+        RefTensor t = values.lookup(y);
+        if (roundYields)
+          roundInPlace(t);
+        hold(r, std::move(t));
+      }
       release(*group.getYield());
       return success();
     }
@@ -280,6 +295,15 @@ int64_t BroadcastMap::operator()(int64_t resultIndex) const {
     resultIndex /= resultShape_[d];
   }
   return src;
+}
+
+bool heldUnrounded(Operation *op) {
+  if (!isa_and_nonnull<mlir::llmc::KernelOp>(op->getParentOp()) ||
+      !isGeluEpilogue(op->getParentOp()))
+    return false;
+  return llvm::any_of(op->getUsers(), [](Operation *user) {
+    return isa<mlir::llmc::GeluOp>(user);
+  });
 }
 
 void roundInPlace(RefTensor &t) {

@@ -91,6 +91,14 @@ Kernel qkvPackedAware(Kernel kernel);
 /// wrote double values), or wraps every integer to its width.
 void roundInPlace(RefTensor &t);
 
+/// Whether `op` leaves its result unrounded: it computes the pre-activation
+/// of a `llmc.epilogue = "gelu"` group (the matmul, or its bias add), which
+/// cuBLASLt's GELU epilogue hands to gelu in f32 before any rounding. The
+/// group rounds what it yields (the aux pre-activation), so only the gelu
+/// sees the unrounded value (docs/precision.md, "The GELU epilogue's
+/// rounding").
+bool heldUnrounded(mlir::Operation *op);
+
 /// An attention probability as it enters the P V product of an attention
 /// with `kind` results: bf16 attention rounds the unnormalized
 /// exp(score - max) to bf16 first, as the flash kernels (FA2, cuDNN) feed P

@@ -107,10 +107,11 @@ LogicalResult matmulKernel(MatmulOp op, Operands in,
     }
   }
   // A bf16/f16 linear layer rounds once, after its bias (cuBLASLt's bias
-  // epilogue, torch's addmm): the add rounds what it reads from here.
+  // epilogue, torch's addmm): the add rounds what it reads from here. In a
+  // GELU epilogue without a bias the gelu reads it unrounded.
   bool narrow = r.isFloat() && r.kind != ElementKind::F32 &&
                 r.kind != ElementKind::F64;
-  if (!(narrow && linearBiasAdd(op)))
+  if (!(narrow && (linearBiasAdd(op) || heldUnrounded(op))))
     roundInPlace(r);
   out.push_back(std::move(r));
   return success();

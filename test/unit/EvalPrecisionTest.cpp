@@ -3,8 +3,8 @@
 // What llmc-lower-precision relies on (docs/precision.md): a cast to bf16
 // rounds to nearest even (subnormals kept, overflow to inf, NaN kept), a
 // bf16 matmul accumulates exactly and rounds once, after the bias of a
-// linear layer, and the mutation test's `llmc.accumulate = bf16` rounds
-// every partial sum.
+// linear layer, a GELU epilogue group's gelu reads the unrounded product,
+// and the mutation test's `llmc.accumulate = bf16` rounds every partial sum.
 //
 //===----------------------------------------------------------------------===//
 #include "EvalTestUtils.h"
@@ -144,6 +144,66 @@ TEST_F(Precision, CastToF16OverflowsToInf) {
   EXPECT_TRUE(std::isinf(r.floats[2]) && r.floats[2] < 0);
   EXPECT_EQ(r.floats[3], 0.0); // below half of the smallest subnormal, 2^-24
   EXPECT_TRUE(std::isinf(r.floats[4]));
+}
+
+double geluTanh(double x) {
+  const double k = std::sqrt(2.0 / M_PI);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+
+// cuBLASLt's GELU epilogue (a `llmc.epilogue = "gelu"` group) applies gelu
+// to the unrounded acc + b and rounds once; the aux output is round(acc +
+// b). The same ops outside a group round acc + b first (autocast's order).
+// Columns j: x . w_j = 1.5 + c_j 2^-8, which bf16 rounds by up to half an
+// ulp (2^-8), enough to move some gelu results by one ulp.
+TEST_F(Precision, GeluEpilogueReadsTheUnroundedProduct) {
+  const std::vector<double> c = {0.25, 0.5, 0.75, 1.25, 1.5, 1.75, 2.5, 3.5};
+  std::vector<double> w(16);
+  for (size_t j = 0; j < c.size(); ++j) {
+    w[j] = 1;                    // row 0
+    w[8 + j] = c[j];             // row 1
+  }
+  RefTensor x = RefTensor::fromFloats(ElementKind::BF16, {1, 2},
+                                      {1.5, std::ldexp(1, -8)});
+  RefTensor wt = RefTensor::fromFloats(ElementKind::BF16, {2, 8}, w);
+  RefTensor b = RefTensor::fromFloats(ElementKind::BF16, {8},
+                                      std::vector<double>(8, std::ldexp(1, -10)));
+  auto r = run(R"(
+    func.func @f(%x: tensor<1x2xbf16>, %w: tensor<2x8xbf16>, %b: tensor<8xbf16>) -> (tensor<1x8xbf16>, tensor<1x8xbf16>, tensor<1x8xbf16>, tensor<1x8xbf16>, tensor<1x8xbf16>) {
+      %k:2 = llmc.kernel -> (tensor<1x8xbf16>, tensor<1x8xbf16>) attributes {llmc.epilogue = "gelu"} {
+        %0 = llmc.matmul %x, %w : (tensor<1x2xbf16>, tensor<2x8xbf16>) -> tensor<1x8xbf16>
+        %1 = llmc.add %0, %b : (tensor<1x8xbf16>, tensor<8xbf16>) -> tensor<1x8xbf16>
+        %2 = llmc.gelu tanh %1 : tensor<1x8xbf16>
+        llmc.yield %2, %1 : tensor<1x8xbf16>, tensor<1x8xbf16>
+      }
+      %n:2 = llmc.kernel -> (tensor<1x8xbf16>, tensor<1x8xbf16>) attributes {llmc.epilogue = "gelu"} {
+        %0 = llmc.matmul %x, %w : (tensor<1x2xbf16>, tensor<2x8xbf16>) -> tensor<1x8xbf16>
+        %1 = llmc.gelu tanh %0 : tensor<1x8xbf16>
+        llmc.yield %1, %0 : tensor<1x8xbf16>, tensor<1x8xbf16>
+      }
+      %3 = llmc.matmul %x, %w : (tensor<1x2xbf16>, tensor<2x8xbf16>) -> tensor<1x8xbf16>
+      %4 = llmc.add %3, %b : (tensor<1x8xbf16>, tensor<8xbf16>) -> tensor<1x8xbf16>
+      %5 = llmc.gelu tanh %4 : tensor<1x8xbf16>
+      return %k#0, %k#1, %n#0, %n#1, %5 : tensor<1x8xbf16>, tensor<1x8xbf16>, tensor<1x8xbf16>, tensor<1x8xbf16>, tensor<1x8xbf16>
+    })",
+               {x, wt, b});
+  ASSERT_EQ(r.size(), 5u) << diagnostics;
+  int moved = 0;
+  for (size_t j = 0; j < c.size(); ++j) {
+    double acc = 1.5 + c[j] * std::ldexp(1, -8);
+    double z = acc + std::ldexp(1, -10);
+    double zr = roundToKind(z, ElementKind::BF16);
+    EXPECT_EQ(r[0].floats[j], roundToKind(geluTanh(z), ElementKind::BF16)) << j;
+    EXPECT_EQ(r[1].floats[j], zr) << j; // the aux: what gelu_grad reads
+    EXPECT_EQ(r[2].floats[j], roundToKind(geluTanh(acc), ElementKind::BF16))
+        << j;
+    EXPECT_EQ(r[3].floats[j], roundToKind(acc, ElementKind::BF16)) << j;
+    EXPECT_EQ(r[4].floats[j], roundToKind(geluTanh(zr), ElementKind::BF16))
+        << j;
+    moved += r[0].floats[j] != r[4].floats[j];
+  }
+  // The data must tell the two orders apart, or the test shows nothing.
+  EXPECT_GT(moved, 0);
 }
 
 TEST(PrecisionProbability, RoundsOnlyNarrowAttention) {

@@ -1,7 +1,8 @@
 //===- EpilogueGpuTest.cpp - GELU and bias-gradient cuBLASLt epilogues ----===//
 //
 // The groups of llmc-fuse-epilogues that carry `llmc.epilogue`
-// (passes/MatmulEpilogues.h), one case each: GELU_AUX_BIAS, DGELU_BGRAD,
+// (passes/MatmulEpilogues.h), one case each: GELU_AUX_BIAS (also through
+// HF's view), DGELU_BGRAD,
 // BGRADB and BGRADA (the bias gradient of a weight-gradient matmul, the
 // cotangent its lhs or, in HF's Conv1D layout, its rhs). Each runs on the
 // GPU against the CPU reference evaluator (bf16 tolerance; NaN/inf never
@@ -41,6 +42,19 @@ const std::vector<EpilogueCase> &cases() {
   %1 = llmc.add %0, %b : (tensor<4x32x96xbf16>, tensor<96xbf16>) -> tensor<4x32x96xbf16>
   %2 = llmc.gelu tanh %1 : tensor<4x32x96xbf16>
   return %2, %1 : tensor<4x32x96xbf16>, tensor<4x32x96xbf16>
+})"},
+      // HF GPT-2's Conv1D: the gelu reads the [rows, n] product through a
+      // view to [B, T, n] (the group computes it in the product's shape; a
+      // reshape after it restores the view), and the view is returned as
+      // the backward's pre-activation.
+      {"GeluThroughView",
+       R"(func.func @forward(%x: tensor<128x64xbf16>, %w: tensor<64x96xbf16>, %b: tensor<96xbf16>) -> (tensor<128x96xbf16>, tensor<4x32x96xbf16>) {
+  %0 = llmc.matmul %x, %w : (tensor<128x64xbf16>, tensor<64x96xbf16>) -> tensor<128x96xbf16>
+  %1 = llmc.add %0, %b : (tensor<128x96xbf16>, tensor<96xbf16>) -> tensor<128x96xbf16>
+  %2 = llmc.reshape %1 : tensor<128x96xbf16> -> tensor<4x32x96xbf16>
+  %3 = llmc.gelu tanh %2 : tensor<4x32x96xbf16>
+  %4 = llmc.reshape %3 : tensor<4x32x96xbf16> -> tensor<128x96xbf16>
+  return %4, %2 : tensor<128x96xbf16>, tensor<4x32x96xbf16>
 })"},
       // The MLP backward: dh = dy W2, gelu_grad and the fc bias gradient.
       {"DGeluBGrad",
@@ -89,7 +103,7 @@ TEST_P(EpilogueGpu, MatchesReference) {
 TEST_P(EpilogueGpu, CloseToUnfused) {
   LLMC_REQUIRE_GPU();
   llmc::FusionConfig on;
-  on.geluEpilogue = true; // off by default (compiler/Pipeline.h)
+  on.geluGradEpilogue = true; // off by default (compiler/Pipeline.h)
   checkFusionConfigsMatch(GetParam().mlir, "forward", on,
                           llmc::FusionConfig::none(), 0.5, /*bitwise=*/false,
                           Tolerance{});
@@ -109,7 +123,7 @@ void timeBothWays(const char *what, const std::string &mlir) {
   off.geluEpilogue = false;
   off.biasGradEpilogue = false;
   llmc::FusionConfig on;
-  on.geluEpilogue = true; // off by default (compiler/Pipeline.h)
+  on.geluGradEpilogue = true; // off by default (compiler/Pipeline.h)
   auto fused = stepReplayMs(mlir, 20, on);
   auto unfused = stepReplayMs(mlir, 20, off);
   ASSERT_FALSE(fused.empty()) << "the fused timing run failed";

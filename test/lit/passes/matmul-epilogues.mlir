@@ -1,5 +1,5 @@
 // RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues --split-input-file | FileCheck %s
-// RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="gelu=false bias-grad=false" --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="gelu=false gelu-grad=false bias-grad=false" --split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="bias-grad-rhs=false" --split-input-file | FileCheck %s --check-prefix=NORHS
 
 // matmul + bias + gelu tanh, the pre-activation also read by a gelu_grad:
@@ -40,6 +40,65 @@ func.func @gelu_alone(%x: tensor<32x16xf16>, %w: tensor<16x64xf16>) -> tensor<32
   %0 = llmc.matmul %x, %w : (tensor<32x16xf16>, tensor<16x64xf16>) -> tensor<32x64xf16>
   %1 = llmc.gelu tanh %0 : tensor<32x64xf16>
   return %1 : tensor<32x64xf16>
+}
+
+// -----
+
+// HF GPT-2's Conv1D: the gelu reads the [rows, n] product through a view
+// to [B, T, n], as does the gelu_grad. The gelu joins the group in the
+// product's shape; a reshape after it gives the next matmul's view its
+// input back, and the gelu_grad reads the view of the aux output.
+// CHECK-LABEL: func.func @gelu_through_view
+// CHECK:       %[[K:.+]]:2 = llmc.kernel -> (tensor<32x96xbf16>, tensor<32x96xbf16>) attributes {llmc.epilogue = "gelu"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg0, %arg1
+// CHECK-NEXT:    %[[A:.+]] = llmc.add %[[M]], %arg2
+// CHECK-NEXT:    %[[G:.+]] = llmc.gelu tanh %[[A]] : tensor<32x96xbf16>
+// CHECK-NEXT:    llmc.yield %[[G]], %[[A]] : tensor<32x96xbf16>, tensor<32x96xbf16>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[B:.+]] = llmc.reshape %[[K]]#0 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+// CHECK-NEXT:  %[[V:.+]] = llmc.reshape %[[K]]#1 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+// CHECK:       llmc.reshape %[[B]] : tensor<2x16x96xbf16> -> tensor<32x96xbf16>
+// CHECK:       llmc.gelu_grad tanh %[[V]], %arg3
+// OFF-LABEL:   func.func @gelu_through_view
+// OFF-NOT:     llmc.epilogue
+// OFF:         llmc.gelu tanh %{{.+}} : tensor<2x16x96xbf16>
+func.func @gelu_through_view(%x: tensor<32x64xbf16>, %w: tensor<64x96xbf16>, %b: tensor<96xbf16>, %dy: tensor<2x16x96xbf16>) -> (tensor<32x96xbf16>, tensor<2x16x96xbf16>) {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.add %0, %b : (tensor<32x96xbf16>, tensor<96xbf16>) -> tensor<32x96xbf16>
+  %2 = llmc.reshape %1 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %3 = llmc.gelu tanh %2 : tensor<2x16x96xbf16>
+  %4 = llmc.reshape %3 : tensor<2x16x96xbf16> -> tensor<32x96xbf16>
+  %5 = llmc.gelu_grad tanh %2, %dy : tensor<2x16x96xbf16>
+  return %4, %5 : tensor<32x96xbf16>, tensor<2x16x96xbf16>
+}
+
+// -----
+
+// The same view, read by nothing but the gelu (inference): the view goes,
+// and the group writes only the gelu.
+// CHECK-LABEL: func.func @gelu_through_view_alone
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<32x96xbf16>) attributes {llmc.epilogue = "gelu"} {
+// CHECK:         llmc.yield %{{.+}} : tensor<32x96xbf16>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[B:.+]] = llmc.reshape %[[K]] : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+// CHECK-NEXT:  return %[[B]]
+func.func @gelu_through_view_alone(%x: tensor<32x64xbf16>, %w: tensor<64x96xbf16>) -> tensor<2x16x96xbf16> {
+  %0 = llmc.matmul %x, %w : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.reshape %0 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %2 = llmc.gelu tanh %1 : tensor<2x16x96xbf16>
+  return %2 : tensor<2x16x96xbf16>
+}
+
+// -----
+
+// Negative: a view of something that is not a matmul group (an argument).
+// CHECK-LABEL: func.func @gelu_view_of_argument
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu tanh
+func.func @gelu_view_of_argument(%x: tensor<32x96xbf16>) -> tensor<2x16x96xbf16> {
+  %0 = llmc.reshape %x : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %1 = llmc.gelu tanh %0 : tensor<2x16x96xbf16>
+  return %1 : tensor<2x16x96xbf16>
 }
 
 // -----
