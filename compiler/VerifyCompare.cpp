@@ -137,4 +137,9 @@ void compareGradNorms(const std::map<std::string, double> &byGraphName,
   }
 }
 
+double ampStepTolerance(double tol, double amp, double exact) {
+  double own = std::fabs(amp - exact) / std::max(std::fabs(amp), 1e-12);
+  return std::isfinite(own) ? std::max(tol, 2 * own) : tol;
+}
+
 } // namespace llmc

@@ -57,6 +57,15 @@ void compareGradNorms(const std::map<std::string, double> &byGraphName,
                       double tol, double roundoff,
                       std::vector<VerifyRow> &rows);
 
+/// The bar of one AdamW-loss row against a PyTorch AMP reference whose file
+/// also has the exact run's loss at that step (`fp32_adamw_losses`): the
+/// base tolerance `tol`, or twice AMP's own relative distance from exact
+/// arithmetic where that is larger. llmc and AMP round the same step in
+/// different orders; each lands about as far from the exact trajectory as
+/// the other, so they may differ by the sum of those distances, 2x AMP's if
+/// llmc is no worse than AMP (docs/precision.md, odd_llama).
+double ampStepTolerance(double tol, double amp, double exact);
+
 } // namespace llmc
 
 #endif // LLMC_COMPILER_VERIFYCOMPARE_H
