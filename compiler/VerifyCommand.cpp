@@ -113,14 +113,24 @@ bool readBatch(const Json &ref, const std::vector<StepInput> &inputs,
   return true;
 }
 
-/// The reference's gradient norms by PyTorch name.
-std::map<std::string, double> referenceNorms(const Json &ref) {
-  std::map<std::string, double> norms;
+/// The reference's gradient norms by PyTorch name; false and `error` when
+/// one is not a number.
+bool referenceNorms(const Json &ref, std::map<std::string, double> &norms,
+                    std::string &error) {
   const Json given = ref.value("grad_norms", Json::object());
-  for (auto &[name, value] : given.items())
-    if (value.is_number())
-      norms[name] = value.get<double>();
-  return norms;
+  if (!given.is_object()) {
+    error = "\"grad_norms\" is not an object of parameter names";
+    return false;
+  }
+  for (auto &[name, value] : given.items()) {
+    if (!value.is_number()) {
+      error = "\"grad_norms\" of '" + name + "' is " + value.dump() +
+              ", not a number";
+      return false;
+    }
+    norms[name] = value.get<double>();
+  }
+  return true;
 }
 
 /// The arithmetic the reference was computed in: its "precision" (fp32
@@ -304,11 +314,15 @@ int runVerify(const Args &args) {
                     "initializers merged, parameters folded), so it does not "
                     "train like the PyTorch model; export with optimize=False "
                     "(docs/onnx.md)"});
-  else
-    compareGradNorms(ours, referenceNorms(ref), tol.grad,
+  else {
+    std::map<std::string, double> theirs;
+    if (!referenceNorms(ref, theirs, error))
+      return fail("'" + refPath + "': " + error);
+    compareGradNorms(ours, theirs, tol.grad,
                      std::max(unitRoundoff(precision.precision),
                               unitRoundoff(referenceArithmetic(ref))),
                      rows);
+  }
 
   // 2. Ten AdamW steps on the same batch (the reference's optimizer).
   const Json &adamw = ref.value("adamw_losses", Json::array());
