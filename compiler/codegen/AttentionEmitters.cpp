@@ -46,8 +46,8 @@ LogicalResult emitAttentionKernel(Operation *op, const EmitContext &ctx,
   int64_t S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value), rt = elementTypeOf(a.result);
-  if (attentionBf16Eligible(qt, kt, vt, D, Dv))
-    return emitAttentionForwardBf16(op, ctx, out, a);
+  if (attention16BitEligible(qt, kt, vt, D, Dv))
+    return emitAttentionForwardMma16(op, ctx, out, a);
   if (attentionMmaEligible(D, Dv))
     return emitAttentionForwardMma(op, ctx, out, a);
   if (B > 65535 || Hq > 65535)
@@ -175,9 +175,9 @@ __device__ __forceinline__ float warpMax(float v) {
       "      acc[u] *= alpha;\n"
       "    for (int j = 0; j < kTile; ++j) {\n"
       "      const float pj = " +
-      std::string(rt.isBF16() ? "__bfloat162float(__float2bfloat16("
-                                "__shfl_sync(0xffffffffu, p, j)))"
-                              : "__shfl_sync(0xffffffffu, p, j)") +
+      (rt.isBF16() || rt.isF16()
+           ? loadAs(rt, storeAs(rt, "__shfl_sync(0xffffffffu, p, j)"))
+           : std::string("__shfl_sync(0xffffffffu, p, j)")) +
       ";  // bf16: P rounded as flash kernels do (docs/precision.md)\n"
       "      for (int u = 0; u < kDvPerLane; ++u) {\n"
       "        const index_t e = lane + 32 * u;\n"

@@ -1,21 +1,23 @@
-//===- AttentionGradBf16.cpp - bf16 tensor-core attention backward --------===//
+//===- AttentionGradBf16.cpp - bf16/f16 tensor-core attention backward ---===//
 //
-// FlashAttention-2's backward for bf16 q, k, v, dout on mma.sync m16n8k16
-// (helpers in AttentionBf16.cpp), split as the f32 kernels are so that
-// nothing needs atomics:
+// FlashAttention-2's backward for bf16 or f16 q, k, v, dout on mma.sync
+// m16n8k16 (helpers in AttentionBf16.cpp, which also says how the two types
+// share the text), split as the f32 kernels are so that nothing needs
+// atomics:
 //
 //   <name>_kv  a block owns (b, kv head, 16 keys per warp), K and V staged
 //              once; it walks the query tiles of 64 that see its keys, for
 //              every head of its GQA group, double-buffered by cp.async:
 //                S^T = K Q^T, dP^T = V dout^T
 //                P^T = exp(scale S^T + mask - lse), dS^T = P^T (dP^T - Dr)
-//                dV += P^T dout, dK += dS^T Q   (P^T, dS^T rounded to bf16)
+//                dV += P^T dout, dK += dS^T Q   (P^T, dS^T rounded to the
+//                                                operand type)
 //   <name>_q   a block owns (b, head, 16 queries per warp), Q and dout staged
 //              once; it walks the key tiles of 64 they see:
 //                S = Q K^T, dP = dout V^T, dS = P (dP - Dr), dQ += dS K
 //
-// P and dS enter their products rounded to bf16, as in FlashAttention's
-// and cuDNN's bf16 backward; the accumulators are f32.
+// P and dS enter their products rounded to the operand type, as in
+// FlashAttention's and cuDNN's 16-bit backward; the accumulators are f32.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/AttentionMma.h"
@@ -38,11 +40,11 @@ constexpr int64_t kStream = 32;
 const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS@)
 @NAME@(@PARAMS@) {
   extern __shared__ __align__(16) unsigned char smemRaw[];
-  bf16_t *Ks = reinterpret_cast<bf16_t *>(smemRaw); // [kBc][kLdK] owned keys
-  bf16_t *Vs = Ks + kBc * kLdK;                     // [kBc][kLdV]
+  @ELT@ *Ks = reinterpret_cast<@ELT@ *>(smemRaw); // [kBc][kLdK] owned keys
+  @ELT@ *Vs = Ks + kBc * kLdK;                     // [kBc][kLdV]
   // 2 stages of the streamed query tile: q, dout, lse (log2 units), rowdot.
-  bf16_t *Stream = Vs + kBc * kLdV;
-  constexpr int kStage = kBr * kLdQ + kBr * kLdO + 4 * kBr; // in bf16s
+  @ELT@ *Stream = Vs + kBc * kLdV;
+  constexpr int kStage = kBr * kLdQ + kBr * kLdO + 4 * kBr; // in @PTX@s
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;
   const index_t b = blockIdx.z, kvh = blockIdx.y;
@@ -58,7 +60,7 @@ const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS
     const index_t h = kvh * kGroup + it / nTiles;
     const index_t t0 = tileStart + (it % nTiles) * kBr;
     const index_t qRow0 = (b * kHq + h) * kT + t0;
-    bf16_t *Qs = Stream + st * kStage, *Os = Qs + kBr * kLdQ;
+    @ELT@ *Qs = Stream + st * kStage, *Os = Qs + kBr * kLdQ;
     float *Ls = reinterpret_cast<float *>(Os + kBr * kLdO), *Rs = Ls + kBr;
     stageAsync<kBr, kD>(Qs, kLdQ, q + b * kQsB + h * kQsH + t0 * kQsT, kQsT,
                         kT - t0);
@@ -87,7 +89,7 @@ const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS
     __syncthreads();
     const index_t h = kvh * kGroup + it / nTiles;
     const index_t t0 = tileStart + (it % nTiles) * kBr;
-    const bf16_t *Qs = Stream + st * kStage, *Os = Qs + kBr * kLdQ;
+    const @ELT@ *Qs = Stream + st * kStage, *Os = Qs + kBr * kLdQ;
     const float *Ls = reinterpret_cast<const float *>(Os + kBr * kLdO),
                 *Rs = Ls + kBr;
     if (@SKIP@) {
@@ -152,9 +154,9 @@ const char *const kKv = R"(extern "C" __global__ void __launch_bounds__(@THREADS
 const char *const kQ = R"(extern "C" __global__ void __launch_bounds__(@THREADS@)
 @NAME@(@PARAMS@) {
   extern __shared__ __align__(16) unsigned char smemRaw[];
-  bf16_t *Qs = reinterpret_cast<bf16_t *>(smemRaw); // [kBr][kLdQ] owned rows
-  bf16_t *Os = Qs + kBr * kLdQ;                     // [kBr][kLdO] their dout
-  bf16_t *Stream = Os + kBr * kLdO; // 2 stages of [kBc][kLdK] K, [kBc][kLdV] V
+  @ELT@ *Qs = reinterpret_cast<@ELT@ *>(smemRaw); // [kBr][kLdQ] owned rows
+  @ELT@ *Os = Qs + kBr * kLdQ;                     // [kBr][kLdO] their dout
+  @ELT@ *Stream = Os + kBr * kLdO; // 2 stages of [kBc][kLdK] K, [kBc][kLdV] V
   constexpr int kStage = kBc * kLdK + kBc * kLdV;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;
@@ -162,7 +164,7 @@ const char *const kQ = R"(extern "C" __global__ void __launch_bounds__(@THREADS@
   // The longest rows (last, under causal) start first.
   const index_t t0 = (index_t)(gridDim.x - 1 - blockIdx.x) * kBr;
   const index_t qRow0 = (b * kHq + h) * kT + t0;
-  const bf16_t *kp = k + b * kKsB + kvh * kKsH, *vp = v + b * kVsB + kvh * kVsH;
+  const @ELT@ *kp = k + b * kKsB + kvh * kKsH, *vp = v + b * kVsB + kvh * kVsH;
   stageAsync<kBr, kD>(Qs, kLdQ, q + b * kQsB + h * kQsH + t0 * kQsT, kQsT,
                       kT - t0);
   stageAsync<kBr, kDv>(Os, kLdO, dout + b * kOsB + h * kOsH + t0 * kOsT, kOsT,
@@ -185,7 +187,7 @@ const char *const kQ = R"(extern "C" __global__ void __launch_bounds__(@THREADS@
   int buf = 0;
   for (index_t s0 = 0; s0 < kvEnd; s0 += kBc, buf ^= 1) {
     if (s0 + kBc < kvEnd) {
-      bf16_t *next = Stream + (buf ^ 1) * kStage;
+      @ELT@ *next = Stream + (buf ^ 1) * kStage;
       stageAsync<kBc, kD>(next, kLdK, kp + (s0 + kBc) * kKsT, kKsT,
                           kS - s0 - kBc);
       stageAsync<kBc, kDv>(next + kBc * kLdK, kLdV, vp + (s0 + kBc) * kVsT,
@@ -196,7 +198,7 @@ const char *const kQ = R"(extern "C" __global__ void __launch_bounds__(@THREADS@
       cpAsyncWait<0>();
     }
     __syncthreads();
-    const bf16_t *Ks = Stream + buf * kStage, *Vs = Ks + kBc * kLdK;
+    const @ELT@ *Ks = Stream + buf * kStage, *Vs = Ks + kBc * kLdK;
     if (@SKIP@) {
       __syncthreads();
       continue;
@@ -254,24 +256,26 @@ std::string visibleExpr(bool causal) {
 void gradConstants(KernelSource &src, const AttentionParts &a, int64_t rowTile,
                    int64_t keyTile, unsigned warps) {
   Shape q = a.qShape(), k = a.kShape();
-  src.use(elementTypeOf(a.query));
+  Type et = elementTypeOf(a.query);
+  src.use(et);
   tileConstants(src, a, rowTile, keyTile, warps, 8, /*grad=*/true);
   if (a.mask)
     maskConstants(src, a.mask, {q[0], q[1], q[2], k[2]});
-  bf16AttentionConstants(src, a.scale);
+  mma16AttentionConstants(src, a.scale, et);
 }
 
 } // namespace
 
-LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
-                                      OpLowering &out, const AttentionParts &a,
-                                      const std::string &common,
-                                      const std::vector<KernelArg> &commonArgs) {
+LogicalResult appendAttentionGradMma16(Operation *op, const EmitContext &ctx,
+                                       OpLowering &out, const AttentionParts &a,
+                                       const std::string &common,
+                                       const std::vector<KernelArg> &commonArgs) {
   Shape q = a.qShape(), k = a.kShape(), v = a.vShape();
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];
   int64_t Hkv = k[1], S = k[2], Dv = v[3];
   Type qt = elementTypeOf(a.query), kt = elementTypeOf(a.key),
        vt = elementTypeOf(a.value);
+  const std::string ptx = mma16PtxType(qt);
   std::string mask =
       a.mask ? maskStatements(elementTypeOf(a.mask), "tq", "s", "x",
                               "            ")
@@ -294,8 +298,8 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
   // <name>_kv
   std::string kvName = ctx.name + "_kv";
   KernelSource kv(op, kvName);
-  kv.scheme("attention_grad, kernel 2/3, tensor cores (bf16 mma.sync "
-            "m16n8k16): a block owns (b, kv head, " +
+  kv.scheme("attention_grad, kernel 2/3, tensor cores (" + ptx +
+            " mma.sync m16n8k16): a block owns (b, kv head, " +
             std::to_string(kvOwned) +
             " keys), a warp 16; it walks the query tiles of every head of "
             "its group (double-buffered by cp.async): dV += P^T dout, dK += "
@@ -312,8 +316,10 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
   std::string kvSkip = a.causal
                            ? "warpKey0 >= kS || warpKey0 > t0 + kBr - 1 + kS - kT"
                            : "warpKey0 >= kS";
-  kv.kernel(substitute(
-      kKv, {{"THREADS", std::to_string(kvWarps * 32)},
+  std::vector<std::pair<std::string, std::string>> kvHoles = mma16Holes(qt);
+  kvHoles.insert(
+      kvHoles.end(),
+      {{"THREADS", std::to_string(kvWarps * 32)},
             {"NAME", kvName},
             {"PARAMS", common + ", " + outParam(kt, "dk") + ", " +
                            outParam(vt, "dv")},
@@ -325,7 +331,8 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
             {"DK0", storeAs(kt, "dkAcc[j][2 * r] * kScale")},
             {"DK1", storeAs(kt, "dkAcc[j][2 * r + 1] * kScale")},
             {"DV0", storeAs(vt, "dvAcc[j][2 * r]")},
-            {"DV1", storeAs(vt, "dvAcc[j][2 * r + 1]")}}));
+            {"DV1", storeAs(vt, "dvAcc[j][2 * r + 1]")}});
+  kv.kernel(substitute(kKv, kvHoles));
   std::vector<KernelArg> kvArgs = commonArgs;
   kvArgs.push_back(a.gradArg(1));
   kvArgs.push_back(a.gradArg(2));
@@ -338,8 +345,8 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
   // <name>_q
   std::string qName = ctx.name + "_q";
   KernelSource qk(op, qName);
-  qk.scheme("attention_grad, kernel 3/3, tensor cores (bf16 mma.sync "
-            "m16n8k16): a block owns (b, head, " +
+  qk.scheme("attention_grad, kernel 3/3, tensor cores (" + ptx +
+            " mma.sync m16n8k16): a block owns (b, head, " +
             std::to_string(qOwned) +
             " queries), a warp 16, and walks the key tiles they see "
             "(double-buffered by cp.async): dQ += scale dS k in registers; "
@@ -356,8 +363,10 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
     qFull += " && s0 + kBc - 1 <= warpRow0 + kS - kT";
   std::string qSkip = a.causal ? "warpRow0 >= kT || s0 > warpRow0 + 15 + kS - kT"
                                : "warpRow0 >= kT";
-  qk.kernel(substitute(
-      kQ, {{"THREADS", std::to_string(qWarps * 32)},
+  std::vector<std::pair<std::string, std::string>> qHoles = mma16Holes(qt);
+  qHoles.insert(
+      qHoles.end(),
+      {{"THREADS", std::to_string(qWarps * 32)},
            {"NAME", qName},
            {"PARAMS", common + ", " + outParam(qt, "dq")},
            {"KVEND", kvEnd},
@@ -366,7 +375,8 @@ LogicalResult appendAttentionGradBf16(Operation *op, const EmitContext &ctx,
            {"VISIBLE", visibleExpr(a.causal)},
            {"MASK", mask},
            {"DQ0", storeAs(qt, "dqAcc[j][2 * r] * kScale")},
-           {"DQ1", storeAs(qt, "dqAcc[j][2 * r + 1] * kScale")}}));
+           {"DQ1", storeAs(qt, "dqAcc[j][2 * r + 1] * kScale")}});
+  qk.kernel(substitute(kQ, qHoles));
   std::vector<KernelArg> qArgs = commonArgs;
   qArgs.push_back(a.gradArg(0));
   out.kernels.push_back(attentionLaunch(

@@ -276,8 +276,8 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
       parts.qkvArg(0), parts.qkvArg(1), parts.qkvArg(2),
       KernelArg::operand(4), KernelArg::operand(5), KernelArg::scratch(0)};
   commonArgs.insert(commonArgs.end(), maskArg.begin(), maskArg.end());
-  if (attentionBf16Eligible(qt, kt, vt, D, Dv) && gt.isBF16())
-    return appendAttentionGradBf16(op, ctx, out, parts, common, commonArgs);
+  if (attention16BitEligible(qt, kt, vt, D, Dv) && gt == qt)
+    return appendAttentionGradMma16(op, ctx, out, parts, common, commonArgs);
   if (attentionMmaEligible(D, Dv))
     return appendAttentionGradMma(op, ctx, out, parts, common, commonArgs);
 

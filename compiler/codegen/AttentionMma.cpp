@@ -444,6 +444,10 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
     src.scheme("bf16: P rounded to bf16 before P V, the row sum from the "
                "unrounded P, as flash kernels and the reference evaluator do "
                "(docs/precision.md)");
+  if (rt.isF16())
+    src.scheme("f16: P rounded to f16 before P V, the row sum from the "
+               "unrounded P, as the f16 tensor-core kernel and the reference "
+               "evaluator do (docs/precision.md)");
   tileConstants(src, a, kRowTile, kKeyTile, kWarps, 4, /*grad=*/false);
   src.floatConstant("kScale", a.scale, "applied to q.k");
   src.staticAssert("kHq % kHkv == 0", "GQA groups are whole");
@@ -534,8 +538,7 @@ LogicalResult emitAttentionForwardMma(Operation *op, const EmitContext &ctx,
       "m[r]);\n"
       "        l[r] += p;\n"
       "        s[j][e] = " +
-      std::string(rt.isBF16() ? "__bfloat162float(__float2bfloat16(p))"
-                              : "p") +
+      (rt.isBF16() || rt.isF16() ? loadAs(rt, storeAs(rt, "p")) : "p") +
       ";\n"
       "      }\n"
       "#pragma unroll\n"

@@ -138,30 +138,35 @@ appendAttentionGradMma(mlir::Operation *op, const EmitContext &ctx,
                        const std::string &common,
                        const std::vector<KernelArg> &commonArgs);
 
-/// True when q, k and v are bf16 and the head dims fit the bf16 kernels
-/// (multiples of 16, at most 128): mma.sync m16n8k16, one product per tile.
-bool attentionBf16Eligible(mlir::Type qt, mlir::Type kt, mlir::Type vt,
-                           int64_t d, int64_t dv);
+/// True when q, k and v are all bf16 or all f16 and the head dims fit the
+/// 16-bit kernels (multiples of 16, at most 128): mma.sync m16n8k16, one
+/// product per tile.
+bool attention16BitEligible(mlir::Type qt, mlir::Type kt, mlir::Type vt,
+                            int64_t d, int64_t dv);
 
-/// Device helpers of the bf16 kernels (AttentionBf16.cpp): the m16n8k16 mma,
-/// ldmatrix operand loads, cp.async staging. Need kThreadsPerBlock.
-extern const char *const kMmaBf16Helpers;
+/// "bf16" or "f16": the mma operand type of the 16-bit kernels for `t`.
+const char *mma16PtxType(mlir::Type t);
 
-/// kScale, kLog2e, kLn2, kScaleLog2, the static_asserts and the helpers of
-/// every bf16 attention kernel.
-void bf16AttentionConstants(KernelSource &src, double scale);
+/// The holes of the 16-bit kernel texts for element type `t` (bf16 or f16):
+/// @ELT@ (the kernels' typedef), @STORAGE@, @PAIR@, @PACK@, @PTX@, @SFX@.
+std::vector<std::pair<std::string, std::string>> mma16Holes(mlir::Type t);
 
-/// The bf16 forward and attention_grad's `_kv`/`_q` kernels (as their f32
-/// counterparts above, on bf16 tensor cores).
-mlir::LogicalResult emitAttentionForwardBf16(mlir::Operation *op,
-                                             const EmitContext &ctx,
-                                             OpLowering &out,
-                                             const AttentionParts &a);
+/// kScale, kLog2e, kLn2, kScaleLog2, the static_asserts and the device
+/// helpers (the m16n8k16 mma, ldmatrix operand loads, cp.async staging;
+/// they need kThreadsPerBlock) of every 16-bit attention kernel on `t`.
+void mma16AttentionConstants(KernelSource &src, double scale, mlir::Type t);
+
+/// The 16-bit forward and attention_grad's `_kv`/`_q` kernels (as their f32
+/// counterparts above, on bf16 or f16 tensor cores).
+mlir::LogicalResult emitAttentionForwardMma16(mlir::Operation *op,
+                                              const EmitContext &ctx,
+                                              OpLowering &out,
+                                              const AttentionParts &a);
 mlir::LogicalResult
-appendAttentionGradBf16(mlir::Operation *op, const EmitContext &ctx,
-                        OpLowering &out, const AttentionParts &a,
-                        const std::string &common,
-                        const std::vector<KernelArg> &commonArgs);
+appendAttentionGradMma16(mlir::Operation *op, const EmitContext &ctx,
+                         OpLowering &out, const AttentionParts &a,
+                         const std::string &common,
+                         const std::vector<KernelArg> &commonArgs);
 
 } // namespace llmc::codegen
 

@@ -318,7 +318,9 @@ void roundInPlace(RefTensor &t) {
 }
 
 double roundProbability(double p, ElementKind kind) {
-  return kind == ElementKind::BF16 ? roundToKind(p, kind) : p;
+  return kind == ElementKind::BF16 || kind == ElementKind::F16
+             ? roundToKind(p, kind)
+             : p;
 }
 
 int64_t normalizedAxis(int64_t axis, int64_t rank) {

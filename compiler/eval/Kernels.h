@@ -100,11 +100,11 @@ void roundInPlace(RefTensor &t);
 bool heldUnrounded(mlir::Operation *op);
 
 /// An attention probability as it enters the P V product of an attention
-/// with `kind` results: bf16 attention rounds the unnormalized
-/// exp(score - max) to bf16 first, as the flash kernels (FA2, cuDNN) feed P
-/// to the tensor cores and the CUDA kernels do, while the row sum uses the
-/// unrounded values (docs/precision.md). Other kinds (f16 comes with the
-/// fp16 policy): unchanged.
+/// with `kind` results: bf16 and f16 attention round the unnormalized
+/// exp(score - max) to that type first, as the flash kernels (FA2, cuDNN,
+/// llmc's 16-bit kernels) feed P to the tensor cores and llmc's other
+/// kernels do for those types, while the row sum uses the unrounded values
+/// (docs/precision.md). f32 and f64: unchanged.
 double roundProbability(double p, ElementKind kind);
 
 /// `axis` normalized for a rank (negative counts from the end).

@@ -110,7 +110,7 @@ def main(out):
                             recipe="torch.autocast(cuda, bfloat16), fp32 "
                                    "master weights and optimizer state",
                             loss=l16, fp32_loss=loss, grad_norms=g16,
-                            adamw_losses=a16)
+                            adamw_losses=a16, fp32_adamw_losses=adamw)
                 with open(os.path.join(out, name + ".bf16.ref.json"), "w") as f:
                     json.dump(bref, f, indent=1)
                 print(f"{name}: bf16 loss {l16:.6f}")

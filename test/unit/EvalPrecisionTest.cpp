@@ -206,12 +206,20 @@ TEST_F(Precision, GeluEpilogueReadsTheUnroundedProduct) {
   EXPECT_GT(moved, 0);
 }
 
+// bf16 and f16 attention round P to their type (the 16-bit tensor-core
+// kernels feed it to the mma that way); f32 and f64 keep it.
 TEST(PrecisionProbability, RoundsOnlyNarrowAttention) {
-  double p = 1 + std::ldexp(1, -8);
+  double p = 1 + std::ldexp(1, -8); // bf16's ulp at 1 is 2^-7, f16's 2^-10
   EXPECT_EQ(roundProbability(p, ElementKind::BF16), 1.0);
   EXPECT_EQ(roundProbability(p, ElementKind::F16), p);
-  EXPECT_EQ(roundProbability(p, ElementKind::F32), p);
-  EXPECT_EQ(roundProbability(p, ElementKind::F64), p);
+  double q = 1 + std::ldexp(1, -12);
+  EXPECT_EQ(roundProbability(q, ElementKind::F16), 1.0);
+  EXPECT_EQ(roundProbability(q, ElementKind::F32), q);
+  EXPECT_EQ(roundProbability(q, ElementKind::F64), q);
+  // f16 keeps subnormals and flushes below half the smallest one, 2^-24.
+  EXPECT_EQ(roundProbability(std::ldexp(3, -25), ElementKind::F16),
+            std::ldexp(1, -23));
+  EXPECT_EQ(roundProbability(std::ldexp(1, -26), ElementKind::F16), 0.0);
 }
 
 } // namespace

@@ -286,10 +286,13 @@ TEST(CodegenGradGpt2, AttentionGrad) {
   printStepTimes("attention [2, 12, 1024, 64]", kAttentionGpt2);
 }
 
-/// The attention of GPT-2 124M's training step in bf16 (one layer): B 2 for
-/// the reference check, B 16 (the benchmark's batch) for the timing.
-std::string attentionGpt2Bf16(int batch, bool backward) {
-  std::string t = "tensor<" + std::to_string(batch) + "x12x1024x64xbf16>";
+/// The attention of GPT-2 124M's training step in bf16 (or `elt`, f16)
+/// (one layer): B 2 for the reference check, B 16 (the benchmark's batch)
+/// for the timing.
+std::string attentionGpt2Bf16(int batch, bool backward,
+                              const std::string &elt = "bf16") {
+  std::string t =
+      "tensor<" + std::to_string(batch) + "x12x1024x64x" + elt + ">";
   std::string l = "tensor<" + std::to_string(batch) + "x12x1024xf32>";
   std::string fwd = "  %o, %l = llmc.attention_lse %q, %k, %v {causal} : (" +
                     t + ", " + t + ", " + t + ") -> (" + t + ", " + l + ")\n";
@@ -324,6 +327,21 @@ TEST(CodegenGradGpt2, AttentionGradBf16Timing) {
               fwdMs, fwdFlops / fwdMs * 1e-9, bothMs - fwdMs,
               2.5 * fwdFlops / (bothMs - fwdMs) * 1e-9);
   printStepTimes("attention bf16 [16, 12, 1024, 64]", both.c_str());
+}
+
+// The same kernels on f16 tiles (the fp16 policy): they should time as
+// bf16 does (the same instruction shape and bytes).
+TEST(CodegenGradGpt2, AttentionGradF16Timing) {
+  LLMC_REQUIRE_GPU();
+  const std::string both = attentionGpt2Bf16(16, true, "f16");
+  const std::string forward = attentionGpt2Bf16(16, false, "f16");
+  double fwdMs = bestReplayMs(forward.c_str());
+  double bothMs = bestReplayMs(both.c_str());
+  const double fwdFlops = 4.0 * 16 * 12 * 1024.0 * 1024.0 * 64 / 2;
+  std::printf("[ timing   ] attention [16, 12, 1024, 64] causal f16: forward "
+              "%.3f ms (%.0f TFLOP/s), attention_grad %.3f ms (%.0f TFLOP/s)\n",
+              fwdMs, fwdFlops / fwdMs * 1e-9, bothMs - fwdMs,
+              2.5 * fwdFlops / (bothMs - fwdMs) * 1e-9);
 }
 
 const char *kGatherGradGpt2 = R"(func.func @forward(%g: tensor<16x1024x768xf32>,

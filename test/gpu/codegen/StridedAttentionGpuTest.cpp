@@ -116,6 +116,9 @@ std::vector<StridedCase> cases() {
       // multiple.
       {"GptBf16", gptBlock(2, 200, 4, 64, "bf16")},
       {"GqaBf16", gqaBlock(2, 136, 8, 2, 32, "bf16")},
+      // The same kernels on f16 mma tiles (the fp16 policy).
+      {"GptF16", gptBlock(2, 200, 4, 64, "f16")},
+      {"GqaF16", gqaBlock(2, 136, 8, 2, 32, "f16")},
       // 3xTF32 kernels (f32, head dims multiples of 8) and bf16 inputs with
       // a head dim of 24 (not bf16-eligible: the 3xTF32 scheme).
       {"GptF32", gptBlock(2, 130, 4, 64, "f32")},
@@ -161,12 +164,13 @@ INSTANTIATE_TEST_SUITE_P(Kernels, StridedAttentionGpu,
                            return std::string(info.param.name);
                          });
 
-/// The GPT blocks (one packed projection), one per kernel family: bf16 mma,
+/// The GPT blocks (one packed projection), one per kernel family: bf16/f16 mma,
 /// 3xTF32 mma, SIMT (head dim 20: no vector loads); odd T.
 std::vector<StridedCase> packedCases() {
   return {
       {"GptBf16", gptBlock(2, 200, 4, 64, "bf16")},
       {"GptBf16Dim32", gptBlock(1, 77, 6, 32, "bf16")},
+      {"GptF16", gptBlock(2, 200, 4, 64, "f16")},
       {"GptF32", gptBlock(2, 130, 4, 64, "f32")},
       {"GptBf16Dim24", gptBlock(1, 70, 3, 24, "bf16")},
       {"GptF32Dim20", gptBlock(2, 70, 3, 20, "f32")},

@@ -91,6 +91,31 @@ func.func @forward(%q: tensor<8x32x1024x64xbf16>, %k: tensor<8x8x1024x64xbf16>, 
 
 // -----
 
+// f16 operands (the fp16 policy) take the same kernels on f16 mma tiles,
+// P^T and dS^T packed to f16.
+// CHECK-LABEL: // ===== attention_grad_1_kv.cu =====
+// CHECK:       //   attention_grad, kernel 2/3, tensor cores (f16 mma.sync m16n8k16): a block owns (b, kv head, 64 keys)
+// CHECK:       typedef __half f16_t;
+// CHECK:       mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK:       const __half2 v = __floats2half2_rn(lo, hi);
+// CHECK:       attention_grad_1_kv(const __half *__restrict__ q, const __half *__restrict__ k, const __half *__restrict__ v, const float *__restrict__ lse, const __half *__restrict__ dout, const float *__restrict__ rowdot, __half *__restrict__ dk, __half *__restrict__ dv)
+// CHECK:       f16_t *Stream = Vs + kBc * kLdV;
+// CHECK:       mmaCZ<kDv / 8, kBr / 8>(dvAcc, sT, Os, kLdO);
+// CHECK:       dk[atK + j * 8 + 2 * t] = __float2half_rn(dkAcc[j][2 * r] * kScale);
+// CHECK-LABEL: // ===== attention_grad_1_q.cu =====
+// CHECK:       //   attention_grad, kernel 3/3, tensor cores (f16 mma.sync m16n8k16)
+// CHECK:       dq[at + j * 8 + 2 * t] = __float2half_rn(dqAcc[j][2 * r] * kScale);
+// NVRTC:       step 2 launch attention_grad_1_kv grid [2, 2, 2] block [128, 1, 1]
+// NVRTC:       compiled 4 kernels for sm_90
+func.func @forward(%q: tensor<2x4x100x64xf16>, %k: tensor<2x2x100x64xf16>, %v: tensor<2x2x100x64xf16>, %do: tensor<2x4x100x64xf16>)
+    -> (tensor<2x4x100x64xf16>, tensor<2x2x100x64xf16>, tensor<2x2x100x64xf16>) {
+  %o, %l = llmc.attention_lse %q, %k, %v {causal} : (tensor<2x4x100x64xf16>, tensor<2x2x100x64xf16>, tensor<2x2x100x64xf16>) -> (tensor<2x4x100x64xf16>, tensor<2x4x100xf32>)
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %l, %do {causal} : (tensor<2x4x100x64xf16>, tensor<2x2x100x64xf16>, tensor<2x2x100x64xf16>, tensor<2x4x100x64xf16>, tensor<2x4x100xf32>, tensor<2x4x100x64xf16>) -> (tensor<2x4x100x64xf16>, tensor<2x2x100x64xf16>, tensor<2x2x100x64xf16>)
+  return %dq, %dk, %dv : tensor<2x4x100x64xf16>, tensor<2x2x100x64xf16>, tensor<2x2x100x64xf16>
+}
+
+// -----
+
 // Head dims above 128 take the CUDA-core kernels, with 32-row query tiles
 // above 64; a float mask is added; without causal every query tile is
 // visited.

@@ -79,6 +79,57 @@ func.func @forward(%q: tensor<2x4x45x64xbf16>, %k: tensor<2x2x70x64xbf16>, %v: t
 
 // -----
 
+// f16 q, k, v take the same tensor-core kernel on f16 mma tiles: the
+// element typedef, the pair packing (P rounded to f16 for P V) and the mma
+// type string are all that differ from bf16.
+// CHECK-LABEL: // ===== attention_0.cu =====
+// CHECK:       //   flash forward on tensor cores (f16 mma.sync m16n8k16, f32 accumulate): 4 warps x 16 query rows per block
+// CHECK:       //   writes the row log-sum-exp (f32 [B, Hq, T], natural log) for the backward; P rounded to f16 for P V
+// CHECK:       typedef __half f16_t;
+// CHECK:       mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK:       const __half2 v = __floats2half2_rn(lo, hi);
+// CHECK-NOT:   bf16
+// CHECK:       attention_0(const __half *__restrict__ q, const __half *__restrict__ k, const __half *__restrict__ v, __half *__restrict__ out, float *__restrict__ lse)
+// CHECK:       const f16_t *kp = reinterpret_cast<const f16_t *>(k)
+// CHECK:       out[o0 + j * 8 + 2 * t] = __float2half_rn(o[j][2 * r] * inv);
+// NVRTC:       step 0 launch attention_0 grid [16, 32, 8] block [128, 1, 1] smem 46080 args (arg0, arg1, arg2, attention_0.out0, attention_0.lse)
+// NVRTC:       compiled 1 kernels for sm_90
+func.func @forward(%q: tensor<8x32x1024x64xf16>, %k: tensor<8x8x1024x64xf16>, %v: tensor<8x8x1024x64xf16>)
+    -> tensor<8x32x1024x64xf16> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<8x32x1024x64xf16>, tensor<8x8x1024x64xf16>, tensor<8x8x1024x64xf16>) -> tensor<8x32x1024x64xf16>
+  return %0 : tensor<8x32x1024x64xf16>
+}
+
+// -----
+
+// f16 with a head dim that is not a multiple of 16 (odd_gpt2's 40) stays on
+// the 3xTF32 kernel, which rounds P to f16 as the evaluator does.
+// CHECK-LABEL: // ===== attention_0.cu =====
+// CHECK:       //   flash forward on tensor cores (3xTF32 mma.sync m16n8k8)
+// CHECK:       //   f16: P rounded to f16 before P V
+// CHECK:       s[j][e] = __half2float(__float2half_rn(p));
+// NVRTC:       compiled 1 kernels for sm_90
+func.func @forward(%q: tensor<2x4x45x40xf16>, %k: tensor<2x4x45x40xf16>, %v: tensor<2x4x45x40xf16>)
+    -> tensor<2x4x45x40xf16> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<2x4x45x40xf16>, tensor<2x4x45x40xf16>, tensor<2x4x45x40xf16>) -> tensor<2x4x45x40xf16>
+  return %0 : tensor<2x4x45x40xf16>
+}
+
+// -----
+
+// f16 on the CUDA-core kernel (head dim 20) rounds P to f16 too.
+// CHECK-LABEL: // ===== attention_0.cu =====
+// CHECK:       //   flash-style forward: one warp per query row
+// CHECK:       const float pj = __half2float(__float2half_rn(__shfl_sync(0xffffffffu, p, j)));
+// NVRTC:       compiled 1 kernels for sm_90
+func.func @forward(%q: tensor<1x2x37x20xf16>, %k: tensor<1x2x37x20xf16>, %v: tensor<1x2x37x20xf16>)
+    -> tensor<1x2x37x20xf16> {
+  %0 = llmc.attention %q, %k, %v {causal} : (tensor<1x2x37x20xf16>, tensor<1x2x37x20xf16>, tensor<1x2x37x20xf16>) -> tensor<1x2x37x20xf16>
+  return %0 : tensor<1x2x37x20xf16>
+}
+
+// -----
+
 // Head dims that are not multiples of 8 take the CUDA-core kernel: one warp
 // per query row, 32-key tiles.
 // CHECK-LABEL: // ===== attention_0.cu =====

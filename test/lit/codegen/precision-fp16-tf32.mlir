@@ -5,6 +5,7 @@
 // RUN: FileCheck %s --check-prefix=FP16-IR < %t/fp16.mlir
 // RUN: llmc codegen %t/fp16.mlir --dump-cuda %t/fp16-cuda --compile --arch sm_90 | FileCheck %s --check-prefix=FP16
 // RUN: cat %t/fp16-cuda/*.cu | FileCheck %s --check-prefix=FP16-CUDA
+// RUN: cat %t/fp16-cuda/attention*.cu | FileCheck %s --check-prefix=FP16-ATTN
 // RUN: llmc-opt %models/gpt2-tiny.mlir --llmc-pipeline=precision=tf32 -o %t/tf32.mlir
 // RUN: llmc codegen %t/tf32.mlir --compile --arch sm_90 > %t/tf32.plan
 // RUN: FileCheck %s --check-prefix=TF32 < %t/tf32.plan
@@ -24,6 +25,10 @@
 // FP16-NOT: tf32
 // FP16: compiled {{[0-9]+}} kernels
 // FP16-CUDA: __half
+// Attention forward and backward on f16 tensor cores (head dim 16).
+// FP16-ATTN: tensor cores (f16 mma.sync m16n8k16)
+// FP16-ATTN: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// FP16-ATTN-NOT: 3xTF32
 
 // tf32: every matmul of the step, forward and backward, in TF32; fp32 none.
 // TF32: matmul {{.*}} tf32
