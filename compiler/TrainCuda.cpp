@@ -256,7 +256,7 @@ int runTrainCuda(const TrainConfig &given) {
       return fail(s.message());
     std::printf("llmc train: %lld tokens per step: %lld micro-batches of "
                 "%lld x %lld, gradients accumulated on the GPU (%llu "
-                "accumulate launches per micro-batch)\n",
+                "accumulate steps per micro-batch)\n",
                 static_cast<long long>(cfg.tokensPerStep),
                 static_cast<long long>(k),
                 static_cast<long long>(engine->batch() / k),
