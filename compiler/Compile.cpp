@@ -347,7 +347,9 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   report.pipelineSeconds = secondsSince(start);
 
   auto t1 = std::chrono::steady_clock::now();
-  countModel(*func, report);
+  // Gradient accumulation: the micro-batch's step is the accumulate step.
+  auto accumulate = module.lookupSymbol<func::FuncOp>("accumulate_step");
+  countModel(accumulate && !config.eval ? accumulate : *func, report);
   codegen::CodegenOptions codegenOptions;
   codegenOptions.vectorSingles = config.fusion.elementwise;
   auto lowered = codegen::lowerFunction(*func, codegenOptions);
@@ -355,7 +357,16 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
     return failure();
   codegen::PlanBuildOptions planOptions;
   planOptions.seed = config.seed;
-  auto planned = codegen::buildPlannedPlan(*func, *lowered, planOptions);
+  FailureOr<codegen::PlannedFunction> planned;
+  if (accumulate && !config.eval) {
+    auto accLowered = codegen::lowerFunction(accumulate, codegenOptions);
+    if (failed(accLowered))
+      return failure();
+    planned = codegen::buildAccumulatingPlan(accumulate, *accLowered, *func,
+                                             *lowered, planOptions);
+  } else {
+    planned = codegen::buildPlannedPlan(*func, *lowered, planOptions);
+  }
   if (failed(planned))
     return failure();
   out.planned = std::move(*planned);

@@ -125,6 +125,9 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("clipNorm", num(o.clipNorm));
   add("decayMinRank", std::to_string(o.decayMinRank));
   add("multiTensor", std::to_string(o.multiTensor));
+  // Only when set, so that the keys of plain steps stay what they were.
+  if (o.accumulate)
+    add("accumulate", "1");
   add("precision", c.precision.precision);
   add("mutation", c.precision.mutation);
   add("pad", std::to_string(c.precision.pad));

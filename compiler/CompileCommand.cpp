@@ -11,6 +11,7 @@
 // report says what the step holds and costs.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/BatchAuto.h"
 #include "compiler/Compile.h"
 #include "compiler/CompileCache.h"
 #include "compiler/Driver.h"
@@ -31,6 +32,7 @@ constexpr const char *kUsage =
     "usage: llmc compile MODEL -o OUT.llmc [--batch B] [--seq T] "
     "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [--precision fp32|bf16|fp16|tf32] "
     "[--eval | optimizer options] [--memory-budget SIZE] "
+    "[--tokens-per-step N] [--batch auto [--device-memory SIZE]] "
     "[--no-compile-cache] [--no-fuse=LIST] "
     "[--explain] [--explain-json FILE]\n";
 
@@ -74,7 +76,13 @@ void printHelp() {
          "                         each kernel group, its ops and why the\n"
          "                         boundaries left are not fused\n"
          "  --explain-json FILE    the same as JSON\n"
-      << kModelOptionsHelp << kPrecisionOptionsHelp << kRecomputeOptionsHelp
+         "  --tokens-per-step N    compile for gradient accumulation: the "
+         "accumulate and\n"
+         "                         apply steps in one plan (`llmc train "
+         "--tokens-per-step N`\n"
+         "                         runs N / (B x T) micro-batches per step; "
+         "docs/memory.md)\n"
+      << kBatchAutoHelp << kModelOptionsHelp << kPrecisionOptionsHelp << kRecomputeOptionsHelp
       << kOptimizerOptionsHelp;
 }
 
@@ -87,12 +95,20 @@ int runCompile(const Args &args) {
   std::string optimizerOption; // the first one given, for --eval's error
   bool explainText = false;
   std::string explainJson;
+  BatchAutoConfig batchAuto;
+  int64_t tokensPerStep = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     std::string error;
     if (a == "--help" || a == "-h") {
       printHelp();
       return 0;
+    }
+    // Before the model options, which take --batch B only.
+    if (parseBatchAutoOption(args, i, batchAuto, error)) {
+      if (!error.empty())
+        return fail(error, 2);
+      continue;
     }
     if (parseModelOption(args, i, modelOptions, error)) {
       if (!error.empty())
@@ -135,11 +151,16 @@ int runCompile(const Args &args) {
     }
     bool hasValue = i + 1 < args.size();
     if ((a == "-o" || a == "--arch" || a == "--seed" ||
-         a == "--explain-json") &&
+         a == "--explain-json" || a == "--tokens-per-step") &&
         !hasValue)
       return fail(a + " needs a value; " + kUsage, 2);
     if (a == "-o") {
       out = args[++i];
+    } else if (a == "--tokens-per-step") {
+      uint64_t n = 0;
+      if (!parseUnsigned64(args[++i], n) || n == 0 || n > (uint64_t(1) << 40))
+        return fail("bad value '" + args[i] + "' for --tokens-per-step", 2);
+      tokensPerStep = static_cast<int64_t>(n);
     } else if (a == "--explain-json") {
       explainJson = args[++i];
     } else if (a == "--arch") {
@@ -172,12 +193,36 @@ int runCompile(const Args &args) {
     return fail("--memory-budget and --recompute recompute the backward's "
                 "activations, and --eval compiles no backward",
                 2);
+  if (config.eval && tokensPerStep > 0)
+    return fail("--tokens-per-step accumulates gradients, and --eval "
+                "compiles no backward",
+                2);
+  if (batchAuto.deviceMemory > 0 && !batchAuto.enabled)
+    return fail("--device-memory is the memory --batch auto fits into; "
+                "pass --batch auto",
+                2);
+  if (batchAuto.enabled && modelOptions.batch)
+    return fail("--batch auto and --batch " +
+                    std::to_string(*modelOptions.batch) +
+                    ": give one of them",
+                2);
+  config.optimizer.accumulate = tokensPerStep > 0;
   std::string stem = llvm::sys::path::stem(model).str();
   if (out.empty())
     out = stem + ".llmc";
   config.name = stem;
   config.explain = explainText || !explainJson.empty();
 
+  std::vector<std::string> batchLines;
+  if (batchAuto.enabled) {
+    std::string error;
+    auto choice = chooseBatch(model, modelOptions, config, tokensPerStep,
+                              batchAuto, error);
+    if (mlir::failed(choice))
+      return fail(error);
+    modelOptions.batch = choice->candidates[choice->chosen].batch;
+    batchLines = batchChoiceLines(*choice);
+  }
   mlir::MLIRContext context;
   installCliDiagnostics(context, "compile", model);
   CompileCacheOutcome cache;
@@ -206,8 +251,16 @@ int runCompile(const Args &args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   llvm::outs() << "wrote " << out << ": " << compiled->planned.plan.name << "\n"
-               << formatReport(compiled->report)
-               << "compile cache   " << describeCacheOutcome(cache) << "\n";
+               << formatReport(compiled->report);
+  if (compiled->planned.plan.accumulateSteps > 0)
+    llvm::outs() << "accumulation    " << compiled->planned.plan.accumulateSteps
+                 << " accumulate steps per micro-batch, "
+                 << compiled->planned.plan.steps.size() -
+                        compiled->planned.plan.accumulateSteps
+                 << " apply steps per window (one arena)\n";
+  for (const std::string &l : batchLines)
+    llvm::outs() << "batch auto      " << l << "\n";
+  llvm::outs() << "compile cache   " << describeCacheOutcome(cache) << "\n";
   if (unchanged)
     llvm::outs() << "bundle          unchanged: " << out
                  << " already held this bundle, byte for byte (not "

@@ -15,6 +15,8 @@
 //                            @forward so that autodiff gives the backward
 //                            the same casts (docs/precision.md)
 //   2. llmc-autodiff         @forward => @train_step (loss, grads)
+//  2a. llmc-accumulate-gradients  with --tokens-per-step: @accumulate_step
+//                            and the apply step (docs/memory.md)
 //   3. llmc-append-optimizer grads => updated params and state (llmc.next)
 //   4. canonicalize, cse     fold what autodiff left (zero adds, reshapes)
 //   5. llmc-batch-adamw      the per-parameter AdamW updates into one
@@ -141,6 +143,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   if (precision.precision == "fp16")
     autodiff.lossScale = precision.lossScaleInit;
   pm.addPass(mlir::llmc::createAutodiffPass(autodiff));
+  // --tokens-per-step: @accumulate_step per micro-batch, and @train_step
+  // becomes the apply step that the optimizer is appended to.
+  if (optimizer.accumulate)
+    pm.addPass(mlir::llmc::createAccumulateGradientsPass());
 
   mlir::llmc::AppendOptimizerPassOptions opt;
   opt.optimizer = optimizer.kind;

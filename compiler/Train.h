@@ -100,6 +100,9 @@ struct TrainConfig {
   // --tokens-per-step: tokens of one optimizer step (0: one batch); a
   // multiple of the micro-batch's B * T (docs/memory.md).
   int64_t tokensPerStep = 0;
+  // --batch auto, --device-memory SIZE (compiler/BatchAuto.h).
+  bool batchAuto = false;
+  uint64_t deviceMemory = 0;
 };
 
 /// The learning-rate schedule cfg asks for.
@@ -109,6 +112,11 @@ TrainOptions loopOptions(const TrainConfig &cfg);
 
 /// The learning rate of step `step` (0-based): scheduleOf(cfg).at(step).
 double learningRateAt(const TrainConfig &cfg, int64_t step);
+
+/// The micro-batches of one optimizer step: tokensPerStep / microTokens,
+/// or 0 with `error` naming the multiple to use instead.
+int64_t microBatchesFor(int64_t tokensPerStep, int64_t microTokens,
+                        std::string &error);
 
 /// Each runs runTrainLoop (one line per step, runtime/TrainLog.h) and
 /// returns the process exit code.

@@ -5,6 +5,7 @@
 // evaluator: slow, exact, and the yardstick for the GPU path.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/BatchAuto.h"
 #include "compiler/Compile.h"
 #include "compiler/CpuStepEngine.h"
 #include "compiler/Driver.h"
@@ -48,7 +49,7 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --seed N               seed of normal(std) parameter init (default 0)\n"
         "  --tokens-per-step N    tokens per optimizer step (the effective batch):\n"
         "                         a multiple of the micro-batch's B x T, whose\n"
-        "                         gradients are accumulated (CPU; docs/memory.md)\n"
+        "                         gradients are accumulated (docs/memory.md)\n"
         "  --optimizer adamw|sgd  (default adamw)\n"
         "  --beta1 X --beta2 X --eps X --weight-decay X --momentum X\n"
         "                         optimizer settings (defaults 0.9, 0.95, 1e-8,\n"
@@ -109,7 +110,7 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --debug-inject-nan OP@STEP\n"
         "                         test the NaN policies: OP's output (an ONNX\n"
         "                         node name, or llmc.<op>#<n>) is NaN at STEP\n"
-     << kModelOptionsHelp;
+     << kBatchAutoHelp << kModelOptionsHelp;
 }
 
 static int usageError(const std::string &msg) {
@@ -133,6 +134,15 @@ int runTrain(const Args &args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     std::string error;
+    BatchAutoConfig batchAuto;
+    if (parseBatchAutoOption(args, i, batchAuto, error)) {
+      if (!error.empty())
+        return usageError(error);
+      cfg.batchAuto |= batchAuto.enabled;
+      if (batchAuto.deviceMemory)
+        cfg.deviceMemory = batchAuto.deviceMemory;
+      continue;
+    }
     if (parseModelOption(args, i, cfg.modelOptions, error)) {
       if (!error.empty())
         return usageError(error);
@@ -302,11 +312,33 @@ int runTrain(const Args &args) {
     return usageError("--tokens-per-step (gradient accumulation) does not "
                       "combine with --precision fp16's loss scaling yet; use "
                       "--precision bf16");
-  if (cfg.tokensPerStep > 0 && cfg.device == "cuda")
-    return usageError("--tokens-per-step (gradient accumulation) runs on the "
-                      "CPU so far; on the GPU, raise --batch instead "
-                      "(docs/memory.md)");
+  if (cfg.tokensPerStep > 0 && cfg.device == "cuda" && cfg.detectAnomaly)
+    return usageError("--detect-anomaly does not combine with "
+                      "--tokens-per-step on the GPU yet (the replay on the "
+                      "reference evaluator is of one batch); drop one of "
+                      "them");
+  if (cfg.tokensPerStep > 0 && cfg.device == "cuda" && cfg.recompute.active())
+    return usageError("--memory-budget and --recompute do not combine with "
+                      "--tokens-per-step on the GPU yet (recomputation looks "
+                      "for the loss's backward in @train_step, which "
+                      "accumulation moves to @accumulate_step); lower --batch "
+                      "instead, which accumulation makes up for");
   bool bundle = llvm::StringRef(cfg.model).ends_with(".llmc");
+  if (cfg.deviceMemory > 0 && !cfg.batchAuto)
+    return usageError("--device-memory is the memory --batch auto fits into; "
+                      "pass --batch auto");
+  if (cfg.batchAuto && cfg.modelOptions.batch)
+    return usageError("--batch auto and --batch " +
+                      std::to_string(*cfg.modelOptions.batch) +
+                      ": give one of them");
+  if (cfg.batchAuto && cfg.device != "cuda")
+    return usageError("--batch auto sizes the batch for the GPU: pass "
+                      "--device cuda (`llmc compile --batch auto "
+                      "--device-memory SIZE` shows the choice without one)");
+  if (cfg.batchAuto && bundle)
+    return usageError("--batch auto compiles the model at each candidate "
+                      "batch: pass the model file that '" + cfg.model +
+                      "' was compiled from");
   if (bundle && cfg.detectAnomaly)
     return usageError("--detect-anomaly replays a bad step on the reference "
                       "evaluator, which needs the model: pass the model file "
@@ -328,6 +360,21 @@ static int fail(const std::string &msg) {
   return 1;
 }
 
+int64_t microBatchesFor(int64_t tokensPerStep, int64_t microTokens,
+                        std::string &error) {
+  if (microTokens > 0 && tokensPerStep % microTokens == 0)
+    return tokensPerStep / microTokens;
+  int64_t fits =
+      microTokens > 0
+          ? std::max<int64_t>(1, tokensPerStep / microTokens) * microTokens
+          : 0;
+  error = "--tokens-per-step " + std::to_string(tokensPerStep) +
+          " is not a multiple of the micro-batch's " +
+          std::to_string(microTokens) + " tokens (B x T); use " +
+          std::to_string(fits) + " or change --batch";
+  return 0;
+}
+
 int runTrainCpu(const TrainConfig &cfg) {
   mlir::MLIRContext context;
   installCliDiagnostics(context, "train", cfg.model);
@@ -347,16 +394,10 @@ int runTrainCpu(const TrainConfig &cfg) {
     int64_t micro = 0;
     if (!in.empty() && in[0].type.rank() == 2)
       micro = in[0].type.shape[0] * in[0].type.shape[1];
-    if (micro <= 0 || cfg.tokensPerStep % micro != 0)
-      return fail("--tokens-per-step " + std::to_string(cfg.tokensPerStep) +
-                  " is not a multiple of the micro-batch's " +
-                  std::to_string(micro) + " tokens (B x T); use " +
-                  std::to_string(micro > 0 ? std::max<int64_t>(
-                                                 1, cfg.tokensPerStep / micro) *
-                                                 micro
-                                           : 0) +
-                  " or change --batch");
-    microBatches = cfg.tokensPerStep / micro;
+    std::string error;
+    microBatches = microBatchesFor(cfg.tokensPerStep, micro, error);
+    if (microBatches == 0)
+      return fail(error);
     if (mlir::failed((*trainer)->setMicroBatches(microBatches)))
       return 1;
   }

@@ -5,6 +5,7 @@
 // the same loop, log, checkpoints and NaN policies as the CPU path.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/BatchAuto.h"
 #include "compiler/Compile.h"
 #include "compiler/CompileCache.h"
 #include "compiler/CpuStepEngine.h"
@@ -44,6 +45,9 @@ Status CudaTrainer::open(const TrainConfig &cfg,
     config.name = llvm::sys::path::stem(cfg.model).str();
     config.seed = cfg.seed;
     config.optimizer = cfg.optimizer;
+    // --tokens-per-step: the accumulate and apply steps in one plan.
+    config.optimizer.accumulate =
+        kind == PlanKind::Train && cfg.tokensPerStep > 0;
     config.precision = cfg.precision;
     config.eval = kind == PlanKind::Eval;
     if (!config.eval)
@@ -203,16 +207,63 @@ static int fail(const std::string &message) {
   return 1;
 }
 
-int runTrainCuda(const TrainConfig &cfg) {
+/// --batch auto: the configuration with the chosen batch, its report
+/// printed; false after printing the error.
+static bool chooseBatchFor(TrainConfig &cfg) {
+  CompileConfig config;
+  config.seed = cfg.seed;
+  config.optimizer = cfg.optimizer;
+  config.precision = cfg.precision;
+  config.recompute = cfg.recompute;
+  config.injectNanOp = cfg.injectNanOp;
+  BatchAutoConfig batchAuto;
+  batchAuto.enabled = true;
+  batchAuto.deviceMemory = cfg.deviceMemory;
+  std::string error;
+  auto choice = chooseBatch(cfg.model, cfg.modelOptions, config,
+                            cfg.tokensPerStep, batchAuto, error);
+  if (mlir::failed(choice)) {
+    fail(error);
+    return false;
+  }
+  cfg.modelOptions.batch = choice->candidates[choice->chosen].batch;
+  for (const std::string &l : batchChoiceLines(*choice))
+    std::printf("llmc train: batch auto: %s\n", l.c_str());
+  std::fflush(stdout);
+  return true;
+}
+
+int runTrainCuda(const TrainConfig &given) {
   std::string why;
   if (!gpuAvailable(why))
     return fail("--device cuda needs a GPU: " + why);
+  TrainConfig cfg = given;
+  if (cfg.batchAuto && !chooseBatchFor(cfg))
+    return 1;
   std::unique_ptr<CudaTrainer> trainer;
   if (Status s = CudaTrainer::open(cfg, trainer); !s)
     return fail(s.message());
   std::unique_ptr<PlanStepEngine> engine;
   if (Status s = PlanStepEngine::create(trainer->executor(), engine); !s)
     return fail(s.message());
+  if (cfg.tokensPerStep > 0) {
+    std::string error;
+    int64_t k = microBatchesFor(cfg.tokensPerStep,
+                                engine->batch() * engine->seq(), error);
+    if (k == 0)
+      return fail(error);
+    if (Status s = engine->setMicroBatches(k); !s)
+      return fail(s.message());
+    std::printf("llmc train: %lld tokens per step: %lld micro-batches of "
+                "%lld x %lld, gradients accumulated on the GPU (%llu "
+                "accumulate steps per micro-batch)\n",
+                static_cast<long long>(cfg.tokensPerStep),
+                static_cast<long long>(k),
+                static_cast<long long>(engine->batch() / k),
+                static_cast<long long>(engine->seq()),
+                static_cast<unsigned long long>(
+                    trainer->executor().plan().accumulateSteps));
+  }
   // Before the first step: what the plan takes on this GPU, by item, with
   // what loading learnt (local memory, resident threads).
   DeviceMemoryPlan memory = trainer->executor().memoryPlan();

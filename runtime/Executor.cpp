@@ -91,6 +91,7 @@ Executor::~Executor() {
   if (stream_)
     cu_->cuStreamSynchronize(stream_);
   destroyProfiled();
+  destroyAccumulate();
   destroyGraph();
   published_.reset(); // its module and host memory, in the context
   matmuls_.clear();
@@ -339,7 +340,11 @@ Status Executor::enqueueStep(size_t index) {
 }
 
 Status Executor::enqueueAll() {
-  for (size_t i = 0; i < plan_.steps.size(); ++i)
+  return enqueueRange(0, plan_.steps.size());
+}
+
+Status Executor::enqueueRange(size_t first, size_t last) {
+  for (size_t i = first; i < last; ++i)
     LLMC_RETURN_IF_ERROR(enqueueStep(i));
   return Status::ok();
 }

@@ -150,8 +150,18 @@ public:
   Status prepareProfiled();
   /// Captures the launch sequence as a CUDA graph (once) and instantiates it.
   Status capture();
-  /// Launches the captured graph; captures first when needed.
+  /// Launches the captured graph; captures first when needed. With gradient
+  /// accumulation (Plan::accumulateSteps) this graph is the apply sequence.
   Status replay();
+  /// Gradient accumulation: launches the accumulate sequence (the plan's
+  /// first accumulateSteps steps), captured once as a graph of its own, on
+  /// the work stream. No event, loss read-back or input copy: the inputs
+  /// are written before it and the apply replay reads what it accumulated.
+  Status replayAccumulate();
+  /// How often the accumulate sequence was captured (1 after any number of
+  /// replays), and its graph's nodes.
+  size_t accumulateCaptureCount() const { return accCaptures_; }
+  size_t accumulateGraphNodeCount() const { return accNodes_; }
   /// Declares the graph inputs (before the first replay; bytes at most the
   /// buffer's). replay(sources) then copies input i from `sources[i]`, a
   /// device pointer in this context, or, where it is 0, leaves the buffer as
@@ -212,6 +222,8 @@ private:
   Status prepareSteps();
   Status enqueueStep(size_t index);
   Status enqueueAll();
+  Status enqueueRange(size_t first, size_t last);
+  void destroyAccumulate();
   Status captureSequence(const std::string &ctx,
                          const std::function<Status()> &enqueue,
                          CUgraph &graph);
@@ -310,6 +322,10 @@ private:
   CUgraphExec profExec_ = nullptr;
   std::vector<CUevent> profEvents_;
   size_t profiledReplays_ = 0;
+  // replayAccumulate's graph (the plan's accumulate sequence).
+  CUgraph accGraph_ = nullptr;
+  CUgraphExec accExec_ = nullptr;
+  size_t accCaptures_ = 0, accNodes_ = 0;
   size_t captures_ = 0;
   size_t recompiled_ = 0;
   DeviceFacts facts_;

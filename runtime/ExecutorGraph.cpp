@@ -80,7 +80,10 @@ Status Executor::captureGraph(const std::vector<CUdeviceptr> *sources) {
                             plan_.findBuffer(graphInputs_[i].buffer)->offset,
                         (*sources)[i], graphInputs_[i].bytes, stream_),
                     "graph input '" + graphInputs_[i].buffer + "'");
-        LLMC_RETURN_IF_ERROR(enqueueAll());
+        // The apply sequence when the plan accumulates (replayAccumulate
+        // runs the rest).
+        LLMC_RETURN_IF_ERROR(
+            enqueueRange(plan_.accumulateSteps, plan_.steps.size()));
         if (loss && published_) {
           // The last kernel publishes the loss to host memory: a read is a
           // spin, not a driver call (PublishedScalar.h).
@@ -243,6 +246,45 @@ Status Executor::replay(const std::vector<CUdeviceptr> &sources) {
   ran_ = true;
   tailIsReplay_ = true;
   mirrorCurrent_ = mirrored_ != nullptr;
+  return Status::ok();
+}
+
+void Executor::destroyAccumulate() {
+  if (accExec_)
+    cu_->cuGraphExecDestroy(accExec_);
+  if (accGraph_)
+    cu_->cuGraphDestroy(accGraph_);
+  accExec_ = nullptr;
+  accGraph_ = nullptr;
+}
+
+Status Executor::replayAccumulate() {
+  if (plan_.accumulateSteps == 0)
+    return Status::error("replayAccumulate: " + context() +
+                         " has no accumulate sequence (it was compiled "
+                         "without gradient accumulation)");
+  std::string ctx = "the accumulate graph of " + context();
+  if (!accExec_) {
+    CUgraph graph = nullptr;
+    LLMC_RETURN_IF_ERROR(captureSequence(
+        "capturing " + ctx,
+        [&] { return enqueueRange(0, plan_.accumulateSteps); }, graph));
+    accGraph_ = graph;
+    LLMC_CU(cu_->cuGraphGetNodes(accGraph_, nullptr, &accNodes_),
+            "capturing " + ctx);
+    if (CUresult r = cu_->cuGraphInstantiate(&accExec_, accGraph_, 0);
+        r != CUDA_SUCCESS) {
+      destroyAccumulate();
+      LLMC_CU(r, "instantiating " + ctx);
+    }
+    ++accCaptures_;
+  }
+  // Queued on the work stream like a replay, but it records no stop event:
+  // a later stream switch or read orders itself by an event of its own.
+  LLMC_CU(cu_->cuGraphLaunch(accExec_, work_), "replaying " + ctx);
+  ran_ = true;
+  tailIsReplay_ = false;
+  mirrorCurrent_ = false;
   return Status::ok();
 }
 

@@ -503,6 +503,12 @@ Status validatePlan(const Plan &plan) {
   LLMC_RETURN_IF_ERROR(checkBuffers(plan, names));
   LLMC_RETURN_IF_ERROR(checkScalars(plan, names));
   LLMC_RETURN_IF_ERROR(checkKernels(plan));
+  if (plan.accumulateSteps >= plan.steps.size() && plan.accumulateSteps > 0)
+    return Status::error(
+        "plan '" + plan.name + "' has " +
+        std::to_string(plan.accumulateSteps) + " accumulate steps of " +
+        std::to_string(plan.steps.size()) +
+        " steps; the apply sequence after them must not be empty");
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step &step = plan.steps[i];
     Status status;

@@ -231,6 +231,12 @@ struct Plan {
   std::vector<ScalarSlot> scalars;
   std::vector<KernelInfo> kernels;
   std::vector<Step> steps;
+  // Gradient accumulation (docs/memory.md): the first `accumulateSteps`
+  // steps are the accumulate sequence, replayed once per micro-batch as a
+  // CUDA graph of their own; the rest is the apply sequence, once per
+  // window, which ends by zeroing the accumulators. Both share the arena.
+  // 0: a plain step, every step replayed together.
+  uint64_t accumulateSteps = 0;
 
   const BufferInfo *findBuffer(const std::string &name) const;
   const ScalarSlot *findScalar(const std::string &name) const;

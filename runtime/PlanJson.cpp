@@ -136,6 +136,7 @@ json planToJson(const Plan &plan, std::vector<BlobRef> &blobs) {
           {"arenaBytes", plan.arenaBytes},
           {"workspaceBytes", plan.workspaceBytes},
           {"vocab", plan.vocab},
+          {"accumulateSteps", plan.accumulateSteps},
           {"buffers", buffers},
           {"scalars", scalars},
           {"kernels", kernels},
@@ -425,6 +426,8 @@ Status planFromJson(const json &j, const BlobLoader &loadBlob, Plan &plan) {
   if (plan.vocab < 0)
     return r.fail("vocab must not be negative, got " +
                   std::to_string(plan.vocab));
+  LLMC_RETURN_IF_ERROR(
+      r.integer("accumulateSteps", plan.accumulateSteps, true));
   const json *section = nullptr;
   LLMC_RETURN_IF_ERROR(r.array("buffers", section));
   for (size_t i = 0; i < section->size(); ++i) {

@@ -109,11 +109,27 @@ std::string PlanStepEngine::description() const {
   return "a compiled plan on the GPU (" + exec_.arch() + ")";
 }
 
+Status PlanStepEngine::setMicroBatches(int64_t k) {
+  if (k < 1)
+    return Status::error("micro-batches must be at least 1, got " +
+                         std::to_string(k));
+  if (k > 1 && exec_.plan().accumulateSteps == 0)
+    return Status::error(
+        "'" + exec_.plan().name +
+        "' was compiled without gradient accumulation (it has no accumulate "
+        "sequence); compile it with --tokens-per-step, or train the model "
+        "file");
+  micro_ = k;
+  return Status::ok();
+}
+
 Status PlanStepEngine::write(const std::string &buffer, DType type,
-                             const std::vector<int64_t> &values) {
+                             const std::vector<int64_t> &values, size_t first,
+                             size_t count) {
   if (type == DType::I64)
-    return exec_.writeBuffer(buffer, values.data(), values.size() * 8);
-  std::vector<int32_t> narrow(values.begin(), values.end());
+    return exec_.writeBuffer(buffer, values.data() + first, count * 8);
+  std::vector<int32_t> narrow(values.begin() + first,
+                              values.begin() + first + count);
   return exec_.writeBuffer(buffer, narrow.data(), narrow.size() * 4);
 }
 
@@ -126,8 +142,27 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
   // Profiled (--breakdown): each part is a span of its own (HostClock.h).
   HostSpan copy, scalars, readBack;
   copy.startMs = profile ? hostNowMs() : 0;
-  LLMC_RETURN_IF_ERROR(write(bind_.tokens, bind_.tokenType, tokens));
-  LLMC_RETURN_IF_ERROR(write(bind_.targets, bind_.targetType, targets));
+  // Accumulation: micro-batch m is rows [m B, (m + 1) B) of the window.
+  // Each write is queued before its replay on the one stream, and the
+  // driver has staged a pageable copy when the call returns, so no
+  // micro-batch waits for the host. The last micro-batch's replay comes
+  // with the apply step below (or inside the profiled graph).
+  size_t rows = static_cast<size_t>(bind_.batch * bind_.seq); // B x T ids
+  if (tokens.size() != rows * micro_ || targets.size() != rows * micro_)
+    return Status::error("a step of '" + exec_.plan().name + "' takes " +
+                         std::to_string(rows * micro_) +
+                         " token ids and targets, got " +
+                         std::to_string(tokens.size()) + " and " +
+                         std::to_string(targets.size()));
+  for (int64_t m = 0; m < micro_; ++m) {
+    LLMC_RETURN_IF_ERROR(
+        write(bind_.tokens, bind_.tokenType, tokens, static_cast<size_t>(m) * rows, rows));
+    LLMC_RETURN_IF_ERROR(
+        write(bind_.targets, bind_.targetType, targets, static_cast<size_t>(m) * rows, rows));
+    bool last = m + 1 == micro_;
+    if (exec_.plan().accumulateSteps > 0 && !(last && profile))
+      LLMC_RETURN_IF_ERROR(exec_.replayAccumulate());
+  }
   // Profiled: wait until the batch has landed, so the copy's time is its own.
   if (profile) {
     LLMC_RETURN_IF_ERROR(exec_.synchronize());

@@ -61,7 +61,14 @@ public:
   static Status create(Executor &executor, std::unique_ptr<PlanStepEngine> &out);
 
   std::string description() const override;
-  int64_t batch() const override { return bind_.batch; }
+  /// Gradient accumulation (a plan with Plan::accumulateSteps, docs/memory.md):
+  /// each step is a window of `k` micro-batches of the plan's batch B; the
+  /// loop hands it k * B rows, which step() feeds in turn to k replays of
+  /// the accumulate graph, then replays the apply graph once. An error for
+  /// k > 1 on a plan compiled without accumulation.
+  Status setMicroBatches(int64_t k);
+  int64_t microBatches() const { return micro_; }
+  int64_t batch() const override { return bind_.batch * micro_; }
   int64_t seq() const override { return bind_.seq; }
   int64_t vocab() const override { return bind_.vocab; }
   double flopsPerToken() const override { return flopsPerToken_; }
@@ -92,7 +99,7 @@ public:
 private:
   explicit PlanStepEngine(Executor &e) : exec_(e) {}
   Status write(const std::string &buffer, DType type,
-               const std::vector<int64_t> &values);
+               const std::vector<int64_t> &values, size_t first, size_t count);
 
   Executor &exec_;
   PlanBinding bind_;
@@ -101,6 +108,7 @@ private:
   bool validating_ = false;
   double gate_ = 1.0; // llmc-inject-nan's `nan_gate` input, when the plan has it
   double flopsPerToken_ = 0;
+  int64_t micro_ = 1;
 };
 
 } // namespace llmc

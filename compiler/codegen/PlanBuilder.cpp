@@ -11,6 +11,12 @@
 //    offset tables of multi-tensor kernels get their data.
 // 5. Buffers, slots and the launch sequence are written out.
 //
+// Gradient accumulation (buildAccumulatingPlan) builds two functions into one
+// plan: @accumulate_step's ops take positions [0, A), the apply step's
+// [A, A + B), so one layout places the transients of both over the same
+// space; arguments of the same name (parameters; the accumulators, state of
+// the one and inputs of the other) share one buffer.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/PlanBuilder.h"
 #include "compiler/codegen/MemoryPlan.h"
@@ -25,6 +31,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -115,9 +122,12 @@ EmittedKernel copyKernel(const std::string &name, uint64_t bytes,
 
 class Builder {
 public:
-  Builder(func::FuncOp func, const LoweredFunction &lowered,
-          const PlanBuildOptions &options)
-      : func_(func), lowered_(lowered), options_(options) {}
+  struct Part {
+    func::FuncOp func;
+    const LoweredFunction *lowered;
+  };
+  Builder(std::vector<Part> parts, const PlanBuildOptions &options)
+      : parts_(std::move(parts)), options_(options) {}
 
   FailureOr<PlannedFunction> build();
 
@@ -154,18 +164,30 @@ private:
   std::string uniqueName(const std::string &base);
   ::llmc::KernelArg location(Value v);
   std::string bufferName(Value v) { return meta_[rootOf(v)].name; }
+  void enterPart(size_t part);
   void emitSteps(Plan &plan);
+  void endAccumulateSequence(Plan &plan);
+  void zeroAccumulators(Plan &plan);
   MemoryLayout stackLayout() const;
   void fillOffsetTables(const MemoryLayout &layout);
 
+  std::vector<Part> parts_;
+  // The part being built (enterPart): its function, its lowering, and where
+  // its ops start among all parts' positions.
   func::FuncOp func_;
-  const LoweredFunction &lowered_;
+  const LoweredFunction *lowered_ = nullptr;
+  size_t part_ = 0;
+  int64_t opBase_ = 0;
+  std::string prefix_;
+  // Argument names of earlier parts, for sharing their buffers.
+  std::map<std::string, int64_t> argumentSlots_;
   const PlanBuildOptions &options_;
   std::vector<BufferRequest> requests_;
   std::vector<Meta> meta_;
   llvm::DenseMap<Value, int64_t> slotOf_;
-  std::vector<std::vector<int64_t>> scratchSlots_; // per lowered op
+  std::vector<std::vector<int64_t>> scratchSlots_; // per lowered op, all parts
   struct Copy {
+    size_t part;
     unsigned result; // function result index
     Value value;
     int64_t argSlot; // where the next value goes
@@ -181,6 +203,18 @@ std::string Builder::uniqueName(const std::string &base) {
     name = base + "#" + std::to_string(i);
   names_.insert(name);
   return name;
+}
+
+void Builder::enterPart(size_t part) {
+  opBase_ = 0;
+  for (size_t p = 0; p < part; ++p)
+    opBase_ += static_cast<int64_t>(parts_[p].lowered->ops.size());
+  part_ = part;
+  // Both functions number their ops from 0: the accumulate step's buffers
+  // and kernels take a prefix (endAccumulateSequence renames the kernels).
+  prefix_ = parts_.size() > 1 && part == 0 ? "acc." : "";
+  func_ = parts_[part].func;
+  lowered_ = parts_[part].lowered;
 }
 
 LogicalResult Builder::addArguments() {
@@ -212,7 +246,11 @@ LogicalResult Builder::addArguments() {
         m.init = std::move(*bytes);
       }
     } else if (!state.empty()) {
-      m.role = BufferRole::OptimizerState;
+      // Accumulators are zero at every window's end: gradients, not state
+      // that a checkpoint or a validation must keep.
+      m.role = StringRef(state).starts_with("accum.")
+                   ? BufferRole::Grad
+                   : BufferRole::OptimizerState;
       std::string of = stringAttr(func_, i, "llmc.state_of");
       m.name = of.empty() ? state : state + ":" + of;
       // State starts at zero (the arena is cleared) unless the IR gives it
@@ -232,16 +270,30 @@ LogicalResult Builder::addArguments() {
     }
     if (auto real = realShapeOf(func_, i))
       m.realShape = *real;
+    // A later part's argument of an earlier one's name is that buffer.
+    if (auto shared = argumentSlots_.find(m.name);
+        !options_.unplanned && shared != argumentSlots_.end()) {
+      int64_t slot = shared->second;
+      if (meta_[slot].dtype != *dtypeOf(type.getElementType()) ||
+          meta_[slot].shape != shapeOf(arg))
+        return func_.emitError("codegen: argument #")
+               << i << " '" << m.name << "' of @" << func_.getSymName()
+               << " has another type than the argument of that name of @"
+               << parts_[0].func.getSymName();
+      slotOf_[arg] = slot;
+      continue;
+    }
+    std::string name = m.name;
     m.name = uniqueName(m.name);
-    addValue(arg, std::move(m), /*persistent=*/true, -1);
+    argumentSlots_[name] = addValue(arg, std::move(m), /*persistent=*/true, -1);
   }
   return success();
 }
 
 LogicalResult Builder::addOps() {
-  scratchSlots_.resize(lowered_.ops.size());
-  for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
-    int64_t pos = static_cast<int64_t>(k);
+  scratchSlots_.resize(opBase_ + lowered_->ops.size());
+  for (auto [k, lo] : llvm::enumerate(lowered_->ops)) {
+    int64_t pos = opBase_ + static_cast<int64_t>(k);
     Operation *op = lo.op;
     for (Value operand : lo.operands) {
       BufferRequest &r = requests_[slotOf_.lookup(operand)];
@@ -288,7 +340,7 @@ LogicalResult Builder::addOps() {
         continue;
       }
       Meta m;
-      m.name = uniqueName(lo.name + ".out" + std::to_string(j));
+      m.name = uniqueName(prefix_ + lo.name + ".out" + std::to_string(j));
       if (options_.unplanned)
         m.role = BufferRole::Scratch;
       addValue(result, std::move(m), false, pos);
@@ -306,7 +358,7 @@ LogicalResult Builder::addOps() {
     }
     for (const ScratchBuffer &s : l.scratch) {
       Meta m;
-      m.name = uniqueName(lo.name + "." + s.name);
+      m.name = uniqueName(prefix_ + lo.name + "." + s.name);
       m.role = BufferRole::Scratch;
       m.dtype = s.dtype;
       m.shape = s.shape;
@@ -315,7 +367,7 @@ LogicalResult Builder::addOps() {
         n *= d;
       // Offset tables hold data written at load, and persistent scratch
       // (tickets) must keep its zeros: neither shares bytes with others.
-      scratchSlots_[k].push_back(
+      scratchSlots_[pos].push_back(
           addRequest(std::move(m), n * dtypeSize(s.dtype),
                      !s.offsetsOf.empty() || s.persistent, pos));
     }
@@ -334,7 +386,7 @@ LogicalResult Builder::markOutputs() {
         meta_[rootOf(v)].role = BufferRole::Output;
     return success();
   }
-  int64_t end = static_cast<int64_t>(lowered_.ops.size());
+  int64_t end = opBase_ + static_cast<int64_t>(lowered_->ops.size());
   auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
   std::set<int64_t> claimed; // results and arguments already paired
   for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
@@ -365,7 +417,7 @@ LogicalResult Builder::markOutputs() {
                << cast<OpResult>(v).getResultNumber()
                << " is marked in_place into argument #" << inPlaceArgument(v)
                << ", but it replaces argument #" << next.getInt();
-      copies_.push_back({static_cast<unsigned>(r), v, argSlot});
+      copies_.push_back({part_, static_cast<unsigned>(r), v, argSlot});
       requests_[slot].last = std::max(requests_[slot].last, end);
       requests_[argSlot].last = std::max(requests_[argSlot].last, end);
       ++out_.copiedUpdates;
@@ -387,7 +439,7 @@ LogicalResult Builder::markOutputs() {
       meta_[root].name = uniqueName(output.getValue().str());
     }
   }
-  for (const LoweredOp &lo : lowered_.ops)
+  for (const LoweredOp &lo : lowered_->ops)
     for (auto [grad, param] : gradientsRead(lo.op)) {
       int64_t root = rootOf(grad);
       if (requests_[root].persistent)
@@ -437,8 +489,8 @@ LogicalResult Builder::chooseScalars() {
 }
 
 void Builder::emitSteps(Plan &plan) {
-  std::vector<::llmc::StepPhase> phases = stepPhases(func_, lowered_);
-  for (auto [k, lo] : llvm::enumerate(lowered_.ops)) {
+  std::vector<::llmc::StepPhase> phases = stepPhases(func_, *lowered_);
+  for (auto [k, lo] : llvm::enumerate(lowered_->ops)) {
     const OpLowering &l = lo.lowering;
     if (l.kind == OpLowering::Kind::Alias ||
         l.kind == OpLowering::Kind::Constant)
@@ -477,7 +529,8 @@ void Builder::emitSteps(Plan &plan) {
         case KernelArg::Kind::Result:
           return location(lo.results[a.index]);
         default:
-          return ::llmc::KernelArg::buffer(meta_[scratchSlots_[k][a.index]].name);
+          return ::llmc::KernelArg::buffer(
+              meta_[scratchSlots_[opBase_ + k][a.index]].name);
         }
       });
       plan.steps.push_back({std::move(step), kernel.name, phases[k]});
@@ -485,6 +538,8 @@ void Builder::emitSteps(Plan &plan) {
   }
   CodegenOptions codegen;
   for (auto [i, copy] : llvm::enumerate(copies_)) {
+    if (copy.part != part_)
+      continue;
     int64_t argSlot = copy.argSlot;
     std::string name = "copy_" + std::to_string(i);
     const Meta &to = meta_[argSlot];
@@ -507,6 +562,33 @@ void Builder::emitSteps(Plan &plan) {
     // The next value of a state argument: the end of the update.
     plan.steps.push_back(
         {std::move(step), name, ::llmc::StepPhase::Optimizer});
+  }
+}
+
+/// The steps so far are the accumulate sequence. Both functions name their
+/// ops `<mnemonic>_<n>` from 0, so its kernels and labels take the prefix
+/// `acc.` (the entry symbols stay: each kernel is a module of its own).
+void Builder::endAccumulateSequence(Plan &plan) {
+  plan.accumulateSteps = plan.steps.size();
+  for (KernelInfo &k : plan.kernels)
+    k.name = "acc." + k.name;
+  for (Step &step : plan.steps)
+    if (!step.label.empty())
+      step.label = "acc." + step.label;
+}
+
+/// The apply sequence ends by zeroing the accumulators (the first part's
+/// state), so the next window starts from zero without a host call; the
+/// arena is zero at load.
+void Builder::zeroAccumulators(Plan &plan) {
+  func::FuncOp accumulate = parts_[0].func;
+  for (BlockArgument arg : accumulate.getArguments()) {
+    if (!accumulate.getArgAttr(arg.getArgNumber(), "llmc.state"))
+      continue;
+    MemsetStep zero;
+    zero.buffer = bufferName(arg);
+    plan.steps.push_back({zero, "zero " + zero.buffer,
+                          ::llmc::StepPhase::Optimizer});
   }
 }
 
@@ -540,24 +622,30 @@ MemoryLayout Builder::stackLayout() const {
 /// Offset tables (ScratchBuffer::offsetsOf): byte offsets of operands and
 /// results relative to the base's, now that the layout is known.
 void Builder::fillOffsetTables(const MemoryLayout &layout) {
-  for (auto [k, lo] : llvm::enumerate(lowered_.ops))
+  for (auto [k, lo] : llvm::enumerate(lowered_->ops))
     for (auto [s, scratch] : llvm::enumerate(lo.lowering.scratch))
       if (!scratch.offsetsOf.empty())
-        meta_[scratchSlots_[k][s]].init =
+        meta_[scratchSlots_[opBase_ + k][s]].init =
             offsetTableBytes(lo, scratch, [&](Value v) {
               return static_cast<int64_t>(layout.offsets[slotOf_.lookup(v)]);
             });
 }
 
 FailureOr<PlannedFunction> Builder::build() {
-  if (failed(addArguments()) || failed(addOps()) || failed(markOutputs()))
-    return failure();
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    enterPart(p);
+    if (failed(addArguments()) || failed(addOps()) || failed(markOutputs()))
+      return failure();
+  }
   MemoryLayout layout;
   if (options_.unplanned) {
     layout = stackLayout();
   } else {
-    if (failed(chooseScalars()))
-      return failure();
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      enterPart(p);
+      if (failed(chooseScalars()))
+        return failure();
+    }
     layout = planMemory(requests_);
   }
   if (layout.tooLarge)
@@ -566,7 +654,10 @@ FailureOr<PlannedFunction> Builder::build() {
            << ::llmc::bytesText(layout.neededBytes) << ", more than the "
            << ::llmc::bytesText(double(::llmc::kMaxArenaBytes))
            << " llmc allows; lower the batch size or sequence length";
-  fillOffsetTables(layout);
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    enterPart(p);
+    fillOffsetTables(layout);
+  }
 
   Plan &plan = out_.plan;
   plan.name = func_.getSymName().str();
@@ -596,8 +687,16 @@ FailureOr<PlannedFunction> Builder::build() {
     b.init = std::move(m.init);
     plan.buffers.push_back(std::move(b));
   }
-  emitSteps(plan);
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    enterPart(p);
+    emitSteps(plan);
+    if (p == 0 && parts_.size() > 1)
+      endAccumulateSequence(plan);
+  }
+  if (parts_.size() > 1)
+    zeroAccumulators(plan);
 
+  // The last part is the function the plan is called by.
   auto locate = [&](Value v) {
     const Meta &m = meta_[rootOf(v)];
     return m.scalar.empty() ? ValueLocation{false, m.name}
@@ -609,7 +708,8 @@ FailureOr<PlannedFunction> Builder::build() {
   for (Value v : ret.getOperands())
     out_.results.push_back(locate(v));
   for (const Copy &copy : copies_)
-    out_.results[copy.result] = locate(func_.getArgument(
+    if (copy.part == part_)
+      out_.results[copy.result] = locate(func_.getArgument(
         func_.getResultAttrOfType<IntegerAttr>(copy.result, "llmc.next")
             .getInt()));
   return std::move(out_);
@@ -620,7 +720,19 @@ FailureOr<PlannedFunction> Builder::build() {
 FailureOr<PlannedFunction> buildPlannedPlan(func::FuncOp func,
                                             const LoweredFunction &lowered,
                                             const PlanBuildOptions &options) {
-  return Builder(func, lowered, options).build();
+  return Builder({{func, &lowered}}, options).build();
+}
+
+FailureOr<PlannedFunction>
+buildAccumulatingPlan(func::FuncOp accumulate,
+                      const LoweredFunction &accumulateLowered,
+                      func::FuncOp apply, const LoweredFunction &applyLowered,
+                      const PlanBuildOptions &options) {
+  if (options.unplanned)
+    return apply.emitError("codegen: an accumulating plan is always planned");
+  return Builder({{accumulate, &accumulateLowered}, {apply, &applyLowered}},
+                 options)
+      .build();
 }
 
 FailureOr<UnplannedPlan> buildUnplannedPlan(func::FuncOp func,

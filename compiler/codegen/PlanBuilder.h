@@ -69,6 +69,19 @@ mlir::FailureOr<PlannedFunction>
 buildPlannedPlan(mlir::func::FuncOp func, const LoweredFunction &lowered,
                  const PlanBuildOptions &options = {});
 
+/// Gradient accumulation (docs/memory.md): @accumulate_step and the apply
+/// step (@train_step, from llmc-accumulate-gradients) as one plan over one
+/// arena. One memory plan for both (the apply step's positions follow the
+/// accumulate step's, so their transients share space); arguments of the
+/// same name share a buffer (parameters; the accumulators are the one's
+/// state and the other's inputs, role Grad); Plan::accumulateSteps counts
+/// the accumulate sequence; the apply sequence ends with a memset of each
+/// accumulator. The locations are the apply step's.
+mlir::FailureOr<PlannedFunction> buildAccumulatingPlan(
+    mlir::func::FuncOp accumulate, const LoweredFunction &accumulateLowered,
+    mlir::func::FuncOp apply, const LoweredFunction &applyLowered,
+    const PlanBuildOptions &options = {});
+
 /// The unplanned plan (PlanBuildOptions::unplanned, no initial data), with
 /// the buffer of each function argument and result.
 struct UnplannedPlan {
