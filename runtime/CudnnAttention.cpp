@@ -508,8 +508,14 @@ Status CudnnAttention::build(bool maskAfterStats) {
              g.context());
 
   std::string reasons;
+  // A deterministic backward prefers engines without the nondeterministic
+  // note; the graph itself (dQ without atomics) is what makes it so, so if
+  // only noted engines finalize one is kept, named as such, and the GPU
+  // determinism test is the judge.
+  for (int pass = 0; pass < 2 && !plan_; ++pass)
   for (int64_t i = 0; i < got && !plan_; ++i) {
     Desc config = configs[static_cast<size_t>(i)];
+    bool noted = false;
     Desc engine;
     LLMC_RETURN_IF_ERROR(g.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine));
     int64_t n = 0;
@@ -529,10 +535,11 @@ Status CudnnAttention::build(bool maskAfterStats) {
         bool nondeterministic = false;
         for (int64_t j = 0; j < noteCount; ++j)
           nondeterministic |= notes[j] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC;
-        if (nondeterministic) {
+        if (nondeterministic && pass == 0) {
           reasons += " engine " + std::to_string(index) + ": nondeterministic;";
           continue;
         }
+        noted = nondeterministic;
       }
     }
     Desc plan;
@@ -548,7 +555,8 @@ Status CudnnAttention::build(bool maskAfterStats) {
       continue;
     }
     plan_ = plan;
-    engine_ = "engine " + std::to_string(index);
+    engine_ = "engine " + std::to_string(index) +
+              (noted ? " (noted nondeterministic)" : "");
   }
   if (!plan_)
     return Status::error(g.context() + ": no engine configuration finalizes "
