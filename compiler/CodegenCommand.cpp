@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
 #include "compiler/Driver.h"
+#include "compiler/AttentionBackend.h"
 #include "compiler/Pipeline.h"
 #include "compiler/codegen/PlanBuilder.h"
 #include "dialects/llmc/LlmcDialect.h"
@@ -37,7 +38,8 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: llmc codegen MODEL.mlir [--function NAME] [--dump-cuda DIR] "
-    "[--compile] [--arch sm_XY] [--split-input-file] [--no-fuse=LIST]\n";
+    "[--compile] [--arch sm_XY] [--split-input-file] [--no-fuse=LIST] "
+    "[--attention-backend generated|cudnn|auto]\n";
 
 int fail(const std::string &message, int code = 1) {
   llvm::errs() << "llmc codegen: error: " << message << "\n";
@@ -64,6 +66,7 @@ int debugLevel() {
 
 struct CodegenRequest {
   std::string model, function, dumpDir, arch = kDefaultArch;
+  std::string attentionBackend = "generated"; // this tool shows kernels
   bool compile = false, split = false;
   FusionConfig fusion;
 };
@@ -100,6 +103,10 @@ mlir::LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     return failure("kernel formation failed (see the diagnostics above)");
   codegen::CodegenOptions options;
   options.vectorSingles = req.fusion.elementwise;
+  std::vector<std::string> attention;
+  chooseAttentionBackend(func, req.attentionBackend, options, attention);
+  for (const std::string &line : attention)
+    os << "# attention: " << line << "\n";
   auto lowered = codegen::lowerFunction(func, options);
   if (mlir::failed(lowered))
     return failure("code generation failed (see the diagnostics above)");
@@ -183,7 +190,9 @@ int runCodegen(const Args &args) {
       continue;
     }
     bool hasValue = i + 1 < args.size();
-    if ((a == "--function" || a == "--dump-cuda" || a == "--arch") && !hasValue)
+    if ((a == "--function" || a == "--dump-cuda" || a == "--arch" ||
+         a == "--attention-backend") &&
+        !hasValue)
       return fail(a + " needs a value; " + kUsage, 2);
     if (a == "--function")
       req.function = args[++i];
@@ -191,7 +200,14 @@ int runCodegen(const Args &args) {
       req.dumpDir = args[++i];
     else if (a == "--arch")
       req.arch = args[++i];
-    else if (a == "--split-input-file")
+    else if (a == "--attention-backend") {
+      req.attentionBackend = args[++i];
+      if (req.attentionBackend != "generated" &&
+          req.attentionBackend != "cudnn" && req.attentionBackend != "auto")
+        return fail("--attention-backend needs generated, cudnn or auto, got '" +
+                        req.attentionBackend + "'",
+                    2);
+    } else if (a == "--split-input-file")
       req.split = true;
     else if (a == "--compile")
       req.compile = true;

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/ClassifierChunks.h"
 #include "compiler/Compile.h"
+#include "compiler/AttentionBackend.h"
 #include "compiler/Pipeline.h"
 #include "compiler/PrecisionExplain.h"
 #include "compiler/codegen/ShareKernels.h"
@@ -352,6 +353,8 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   countModel(accumulate && !config.eval ? accumulate : *func, report);
   codegen::CodegenOptions codegenOptions;
   codegenOptions.vectorSingles = config.fusion.elementwise;
+  chooseAttentionBackend(*func, config.precision.attentionBackend,
+                         codegenOptions, report.attention);
   auto lowered = codegen::lowerFunction(*func, codegenOptions);
   if (failed(lowered))
     return failure();
@@ -460,6 +463,9 @@ std::string formatReport(const CompileReport &r) {
   // llmc-chunk-classifier's decision (docs/memory.md).
   for (const std::string &p : r.classifier)
     s += "classifier      " + p + "\n";
+  // --attention-backend's decision (docs/codegen.md "cuDNN attention").
+  for (const std::string &p : r.attention)
+    s += "attention       " + p + "\n";
   return s;
 }
 

@@ -73,6 +73,8 @@ struct CompileReport {
   // llmc-chunk-classifier's decision (ClassifierChunks.h), when the step
   // has a classifier.
   std::vector<std::string> classifier;
+  // --attention-backend's decision (AttentionBackend.h), with auto's times.
+  std::vector<std::string> attention;
 };
 
 struct CompiledModel {

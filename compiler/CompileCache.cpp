@@ -55,10 +55,10 @@ constexpr const char *kEntryFormat = "llmc-compile-cache-1";
 static_assert(sizeof(OptimizerConfig) == 96,
               "OptimizerConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(PrecisionConfig) == 120,
+static_assert(sizeof(PrecisionConfig) == 152,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 408,
+static_assert(sizeof(CompileConfig) == 440,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
@@ -130,6 +130,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
     add("accumulate", "1");
   add("precision", c.precision.precision);
   add("mutation", c.precision.mutation);
+  add("attentionBackend", c.precision.attentionBackend);
   add("pad", std::to_string(c.precision.pad));
   add("padAlways", std::to_string(c.precision.padAlways));
   add("lossScaleInit", num(c.precision.lossScaleInit));
@@ -266,7 +267,8 @@ json reportJson(const CompileReport &r) {
           {"matmulFlops", r.matmulFlops},
           {"padding", r.padding},
           {"recompute", r.recompute},
-          {"classifier", r.classifier}};
+          {"classifier", r.classifier},
+          {"attention", r.attention}};
 }
 
 /// Reads `key` of object `j` into `out` when it is there with the right
@@ -324,7 +326,8 @@ bool reportFromJson(const json &j, CompileReport &r) {
          get(j, "matmulFlops", r.matmulFlops) &&
          stringsFromJson(j, "padding", r.padding) &&
          stringsFromJson(j, "recompute", r.recompute) &&
-         stringsFromJson(j, "classifier", r.classifier);
+         stringsFromJson(j, "classifier", r.classifier) &&
+         stringsFromJson(j, "attention", r.attention);
 }
 
 json locationsJson(const std::vector<codegen::ValueLocation> &v) {

@@ -31,7 +31,8 @@ namespace {
 constexpr const char *kUsage =
     "usage: llmc compile MODEL -o OUT.llmc [--batch B] [--seq T] "
     "[--shape NAME=VALUE] [--arch sm_XY] [--seed S] [--precision fp32|bf16|fp16|tf32] "
-    "[--eval | optimizer options] [--memory-budget SIZE] "
+    "[--attention-backend auto|generated|cudnn] [--eval | optimizer options] "
+    "[--memory-budget SIZE] "
     "[--tokens-per-step N] [--batch auto [--device-memory SIZE]] "
     "[--no-compile-cache] [--no-fuse=LIST] "
     "[--explain] [--explain-json FILE]\n";

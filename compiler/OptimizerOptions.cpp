@@ -115,6 +115,16 @@ bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
       p.lossScaleInit = v;
     return true;
   }
+  if (a == "--attention-backend") {
+    const std::string v = i + 1 < args.size() ? args[i + 1] : "";
+    if (v != "auto" && v != "generated" && v != "cudnn")
+      error = "--attention-backend needs auto, generated or cudnn" +
+              (i + 1 < args.size() ? ", got '" + v + "'" : std::string());
+    else
+      p.attentionBackend = v;
+    i += i + 1 < args.size() ? 1 : 0;
+    return true;
+  }
   // --precision-mutation is for the mutation test only (docs/precision.md):
   // it plants a known mistake in the policy and is not in --help.
   if (a != "--precision" && a != "--precision-mutation")

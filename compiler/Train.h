@@ -44,6 +44,9 @@ struct PrecisionConfig {
   bool pad = true;                // --no-pad turns it off
   bool padAlways = false;         // --pad-always (tests): pad what ops allow
   std::string padArch = "sm_90";  // the cost table: the target GPU's
+  // Where attention runs (docs/codegen.md "cuDNN attention"): auto (cuDNN
+  // where it is measured faster on this GPU), generated, or cudnn.
+  std::string attentionBackend = "auto";
 };
 
 /// Activation checkpointing (llmc-rematerialize, docs/memory.md): forward

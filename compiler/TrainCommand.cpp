@@ -57,6 +57,10 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --clip-norm X          clip gradients to global norm X (default 1;\n"
         "                         0 disables)\n"
         "  --decay-min-rank N     decay only parameters of rank >= N (default 2)\n"
+        "  --attention-backend auto|generated|cudnn\n"
+        "                         attention through llmc's kernels or cuDNN's\n"
+        "                         fused engines; auto (default) measures both\n"
+        "                         on the GPU (docs/codegen.md)\n"
         "  --precision fp32|bf16|fp16|tf32\n"
         "                         bf16: autocast's mixed precision, fp32 master\n"
         "                         weights and optimizer (docs/precision.md;\n"
@@ -275,6 +279,9 @@ int runTrain(const Args &args) {
       else if (a == "--precision")
         ok = (v == "fp32" || v == "bf16" || v == "fp16" || v == "tf32") &&
              (cfg.precision.precision = v, true);
+      else if (a == "--attention-backend")
+        ok = (v == "auto" || v == "generated" || v == "cudnn") &&
+             (cfg.precision.attentionBackend = v, true);
       else if (a == "--loss-scale-init")
         ok = real(cfg.precision.lossScaleInit, 0) &&
              cfg.precision.lossScaleInit > 0 &&

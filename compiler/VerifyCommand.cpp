@@ -57,7 +57,8 @@ int fail(const std::string &msg, int code = 1) {
 }
 
 const char *kUsage = "usage: llmc verify MODEL --ref MODEL.ref.json [--device "
-                     "cpu|cuda] [--precision fp32|bf16|fp16|tf32] [--json] "
+                     "cpu|cuda] [--precision fp32|bf16|fp16|tf32] "
+                     "[--attention-backend auto|generated|cudnn] [--json] "
                      "[--memory-budget SIZE | --recompute all] "
                      "[model options]\n";
 

@@ -100,8 +100,16 @@ DeviceMemoryPlan planDeviceMemory(const Plan &plan, const DeviceFacts &facts,
   add("scalar slots", slots,
       std::to_string(plan.scalars.size()) + " slots of 256 bytes");
   add("cuBLASLt workspace", plan.workspaceBytes, "after the arena");
+  size_t attentionSteps = 0;
+  for (const Step &s : plan.steps)
+    attentionSteps += std::holds_alternative<AttentionStep>(s.op);
+  if (attentionSteps > 0)
+    add("cuDNN workspace", facts.cudnnWorkspaceBytes,
+        facts.cudnnWorkspaceBytes > 0 || facts.loaded
+            ? "after cuBLASLt's, the largest attention plan's"
+            : "known when the attention plans are made on a GPU");
   // The executor's one cuMemAlloc (Executor::allocateArena).
-  uint64_t allocation = arena + plan.workspaceBytes;
+  uint64_t allocation = arena + plan.workspaceBytes + facts.cudnnWorkspaceBytes;
   if (allocation == 0)
     allocation = 256;
   add("allocation rounding", roundUp(allocation, kDevicePageBytes) - allocation,

@@ -12,6 +12,8 @@
 //   arena buffers        the planned buffers (MemoryPlan.h), 256-aligned
 //   scalar slots         lr, step, loss: one 256-byte slot each, in the arena
 //   cuBLASLt workspace   plan.workspaceBytes, after the arena, same cuMemAlloc
+//   cuDNN workspace      after cuBLASLt's, same cuMemAlloc: the largest
+//                        attention plan's (exact once its plans are made)
 //   allocation rounding  that one cuMemAlloc rounds up to 2 MiB pages
 //   modules              the loaded cubins (code, constants, globals)
 //   local memory         per-thread local memory above the context's stack
@@ -46,6 +48,9 @@ struct DeviceFacts {
   uint64_t localBytesPerThread = 0; // largest over the plan's kernels
   uint64_t stackBytesPerThread = 0; // the context's CU_LIMIT_STACK_SIZE
   uint64_t residentThreads = 0;     // SMs * max threads per SM
+  // The largest cuDNN attention plan's workspace (ExecutorAttention.cpp),
+  // known once the plans are finalized, before the arena is allocated.
+  uint64_t cudnnWorkspaceBytes = 0;
 };
 
 struct DeviceMemoryItem {

@@ -1,5 +1,6 @@
 //===- Executor.cpp - Runs a plan on one GPU ------------------------------===//
 #include "runtime/Executor.h"
+#include "runtime/ExecutorAttention.h"
 #include "runtime/KernelCache.h"
 #include "runtime/Matmul.h"
 #include "runtime/Nvrtc.h"
@@ -54,6 +55,10 @@ Status Executor::create(Plan plan, const ExecutorOptions &options,
   t.mark("plan validation");
   LLMC_RETURN_IF_ERROR(executor->init());
   t.mark("driver, context, streams");
+  // Before the arena: the largest plan's workspace is allocated with it.
+  LLMC_RETURN_IF_ERROR(executor->prepareAttention());
+  if (executor->attention_)
+    t.mark("cuDNN attention plans");
   LLMC_RETURN_IF_ERROR(executor->checkFits());
   LLMC_RETURN_IF_ERROR(executor->allocateArena());
   t.mark("arena");
@@ -95,6 +100,7 @@ Executor::~Executor() {
   destroyGraph();
   published_.reset(); // its module and host memory, in the context
   matmuls_.clear();
+  attention_.reset(); // cuDNN handles, in the context
   if (ltHandle_)
     lt_->cublasLtDestroy(ltHandle_);
   for (CUmodule module : modules_)
@@ -238,6 +244,7 @@ Status Executor::loadFacts() {
   LLMC_CU(cu_->cuCtxGetLimit(&stack, CU_LIMIT_STACK_SIZE), context());
   facts_.stackBytesPerThread = stack;
   facts_.residentThreads = uint64_t(sms) * uint64_t(threads);
+  facts_.cudnnWorkspaceBytes = cudnnWorkspaceBytes_;
   facts_.loaded = true;
   return Status::ok();
 }
@@ -282,6 +289,19 @@ Status Executor::prepareSteps() {
         resolved.params.push_back(&value);
       maxShared[launch->kernel] =
           std::max(maxShared[launch->kernel], launch->sharedBytes);
+    } else if (const auto *a = std::get_if<AttentionStep>(&step.op)) {
+      auto at = [&](const AttentionView &v) -> CUdeviceptr {
+        return v.buffer.empty()
+                   ? 0
+                   : arena_ + plan_.findBuffer(v.buffer)->offset + v.offset;
+      };
+      CudnnAttentionArgs &args = attention_->args[i];
+      args.q = at(a->q), args.k = at(a->k), args.v = at(a->v);
+      args.o = at(a->o), args.stats = at(a->stats);
+      if (a->backward)
+        args.dO = at(a->dO), args.dQ = at(a->dQ), args.dK = at(a->dK),
+        args.dV = at(a->dV);
+      args.workspace = cudnnWorkspace_;
     } else if (const auto *mm = std::get_if<MatmulStep>(&step.op)) {
       if (!lt_) {
         LLMC_RETURN_IF_ERROR(cuda::loadCublasLt(lt_));
@@ -329,6 +349,11 @@ Status Executor::enqueueStep(size_t index) {
   } else if (std::holds_alternative<MatmulStep>(step.op)) {
     LLMC_RETURN_IF_ERROR(matmuls_[index]->run(ltHandle_, stream_, workspace_,
                                               plan_.workspaceBytes));
+  } else if (std::holds_alternative<AttentionStep>(step.op)) {
+    LLMC_RETURN_IF_ERROR(
+        attention_->plans[index]
+            ->run(stream_, attention_->args[index])
+            .withContext(stepContext(index)));
   } else {
     const auto &memset = std::get<MemsetStep>(step.op);
     const BufferInfo *buffer = plan_.findBuffer(memset.buffer);

@@ -49,6 +49,7 @@
 namespace llmc {
 
 class PreparedMatmul;
+struct PreparedAttention; // ExecutorAttention.h
 
 /// A buffer the captured graph fills itself at its start, by a copy of
 /// `bytes` from device memory named per replay.
@@ -220,6 +221,7 @@ private:
   Status loadKernels();
   Status loadFacts();
   Status prepareSteps();
+  Status prepareAttention(); // ExecutorAttention.cpp
   Status enqueueStep(size_t index);
   Status enqueueAll();
   Status enqueueRange(size_t first, size_t last);
@@ -304,6 +306,11 @@ private:
   std::vector<CUfunction> functions_;
   std::vector<ResolvedLaunch> launches_; // per step; empty for non-launches
   std::vector<std::unique_ptr<PreparedMatmul>> matmuls_; // per step
+  // cuDNN attention steps: their finalized plans (shared by equal steps),
+  // per-step pointers, and one workspace after cuBLASLt's in the arena.
+  std::unique_ptr<PreparedAttention> attention_;
+  uint64_t cudnnWorkspaceBytes_ = 0;
+  CUdeviceptr cudnnWorkspace_ = 0;
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   size_t graphNodes_ = 0;

@@ -42,8 +42,10 @@ std::string formatBytes(uint64_t bytes) {
 // Out of memory before launch, never a raw CUDA error: the whole plan
 // (DeviceMemory.h) against what the device has free now.
 Status Executor::checkFits() {
+  DeviceFacts facts;
+  facts.cudnnWorkspaceBytes = cudnnWorkspaceBytes_;
   DeviceMemoryPlan need =
-      planDeviceMemory(plan_, DeviceFacts(), moduleFootprint(plan_));
+      planDeviceMemory(plan_, facts, moduleFootprint(plan_));
   size_t freeBytes = 0, totalBytes = 0;
   LLMC_CU(cu_->cuMemGetInfo(&freeBytes, &totalBytes), context());
   if (need.total() <= freeBytes)
@@ -74,7 +76,7 @@ Status Executor::checkFits() {
 
 Status Executor::allocateArena() {
   uint64_t arenaPart = alignUp(plan_.arenaBytes, 256);
-  arenaAllocated_ = arenaPart + plan_.workspaceBytes;
+  arenaAllocated_ = arenaPart + plan_.workspaceBytes + cudnnWorkspaceBytes_;
   if (arenaAllocated_ == 0)
     arenaAllocated_ = 256;
   CUresult result = cu_->cuMemAlloc(&arena_, arenaAllocated_);
@@ -94,6 +96,7 @@ Status Executor::allocateArena() {
   }
   LLMC_CU(result, context());
   workspace_ = arena_ + arenaPart;
+  cudnnWorkspace_ = workspace_ + plan_.workspaceBytes;
   // Zero everything once: optimizer state, gradients and padding start at 0.
   LLMC_CU(cu_->cuMemsetD8Async(arena_, 0, arenaAllocated_, stream_), context());
   LLMC_CU(cu_->cuStreamSynchronize(stream_), context());

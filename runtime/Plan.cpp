@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Plan.h"
+#include "runtime/PlanAttention.h"
 #include "runtime/CheckedSize.h"
 
 #include <optional>
@@ -199,6 +200,9 @@ std::string Plan::describeStep(size_t index) const {
     text += ")";
   } else if (std::holds_alternative<MatmulStep>(step.op)) {
     text += " (matmul)";
+  } else if (const auto *a = std::get_if<AttentionStep>(&step.op)) {
+    text += a->backward ? " (cudnn attention backward)"
+                        : " (cudnn attention forward)";
   } else {
     text += " (memset)";
   }
@@ -516,6 +520,8 @@ Status validatePlan(const Plan &plan) {
       status = checkLaunch(plan, *launch);
     } else if (const auto *mm = std::get_if<MatmulStep>(&step.op)) {
       status = checkMatmul(plan, *mm);
+    } else if (const auto *attention = std::get_if<AttentionStep>(&step.op)) {
+      status = checkAttentionStep(plan, *attention);
     } else {
       const auto &memset = std::get<MemsetStep>(step.op);
       if (!plan.findBuffer(memset.buffer))

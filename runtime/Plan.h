@@ -198,6 +198,30 @@ struct MemsetStep {
   uint8_t value = 0;
 };
 
+/// A [b, h, s, d] view of a buffer for an attention step: `offset` bytes
+/// in, element strides of batch, head, row and head dim (the last 1).
+struct AttentionView {
+  std::string buffer;
+  uint64_t offset = 0;
+  std::array<int64_t, 4> strides = {0, 0, 0, 1};
+};
+
+/// Scaled dot-product attention through cuDNN's fused engines
+/// (runtime/CudnnAttention.h), the second attention backend
+/// (docs/codegen.md "cuDNN attention"). Forward: q, k, v -> o and `stats`,
+/// the f32 row log-sum-exp [b, hq, sq] (llmc's lse). Backward: q, k, v, o,
+/// stats, dO -> dQ, dK, dV. The executor finalizes one cuDNN plan per
+/// distinct step at load and gives it a workspace of its own.
+struct AttentionStep {
+  bool backward = false;
+  DType dtype = DType::BF16; // of q, k, v, o and the gradients: bf16 or f16
+  bool causal = false;
+  bool deterministic = true; // backward: dQ without atomics
+  double scale = 0;          // applied to q k^T
+  int64_t b = 0, hq = 0, hkv = 0, sq = 0, skv = 0, d = 0;
+  AttentionView q, k, v, o, stats, dO, dQ, dK, dV;
+};
+
 /// Which part of the training step a launch belongs to, as the compiler
 /// derived it from the IR (codegen's PlanBuilder: ops up to the loss are the
 /// forward pass, ops after it that autodiff made are the backward pass, the
@@ -208,7 +232,7 @@ const char *phaseName(StepPhase phase);
 bool parsePhase(const std::string &name, StepPhase &phase);
 
 struct Step {
-  std::variant<LaunchStep, MatmulStep, MemsetStep> op;
+  std::variant<LaunchStep, MatmulStep, MemsetStep, AttentionStep> op;
   std::string label; // optional, for messages ("attention backward, layer 3")
   StepPhase phase = StepPhase::Forward;
   // A cuBLASLt call's source ops, as KernelInfo::origin says a kernel's

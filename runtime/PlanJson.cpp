@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/PlanJson.h"
+#include "runtime/PlanAttention.h"
 
 #include <limits>
 
@@ -78,6 +79,23 @@ json stepToJson(const Step &step) {
          {"strideB", mm->strideB},
          {"strideC", mm->strideC},
          {"strideD", mm->strideD}};
+  } else if (const auto *a = std::get_if<AttentionStep>(&step.op)) {
+    j = {{"kind", "attention"},
+         {"direction", a->backward ? "backward" : "forward"},
+         {"dtype", dtypeName(a->dtype)},
+         {"causal", a->causal},
+         {"deterministic", a->deterministic},
+         {"scale", a->scale},
+         {"b", a->b},
+         {"hq", a->hq},
+         {"hkv", a->hkv},
+         {"sq", a->sq},
+         {"skv", a->skv},
+         {"d", a->d}};
+    for (auto [role, view] : attentionViews(*a))
+      j[role] = {{"buffer", view->buffer},
+                 {"offset", view->offset},
+                 {"strides", view->strides}};
   } else {
     const auto &memset = std::get<MemsetStep>(step.op);
     j = {
@@ -340,7 +358,50 @@ Status readArg(const json &j, const std::string &path, KernelArg &arg) {
   return r.fail("an argument needs one of buffer, scalar, i32, i64, f32");
 }
 
-Status readStep(const Reader &r, Step &step) {
+Status readView(const json &j, const std::string &path, AttentionView &view) {
+  Reader r(j, path);
+  LLMC_RETURN_IF_ERROR(r.object());
+  LLMC_RETURN_IF_ERROR(r.string("buffer", view.buffer));
+  LLMC_RETURN_IF_ERROR(r.integer("offset", view.offset, true));
+  if (!r.has("strides") || !j["strides"].is_array() ||
+      j["strides"].size() != 4)
+    return r.fail("'strides' must be an array of 4 integers");
+  for (size_t i = 0; i < 4; ++i) {
+    if (!j["strides"][i].is_number_integer())
+      return r.fail("'strides' must be an array of 4 integers");
+    view.strides[i] = j["strides"][i].get<int64_t>();
+  }
+  return Status::ok();
+}
+
+Status readAttention(const Reader &r, const json &j, AttentionStep &a) {
+  std::string direction;
+  LLMC_RETURN_IF_ERROR(r.string("direction", direction));
+  if (direction != "forward" && direction != "backward")
+    return r.fail("'direction' must be forward or backward, not '" +
+                  direction + "'");
+  a.backward = direction == "backward";
+  LLMC_RETURN_IF_ERROR(r.dtype("dtype", a.dtype));
+  LLMC_RETURN_IF_ERROR(r.boolean("causal", a.causal, true));
+  LLMC_RETURN_IF_ERROR(r.boolean("deterministic", a.deterministic, true));
+  LLMC_RETURN_IF_ERROR(r.number("scale", a.scale));
+  LLMC_RETURN_IF_ERROR(r.integer("b", a.b));
+  LLMC_RETURN_IF_ERROR(r.integer("hq", a.hq));
+  LLMC_RETURN_IF_ERROR(r.integer("hkv", a.hkv));
+  LLMC_RETURN_IF_ERROR(r.integer("sq", a.sq));
+  LLMC_RETURN_IF_ERROR(r.integer("skv", a.skv));
+  LLMC_RETURN_IF_ERROR(r.integer("d", a.d));
+  for (auto [role, view] : attentionViews(a)) {
+    if (!r.has(role))
+      return r.fail(std::string("missing '") + role + "' (a " + direction +
+                    " attention step's view)");
+    LLMC_RETURN_IF_ERROR(readView(j[role], r.path() + "." + role,
+                                  const_cast<AttentionView &>(*view)));
+  }
+  return Status::ok();
+}
+
+Status readStep(const Reader &r, const json &j, Step &step) {
   LLMC_RETURN_IF_ERROR(r.object());
   std::string kind;
   LLMC_RETURN_IF_ERROR(r.string("kind", kind));
@@ -403,6 +464,12 @@ Status readStep(const Reader &r, Step &step) {
     step.op = std::move(mm);
     return Status::ok();
   }
+  if (kind == "attention") {
+    AttentionStep attention;
+    LLMC_RETURN_IF_ERROR(readAttention(r, j, attention));
+    step.op = std::move(attention);
+    return Status::ok();
+  }
   if (kind == "memset") {
     MemsetStep memset;
     LLMC_RETURN_IF_ERROR(r.string("buffer", memset.buffer));
@@ -411,7 +478,7 @@ Status readStep(const Reader &r, Step &step) {
     return Status::ok();
   }
   return r.fail("unknown step kind '" + kind +
-                "' (expected launch, matmul or memset)");
+                "' (expected launch, matmul, memset or attention)");
 }
 
 } // namespace
@@ -457,7 +524,7 @@ Status planFromJson(const json &j, const BlobLoader &loadBlob, Plan &plan) {
   LLMC_RETURN_IF_ERROR(r.array("steps", section));
   for (size_t i = 0; i < section->size(); ++i) {
     Step step;
-    LLMC_RETURN_IF_ERROR(readStep(Reader((*section)[i], at("steps", i)), step));
+    LLMC_RETURN_IF_ERROR(readStep(Reader((*section)[i], at("steps", i)), (*section)[i], step));
     plan.steps.push_back(std::move(step));
   }
   return Status::ok();

@@ -46,6 +46,11 @@ std::string stepName(const Plan &plan, size_t index) {
                   mm->batch > 1 ? " batched" : "");
     return d + dims;
   }
+  if (const auto *a = std::get_if<AttentionStep>(&step.op))
+    return step.label.empty()
+               ? std::string(a->backward ? "cudnn attention backward"
+                                         : "cudnn attention forward")
+               : step.label;
   return "memset " + std::get<MemsetStep>(step.op).buffer;
 }
 
@@ -55,6 +60,8 @@ std::string stepFamily(const Plan &plan, size_t index) {
     return kernelFamily(plan.kernels[launch->kernel].name);
   if (std::holds_alternative<MatmulStep>(step.op))
     return "matmul (cuBLASLt)";
+  if (std::holds_alternative<AttentionStep>(step.op))
+    return "attention (cuDNN)";
   return "memset";
 }
 

@@ -20,6 +20,7 @@
 // rotate with the pair partner (rotate-half or interleaved), the rest copy.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/codegen/AttentionCudnn.h"
 #include "compiler/codegen/AttentionMma.h"
 #include "compiler/codegen/Emitters.h"
 
@@ -307,6 +308,8 @@ void registerAttentionEmitters(EmitterTable &t) {
                          op.getMask(),   op.getResult(),        op.getLse(),
                          op.getCausal(), op.getScaleOrDefault(),
                          op.getSeqMajor(), op};
+        if (lowerAttentionToCudnn(a, /*backward=*/false, ctx, out))
+          return success();
         return emitAttentionKernel(op, ctx, out, a);
       });
   addEmitter<RotaryOp>(t, emitRotary);

@@ -26,6 +26,7 @@
 // (lse = -inf) get P = 0 and no gradient, as the reference gives.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/codegen/AttentionCudnn.h"
 #include "compiler/codegen/AttentionMma.h"
 #include "compiler/codegen/Emitters.h"
 
@@ -184,6 +185,8 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, const EmitContext &ctx,
                        op.getMask(),  Value(),     Value(),
                        op.getCausal(), op.getScaleOrDefault(),
                        op.getSeqMajor(), op};
+  if (lowerAttentionToCudnn(parts, /*backward=*/true, ctx, out))
+    return success();
   Shape q = parts.qShape(), k = parts.kShape(),
         v = parts.vShape();
   int64_t B = q[0], Hq = q[1], T = q[2], D = q[3];

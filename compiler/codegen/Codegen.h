@@ -48,6 +48,12 @@ struct CodegenOptions {
   /// elementwise fusion (`--no-fuse=elementwise`), which keeps the one-op
   /// kernels the fused ones are checked against.
   bool vectorSingles = true;
+  /// attention_lse and attention_grad that cuDNN's fused engines take
+  /// become cuDNN steps (AttentionStep) instead of generated kernels
+  /// (`--attention-backend`, docs/codegen.md "cuDNN attention"); the
+  /// backward without atomics when `deterministicAttention`.
+  bool cudnnAttention = false;
+  bool deterministicAttention = true;
 };
 
 /// Where a kernel argument comes from. The plan builder resolves operands,
@@ -118,13 +124,19 @@ struct ScratchBuffer {
 };
 
 struct OpLowering {
-  enum class Kind { Kernels, Matmul, Alias, Constant };
+  enum class Kind { Kernels, Matmul, Alias, Constant, Attention };
   Kind kind = Kind::Kernels;
   std::vector<EmittedKernel> kernels; // Kernels: in launch order
   std::vector<ScratchBuffer> scratch; // Kernels
   /// Matmul: a = operand 0, b = operand 1, d = result 0; the names and c
   /// are left empty for the plan builder.
   std::optional<MatmulStep> matmul;
+  /// Attention: the cuDNN step with its views' buffers left empty;
+  /// `attentionArgs` says which operand or result (and how many bytes in)
+  /// each view is, in AttentionStep's order q, k, v, o, stats[, dO, dQ, dK,
+  /// dV].
+  std::optional<AttentionStep> attention;
+  std::vector<KernelArg> attentionArgs;
 };
 
 /// Lowers one op. `name` is the base of its kernels' symbols ("add_3");

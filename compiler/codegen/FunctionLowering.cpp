@@ -366,6 +366,29 @@ std::string launchTable(const Plan &plan) {
            (m->aux.empty() ? "" : " aux " + m->aux) +
            (m->biasGrad.empty() ? "" : " bias_grad " + m->biasGrad) +
            (m->tf32 ? " tf32" : "") + "\n";
+    } else if (auto *a = std::get_if<AttentionStep>(&step.op)) {
+      // Each view: buffer[+bytes] and its [b, h, s, d] element strides.
+      auto view = [](const AttentionView &v) {
+        return v.buffer + (v.offset ? "+" + std::to_string(v.offset) : "") +
+               " [" + std::to_string(v.strides[0]) + ", " +
+               std::to_string(v.strides[1]) + ", " +
+               std::to_string(v.strides[2]) + ", " +
+               std::to_string(v.strides[3]) + "]";
+      };
+      s += std::string("cudnn attention ") +
+           (a->backward ? "backward" : "forward") + " " + step.label + " " +
+           dtypeName(a->dtype) + " [" + std::to_string(a->b) + ", " +
+           std::to_string(a->hq) + "/" + std::to_string(a->hkv) + ", " +
+           std::to_string(a->sq) + "x" + std::to_string(a->skv) + ", " +
+           std::to_string(a->d) + "]" + (a->causal ? " causal" : "") +
+           (a->backward && !a->deterministic ? " atomic-dq" : "") + " (" +
+           view(a->q) + ", " + view(a->k) + ", " + view(a->v);
+      if (a->backward)
+        s += ", " + view(a->o) + ", " + a->stats.buffer + ", " +
+             view(a->dO) + " -> " + view(a->dQ) + ", " + view(a->dK) + ", " +
+             view(a->dV) + ")\n";
+      else
+        s += " -> " + view(a->o) + ", " + a->stats.buffer + ")\n";
     } else {
       s += "memset\n";
     }

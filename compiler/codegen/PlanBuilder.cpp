@@ -515,6 +515,21 @@ void Builder::emitSteps(Plan &plan) {
           {mm, lo.name, phases[k], KernelSource::origin(lo.op)});
       continue;
     }
+    if (l.kind == OpLowering::Kind::Attention) {
+      AttentionStep step = *l.attention;
+      AttentionView *views[] = {&step.q,  &step.k,  &step.v,
+                                &step.o,  &step.stats, &step.dO,
+                                &step.dQ, &step.dK, &step.dV};
+      for (auto [i, a] : llvm::enumerate(l.attentionArgs)) {
+        Value v = a.kind == KernelArg::Kind::Operand ? lo.operands[a.index]
+                                                     : lo.results[a.index];
+        views[i]->buffer = bufferName(v);
+        views[i]->offset = a.byteOffset;
+      }
+      plan.steps.push_back(
+          {step, lo.name, phases[k], KernelSource::origin(lo.op)});
+      continue;
+    }
     for (const EmittedKernel &kernel : l.kernels) {
       KernelInfo info;
       info.name = info.entry = kernel.name;

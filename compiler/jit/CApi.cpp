@@ -147,6 +147,8 @@ llmc_status parseOptions(const char *text, jit::Options &o) {
       ok = text(o.arch) || (bad("a string"), false);
     else if (key == "padding")
       ok = text(o.padding) || (bad("a string"), false);
+    else if (key == "attention_backend")
+      ok = text(o.attentionBackend) || (bad("a string"), false);
     else if (key == "memory_budget")
       ok = text(o.memoryBudget) || (bad("a string"), false);
     else if (key == "cache_dir")

@@ -28,6 +28,7 @@ CompileConfig configOf(const Options &options, std::string name) {
   config.precision.precision = options.precision;
   config.precision.pad = options.padding != "off";
   config.precision.padAlways = options.padding == "always";
+  config.precision.attentionBackend = options.attentionBackend;
   std::string error; // checked by checkOptions (Step.cpp)
   (void)recomputeFromText(options.memoryBudget, config.recompute, error);
   return config;

@@ -365,6 +365,10 @@ static Status checkOptions(const Options &o) {
   RecomputeConfig recompute;
   if (std::string error; !recomputeFromText(o.memoryBudget, recompute, error))
     return Status::error("memory_budget: " + error);
+  if (o.attentionBackend != "auto" && o.attentionBackend != "generated" &&
+      o.attentionBackend != "cudnn")
+    return Status::error("attention_backend '" + o.attentionBackend +
+                         "' is not auto, generated or cudnn");
   if (o.padding != "auto" && o.padding != "off" && o.padding != "always")
     return Status::error("padding '" + o.padding +
                          "' is not one of auto, off, always");

@@ -60,6 +60,9 @@ struct Options {
   /// it pays) | off | always (every dim the ops allow; for tests). The
   /// API's parameters keep the model's shapes either way.
   std::string padding = "auto";
+  /// Where attention runs (docs/codegen.md "cuDNN attention"): auto (cuDNN
+  /// where it is measured faster on the GPU) | generated | cudnn.
+  std::string attentionBackend = "auto";
   /// Activation checkpointing (docs/memory.md): "" none; a budget for the
   /// planned device memory ("40GiB", "900MiB", bytes, or a fraction of the
   /// GPU's memory, "0.5"); "all" recomputes every saved activation.
