@@ -55,10 +55,10 @@ constexpr const char *kEntryFormat = "llmc-compile-cache-1";
 static_assert(sizeof(OptimizerConfig) == 96,
               "OptimizerConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(PrecisionConfig) == 120,
+static_assert(sizeof(PrecisionConfig) == 152,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 408,
+static_assert(sizeof(CompileConfig) == 440,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
@@ -129,6 +129,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("mutation", c.precision.mutation);
   add("pad", std::to_string(c.precision.pad));
   add("padAlways", std::to_string(c.precision.padAlways));
+  add("padDims", c.precision.padDims);
   add("lossScaleInit", num(c.precision.lossScaleInit));
   add("lossScaleGrowthInterval",
       std::to_string(c.precision.lossScaleGrowthInterval));
