@@ -1,7 +1,7 @@
 //===- PadShapes.cpp - Pad parameter dims to nice numbers -----------------===//
 //
-// Nice-number padding (docs/padding.md): vocab 50257 -> 50304, intermediate
-// 200 -> 256, without changing what the model computes. It runs on @forward
+// Nice-number padding (docs/padding.md): vocab 50257 -> 50304, head dim
+// 40 -> 48, without changing what the model computes. It runs on @forward
 // after llmc-append-loss and before llmc-lower-precision and autodiff, so
 // the backward gets the padded shapes and the masks from autodiff.
 //
@@ -9,7 +9,7 @@
 //    (value, dim) pairs that must be padded together, found by asking each
 //    op that holds one (PaddableOpInterface, rules in LlmcPadRules.cpp)
 //    which of its other dims are the same dim. A group is refused when an
-//    op cannot pad it (a norm over it), when it reaches a data input (a dim
+//    op cannot pad it (a softmax over it), when it reaches a data input (a dim
 //    the user's batch fixes) or optimizer state, or when a constant has it.
 // 2. Cost. The candidates are the real size rounded up to the GEMM tile
 //    (128), to 64, and to 16 bytes (8 bf16 / 4 f32 elements, what the
@@ -21,15 +21,19 @@
 //    extra memory traffic of every padded tensor at the table's bandwidth.
 //    The cheapest wins (the real size on a tie); among padded sizes within
 //    1% of each other the more aligned one, since cuBLASLt's kernel choice
-//    at multiples of 64/128 is what was measured (50304).
+//    at multiples of 64/128 is what was measured (50304). `dims=FROM:TO`
+//    overrides the model for a size (tests).
 // 3. Rewrite. Every value of the group gets the padded size; a padded
 //    parameter records its real shape (`llmc.real_shape`), from which its
 //    initial value is zero-padded (runtime/Padding.h); ops that must not
 //    read the padding record the real size (notePadding: gather's `bound`,
-//    cross_entropy's `classes`). Zeros stay zeros: padded weight rows get a
-//    zero gradient (the masked loss gives zero logit gradients there), so
-//    AdamW with weight decay keeps them at zero.
-// 4. Results that @forward returns are sliced back to their real shapes.
+//    cross_entropy's `classes`); a norm over the padded dim is masked
+//    (PadNorms.cpp). Zeros stay zeros: padded weight rows get a zero
+//    gradient (the masked loss gives zero logit gradients there, a masked
+//    norm zero weight gradients), so AdamW with weight decay keeps them at
+//    zero.
+// 4. Attention head dims are padded at the op (PadHeadDims.cpp).
+// 5. Results that @forward returns are sliced back to their real shapes.
 //
 // The decisions go to the module's `llmc.padding` attribute (one entry per
 // group: parameters, from, to, extra GEMM FLOPs per step, why).
