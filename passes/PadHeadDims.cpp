@@ -98,12 +98,11 @@ public:
               timing(g, h.d, h.dv);
       return h;
     }
-    if (!bf16_) {
-      h.why = "not worth it: f32 attention runs every head dim on the same "
-              "kernels, so padding only adds FLOPs (the bf16 tensor-core "
-              "kernels want multiples of 16)";
+    // f32 attention has no head dim to align to that padding could reach
+    // (its tensor-core kernels take multiples of 8, as the models have):
+    // padding only adds FLOPs. Not listed, as aligned parameter dims.
+    if (!bf16_)
       return h;
-    }
     if (bf16Kernel(g.d, g.dv))
       return h; // aligned already: the bf16 kernels take it
     int64_t d = roundUp(g.d, kBf16Multiple), dv = roundUp(g.dv, kBf16Multiple);
