@@ -334,6 +334,13 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
       recomputed += "classifier " + l + "\n";
     for (const std::string &l : recomputeLines(module, /*values=*/true))
       recomputed += "recompute " + l + "\n";
+    // llmc-pad-shapes' padded dims and unaligned ones it left, with why
+    // (docs/padding.md, "The report").
+    std::vector<std::string> padded = paddingLines(module);
+    std::string paddingText;
+    for (const std::string &l : padded)
+      paddingText += "padding " + l + "\n";
+    recomputed = paddingText + recomputed;
     PrecisionExplanation precision =
         explainPrecision(*loaded, forArch.precision);
     out.explanation.text =
@@ -342,6 +349,7 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
                                                nullptr, false);
     if (doc.is_object()) {
       doc["precision"] = nlohmann::json::parse(precision.json, nullptr, false);
+      doc["padding"] = padded;
       out.explanation.json = doc.dump(1) + "\n";
     }
   }

@@ -133,6 +133,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("attentionBackend", c.precision.attentionBackend);
   add("pad", std::to_string(c.precision.pad));
   add("padAlways", std::to_string(c.precision.padAlways));
+  add("padDims", c.precision.padDims);
   add("lossScaleInit", num(c.precision.lossScaleInit));
   add("lossScaleGrowthInterval",
       std::to_string(c.precision.lossScaleGrowthInterval));

@@ -99,6 +99,15 @@ bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
     (a == "--no-pad" ? p.pad : p.padAlways) = a != "--no-pad";
     return true;
   }
+  if (a == "--pad-dims") {
+    // Also for tests: sizes padded whatever the cost model says, where the
+    // ops allow (docs/padding.md); the pass checks the list.
+    if (i + 1 >= args.size())
+      error = "--pad-dims needs a list FROM:TO,... (e.g. 40:48,200:256)";
+    else
+      p.padDims = args[++i];
+    return true;
+  }
   if (a == "--loss-scale-init" || a == "--loss-scale-growth-interval") {
     double v = 0;
     bool interval = a == "--loss-scale-growth-interval";

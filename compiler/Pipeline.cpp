@@ -111,6 +111,7 @@ void addPadShapes(mlir::OpPassManager &pm, const PrecisionConfig &precision) {
                       ? "bf16"
                       : "fp32";
   pad.always = precision.padAlways;
+  pad.dims = precision.padDims;
   pm.addPass(mlir::llmc::createPadShapesPass(pad));
 }
 
@@ -396,6 +397,10 @@ struct PipelineCliOptions
       *this, "pad-always",
       llvm::cl::desc("llmc-pad-shapes pads every dim the ops allow (tests)"),
       llvm::cl::init(false)};
+  Option<std::string> padDims{
+      *this, "pad-dims",
+      llvm::cl::desc("llmc-pad-shapes pads these sizes, FROM:TO,... (tests)"),
+      llvm::cl::init("")};
   Option<std::string> arch{*this, "arch",
                            llvm::cl::desc("the GPU of the padding cost table"),
                            llvm::cl::init("sm_90")};
@@ -428,6 +433,7 @@ void registerTrainingPipeline() {
         p.lossScaleGrowthInterval = cli.lossScaleGrowthInterval;
         p.pad = !cli.noPad;
         p.padAlways = cli.padAlways;
+        p.padDims = cli.padDims;
         p.padArch = padArchFor(cli.arch);
         buildRaisePipeline(pm);
         buildTrainingPipeline(pm, o, p);

@@ -43,6 +43,7 @@ struct PrecisionConfig {
   std::string mutation;           // test only: a planted policy mistake
   bool pad = true;                // --no-pad turns it off
   bool padAlways = false;         // --pad-always (tests): pad what ops allow
+  std::string padDims;            // --pad-dims FROM:TO,...: forced sizes
   std::string padArch = "sm_90";  // the cost table: the target GPU's
   // Where attention runs (docs/codegen.md "cuDNN attention"): auto (cuDNN
   // where it is measured faster on this GPU), generated, or cudnn.

@@ -182,6 +182,12 @@ int runTrain(const Args &args) {
           a != "--no-pad";
       continue;
     }
+    if (a == "--pad-dims") { // docs/padding.md: forced sizes (tests)
+      if (i + 1 >= args.size())
+        return usageError("--pad-dims needs a list FROM:TO,... (e.g. 40:48)");
+      cfg.precision.padDims = args[++i];
+      continue;
+    }
     if (a.size() > 1 && a[0] == '-') {
       if (i + 1 >= args.size())
         return usageError(a + " needs a value");

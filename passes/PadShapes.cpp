@@ -1,7 +1,7 @@
 //===- PadShapes.cpp - Pad parameter dims to nice numbers -----------------===//
 //
-// Nice-number padding (docs/padding.md): vocab 50257 -> 50304, intermediate
-// 200 -> 256, without changing what the model computes. It runs on @forward
+// Nice-number padding (docs/padding.md): vocab 50257 -> 50304, head dim
+// 40 -> 48, without changing what the model computes. It runs on @forward
 // after llmc-append-loss and before llmc-lower-precision and autodiff, so
 // the backward gets the padded shapes and the masks from autodiff.
 //
@@ -9,7 +9,7 @@
 //    (value, dim) pairs that must be padded together, found by asking each
 //    op that holds one (PaddableOpInterface, rules in LlmcPadRules.cpp)
 //    which of its other dims are the same dim. A group is refused when an
-//    op cannot pad it (a norm over it), when it reaches a data input (a dim
+//    op cannot pad it (a softmax over it), when it reaches a data input (a dim
 //    the user's batch fixes) or optimizer state, or when a constant has it.
 // 2. Cost. The candidates are the real size rounded up to the GEMM tile
 //    (128), to 64, and to 16 bytes (8 bf16 / 4 f32 elements, what the
@@ -21,21 +21,27 @@
 //    extra memory traffic of every padded tensor at the table's bandwidth.
 //    The cheapest wins (the real size on a tie); among padded sizes within
 //    1% of each other the more aligned one, since cuBLASLt's kernel choice
-//    at multiples of 64/128 is what was measured (50304).
+//    at multiples of 64/128 is what was measured (50304). `dims=FROM:TO`
+//    overrides the model for a size (tests).
 // 3. Rewrite. Every value of the group gets the padded size; a padded
 //    parameter records its real shape (`llmc.real_shape`), from which its
 //    initial value is zero-padded (runtime/Padding.h); ops that must not
 //    read the padding record the real size (notePadding: gather's `bound`,
-//    cross_entropy's `classes`). Zeros stay zeros: padded weight rows get a
-//    zero gradient (the masked loss gives zero logit gradients there), so
-//    AdamW with weight decay keeps them at zero.
-// 4. Results that @forward returns are sliced back to their real shapes.
+//    cross_entropy's `classes`); a norm over the padded dim is masked
+//    (PadNorms.cpp). Zeros stay zeros: padded weight rows get a zero
+//    gradient (the masked loss gives zero logit gradients there, a masked
+//    norm zero weight gradients), so AdamW with weight decay keeps them at
+//    zero.
+// 4. Attention head dims are padded at the op (PadHeadDims.cpp).
+// 5. Results that @forward returns are sliced back to their real shapes.
 //
 // The decisions go to the module's `llmc.padding` attribute (one entry per
 // group: parameters, from, to, extra GEMM FLOPs per step, why).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+
+#include "passes/PadShapes.h"
 
 #include "dialects/llmc/LlmcOps.h"
 
@@ -54,23 +60,6 @@ namespace mlir::llmc {
 #include "passes/Passes.h.inc"
 
 namespace {
-
-/// The cost table of one GPU (docs/padding.md gives the sources).
-struct ArchCosts {
-  const char *arch;
-  double fp32Rate;      // FLOP/s of large cuBLASLt GEMMs in fp32 (no TF32)
-  double bf16Rate;      // the same in bf16 (8192^3 measured on sm_90)
-  double bandwidth;     // bytes/s of device memory
-  double launchSeconds; // the floor of a GEMM's time: below it, launch-bound
-  int64_t tile;         // output tile width GEMM kernels quantize to
-  double misaligned;    // time factor of a GEMM whose dim is not 16-byte
-                        // aligned (vocab GEMMs 50257 vs 50304, bf16)
-};
-
-constexpr ArchCosts kArchCosts[] = {
-    {"sm_90", 5.0e13, 7.93e14, 3.35e12, 4e-6, 128, 5.1},
-    {"sm_80", 1.9e13, 2.8e14, 2.0e12, 4e-6, 128, 5.1},
-};
 
 using DimKey = std::pair<Value, int64_t>;
 
@@ -186,8 +175,9 @@ struct Decision {
 
 class CostModel {
 public:
-  CostModel(const ArchCosts &arch, bool bf16)
-      : arch_(arch), rate_(bf16 ? arch.bf16Rate : arch.fp32Rate),
+  CostModel(const ArchCosts &arch, bool bf16, const ForcedDims &forced)
+      : arch_(arch), forced_(forced),
+        rate_(bf16 ? arch.bf16Rate : arch.fp32Rate),
         elementBytes_(bf16 ? 2 : 4), align_(16 / elementBytes_) {}
 
   Decision decide(const Group &g, bool always) const {
@@ -200,6 +190,15 @@ public:
         candidates.push_back(c);
     if (!g.refusal.empty()) {
       d.why = "cannot pad: " + g.refusal;
+      return d;
+    }
+    if (auto it = forced_.find(g.real); it != forced_.end()) {
+      d.to = it->second;
+      d.extraFlops = gemmFlops(g) * static_cast<double>(d.to - g.real) / g.real;
+      d.why = "padded on request (dims=" + std::to_string(g.real) + ":" +
+              std::to_string(d.to) + "); GEMMs " +
+              micros(gemmSeconds(g, g.real, true)) + " -> " +
+              micros(gemmSeconds(g, d.to, true)) + " per step on " + arch_.arch;
       return d;
     }
     // `always` drops the launch floor and the memory cost: what is left is
@@ -294,6 +293,7 @@ private:
   }
 
   const ArchCosts &arch_;
+  const ForcedDims &forced_;
   double rate_;
   int64_t elementBytes_, align_;
 };
@@ -364,10 +364,17 @@ public:
                        "autodiff");
       return signalPassFailure();
     }
-    CostModel model(*table, precision == "bf16");
+    ForcedDims forced;
+    std::string error;
+    if (!parseForcedDims(dims, forced, error)) {
+      module.emitError("llmc-pad-shapes: dims: ") << error;
+      return signalPassFailure();
+    }
+    CostModel model(*table, precision == "bf16", forced);
     Builder b(&getContext());
     SmallVector<Attribute> decisions;
     llvm::DenseSet<DimKey> done;
+    SmallVector<std::pair<Operation *, int64_t>> masked; // norms, real size
     for (BlockArgument arg : forward.getArguments()) {
       if (!forward.getArgAttr(arg.getArgNumber(), "llmc.param"))
         continue;
@@ -382,30 +389,37 @@ public:
         GroupCollector(forward, g).collect({arg, dim});
         done.insert(g.seen.begin(), g.seen.end());
         Decision d = model.decide(g, always);
-        // Aligned dims are the common case: only the others are listed.
-        if (d.to != g.real || !model.isAligned(g.real))
+        // Aligned dims are the common case: only the others are listed
+        // (and forced sizes, padded or refused).
+        if (d.to != g.real || !model.isAligned(g.real) ||
+            forced.contains(g.real))
           decisions.push_back(record(b, g, d));
         if (d.to != g.real)
           padGroup(forward, g, d.to);
+        if (d.to != g.real)
+          for (Operation *op : g.ops)
+            if (isa<LayerNormOp, RmsNormOp>(op) &&
+                g.seen.contains({op->getOperand(0),
+                                 cast<RankedTensorType>(
+                                     op->getOperand(0).getType())
+                                         .getRank() -
+                                     1}))
+              masked.push_back({op, g.real});
       }
     }
+    // After every group: the rewrite replaces values other groups saw.
+    for (auto [norm, real] : masked)
+      maskNormOverPadding(norm, real);
+    padAttentionHeadDims(forward, *table, precision == "bf16", always, forced,
+                         decisions);
     sliceResults(forward);
     module->setAttr("llmc.padding", b.getArrayAttr(decisions));
   }
 
 private:
   static DictionaryAttr record(Builder &b, const Group &g, const Decision &d) {
-    SmallVector<Attribute> params;
-    for (const std::string &p : g.params)
-      params.push_back(b.getStringAttr(p));
-    return b.getDictionaryAttr({
-        b.getNamedAttr("params", b.getArrayAttr(params)),
-        b.getNamedAttr("from", b.getI64IntegerAttr(g.real)),
-        b.getNamedAttr("to", b.getI64IntegerAttr(d.to)),
-        b.getNamedAttr("extra_flops",
-                       b.getI64IntegerAttr(std::llround(d.extraFlops))),
-        b.getNamedAttr("why", b.getStringAttr(d.why)),
-    });
+    return paddingEntry(b, SmallVector<std::string>(g.params.begin(), g.params.end()),
+                        g.real, d.to, d.extraFlops, d.why);
   }
 };
 

@@ -314,7 +314,10 @@ def PadShapesPass : Pass<"llmc-pad-shapes", "::mlir::ModuleOp"> {
     padding costs more than it saves, when an op cannot pad it, or when an
     input fixes it (token positions, sequence length). The padded
     parameter starts with zero rows, the loss masks the padding columns,
-    and a returned value is sliced back to its real shape:
+    and a returned value is sliced back to its real shape. Attention head
+    dims that the bf16 tensor-core kernels cannot take (40) are padded at
+    the op (q, k, v concatenated with zeros, `scale` pinned to the real
+    1/sqrt(D), the result sliced back) where the cost model says so:
 
     ```mlir
     func.func @forward(%w: tensor<50257x768xf32> {llmc.param = "wte"}, %x: ..., %t: ...)
@@ -341,6 +344,10 @@ def PadShapesPass : Pass<"llmc-pad-shapes", "::mlir::ModuleOp"> {
     Option<"always", "always", "bool", "false",
            "pad every dim the ops allow to the model's best size, even where "
            "the cost model says it does not pay (tests)">,
+    Option<"dims", "dims", "std::string", "\"\"",
+           "FROM:TO,...: pad every dim of size FROM (parameter dims and "
+           "attention head dims) to TO whatever the cost model says, where "
+           "the ops allow (tests: intermediate 200:256, head dim 40:48)">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }

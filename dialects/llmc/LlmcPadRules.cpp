@@ -105,21 +105,35 @@ std::optional<int64_t> reshapedDim(ArrayRef<int64_t> from,
   return std::nullopt;
 }
 
-/// Norm-like ops over dims `axis ..< rank` of `input` (and their
-/// weight/bias): dims before the axis tie with the result's.
-LogicalResult normTies(Operation *op, Value input, int64_t axis, Value value,
-                       int64_t dim, SmallVectorImpl<PadTie> &ties,
-                       std::string &reason, StringRef what) {
+/// Norm-like ops over dims `axis ..< rank` of `input`, with `params` (the
+/// weight and bias, null when absent) of the normalized dims' shape: dims
+/// before the axis tie input and result; a single normalized dim ties the
+/// input's, the result's and the params'. Over a padded normalized dim the
+/// pass rewrites the norm to normalize the real columns only and leave
+/// zeros in the padding (maskNormOverPadding, passes/PadNorms.cpp), which
+/// keeps this interface's promise.
+LogicalResult normTies(Operation *op, Value input, ArrayRef<Value> params,
+                       int64_t axis, Value value, int64_t dim,
+                       SmallVectorImpl<PadTie> &ties, std::string &reason,
+                       StringRef what) {
   int64_t rank = rankOf(input);
   if (axis < 0)
     axis += rank;
-  bool lead = (value == input || value == op->getResult(0)) && dim < axis;
-  if (!lead)
-    return refuse(reason, what.str() +
-                              " over the padded dim (masking it is not built)");
-  for (Value v : {input, Value(op->getResult(0))})
+  Value result = op->getResult(0);
+  bool isParam = llvm::is_contained(params, value);
+  if (!isParam && dim < axis) {
+    ties.push_back({value == input ? result : input, dim});
+    return success();
+  }
+  if (axis != rank - 1)
+    return refuse(reason, what.str() + " over several dims with the padded "
+                                       "one (only a single one is masked)");
+  for (Value v : {input, result})
     if (v != value)
-      ties.push_back({v, dim});
+      ties.push_back({v, rank - 1});
+  for (Value p : params)
+    if (p && p != value)
+      ties.push_back({p, 0});
   return success();
 }
 
@@ -366,15 +380,15 @@ LogicalResult MatmulOp::getPadTies(Value value, int64_t dim,
 LogicalResult LayerNormOp::getPadTies(Value value, int64_t dim,
                                       SmallVectorImpl<PadTie> &ties,
                                       std::string &reason) {
-  return normTies(*this, getInput(), getAxis(), value, dim, ties, reason,
-                  "layer_norm normalizes");
+  return normTies(*this, getInput(), {getWeight(), getBias()}, getAxis(),
+                  value, dim, ties, reason, "layer_norm normalizes");
 }
 
 LogicalResult RmsNormOp::getPadTies(Value value, int64_t dim,
                                     SmallVectorImpl<PadTie> &ties,
                                     std::string &reason) {
-  return normTies(*this, getInput(), getAxis(), value, dim, ties, reason,
-                  "rms_norm normalizes");
+  return normTies(*this, getInput(), {getWeight()}, getAxis(), value, dim,
+                  ties, reason, "rms_norm normalizes");
 }
 
 LogicalResult SoftmaxOp::getPadTies(Value value, int64_t dim,

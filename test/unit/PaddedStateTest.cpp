@@ -5,7 +5,9 @@
 // model's shapes on the CPU engine: reads give up the real corner, writes
 // fill it and zero the padding. (The GPU engine's copyLogical goes through
 // the same runtime/Padding.h; test/lit/train/padded-checkpoint.test
-// resumes across padded and unpadded runs bit for bit.)
+// resumes across padded and unpadded runs bit for bit.) Padded hidden and
+// intermediate columns (--pad-dims) get zero gradients through the masked
+// norms and stay zero under AdamW with weight decay.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/CpuStepEngine.h"
@@ -82,6 +84,71 @@ TEST(PaddedState, CpuEngineSpeaksTheModelsShapes) {
         << s.message();
   }
   EXPECT_EQ(seen, 3u);
+}
+
+/// Every element of `t` (padded shape) outside the real corner `real`.
+int64_t nonZeroPadding(const RefTensor &t, const std::vector<int64_t> &real,
+                       int64_t &checked) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < t.floats.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i);
+    bool padding = false;
+    for (size_t d = t.shape.size(); d-- > 0;) {
+      padding |= rest % t.shape[d] >= real[d];
+      rest /= t.shape[d];
+    }
+    if (!padding)
+      continue;
+    ++checked;
+    bad += t.floats[i] != 0.0;
+  }
+  return bad;
+}
+
+TEST(PaddedState, HiddenAndIntermediatePaddingStaysZeroUnderAdamW) {
+  mlir::MLIRContext context;
+  auto module = loadModel(std::string(LLMC_TEST_MODELS) +
+                              "/odd_gpt2_v8063_dynamo_loss.onnx",
+                          ModelOptions(), context);
+  ASSERT_TRUE(module);
+  OptimizerConfig opt;
+  opt.weightDecay = 0.1;
+  opt.decayMinRank = 1; // the norms' weights and the biases decay too
+  PrecisionConfig precision;
+  precision.padAlways = true;
+  precision.padDims = "80:96,200:256,40:48";
+  auto trainer = CpuTrainer::create(*module, &opt, /*seed=*/0, precision);
+  ASSERT_TRUE(mlir::succeeded(trainer));
+  auto padded = (*trainer)->paddedShapes();
+  ASSERT_TRUE(padded.count("m.transformer.h.0.ln_1.weight"));
+  EXPECT_EQ(padded["m.transformer.h.0.ln_1.weight"].second,
+            (std::vector<int64_t>{96}));
+  EXPECT_EQ(padded["m.transformer.h.0.mlp.c_fc.weight"].second,
+            (std::vector<int64_t>{96, 256}));
+
+  std::map<std::string, RefTensor> batch;
+  for (const StepInput &in : (*trainer)->inputs()) {
+    RefTensor t = in.type;
+    for (size_t i = 0; i < t.ints.size(); ++i)
+      t.ints[i] = static_cast<int64_t>((i * 7919 + 13) % 8063);
+    batch[in.name] = t;
+  }
+  for (int step = 0; step < 3; ++step)
+    ASSERT_TRUE(mlir::succeeded((*trainer)->step(batch, 1e-2)));
+
+  int64_t checked = 0, tensors = 0;
+  for (const CpuTrainer::StateArgument &a : (*trainer)->stateArguments()) {
+    auto real = (*trainer)->realShape(a.index);
+    if (!real)
+      continue;
+    const RefTensor &held = (*trainer)->argument(a.index);
+    ASSERT_EQ(held.shape.size(), real->size()) << a.name;
+    ++tensors;
+    EXPECT_EQ(nonZeroPadding(held, *real, checked), 0) << a.name;
+  }
+  // Parameters, AdamW's m and v: every padded one was looked at.
+  EXPECT_EQ(tensors, 3 * static_cast<int64_t>(padded.size()));
+  EXPECT_GT(checked, 0);
 }
 
 } // namespace

@@ -50,12 +50,12 @@ func.func @forward(%x: tensor<4x1001x64xf32> {llmc.input = "x"},
 
 // -----
 
-// An op that cannot pad the dim: a layer norm over a hidden size of 1001
-// (a masked norm is not built), so the hidden dim stays; the reason names
-// the op.
-// CHECK-LABEL: why = "cannot pad: 'llmc.layer_norm': layer_norm normalizes over the padded dim (masking it is not built)"
+// A layer norm over a hidden size of 1001 that an input has: the norm
+// itself could be masked (pad-shapes-forced.mlir), but the input fixes the
+// dim, so it stays.
+// CHECK-LABEL: why = "cannot pad: fixed by the input 'x'"
 // CHECK:         tensor<1001xf32> {llmc.param = "ln"}
-// ALWAYS-LABEL: why = "cannot pad: 'llmc.layer_norm'
+// ALWAYS-LABEL: why = "cannot pad: fixed by the input 'x'"
 func.func @forward(%x: tensor<4096x1001xf32> {llmc.input = "x"},
                    %g: tensor<1001xf32> {llmc.param = "ln"}) -> tensor<4096x1001xf32> {
   %y = llmc.layer_norm %x weight %g {axis = 1 : i64} : (tensor<4096x1001xf32>, tensor<1001xf32>) -> tensor<4096x1001xf32>
