@@ -55,10 +55,10 @@ constexpr const char *kEntryFormat = "llmc-compile-cache-1";
 static_assert(sizeof(OptimizerConfig) == 96,
               "OptimizerConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(PrecisionConfig) == 152,
+static_assert(sizeof(PrecisionConfig) == 184,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 440,
+static_assert(sizeof(CompileConfig) == 472,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
