@@ -9,11 +9,15 @@ namespace llmc {
 
 Status CpuStepEngine::create(std::unique_ptr<CpuTrainer> trainer,
                              std::unique_ptr<CpuStepEngine> &out) {
-  std::vector<const StepInput *> ints;
+  std::vector<const StepInput *> ints, floats;
   bool gate = false;
   for (const StepInput &in : trainer->inputs()) {
     if (in.name == "nan_gate" && in.type.isFloat() && in.type.rank() == 0) {
       gate = true; // llmc-inject-nan's input (test only)
+      continue;
+    }
+    if (in.type.isFloat() && in.type.rank() == 2) {
+      floats.push_back(&in); // a data mode's input (masked diffusion)
       continue;
     }
     if (in.type.isFloat() || in.type.rank() != 2)
@@ -27,7 +31,14 @@ Status CpuStepEngine::create(std::unique_ptr<CpuTrainer> trainer,
     return Status::error("the model needs exactly two integer inputs of one "
                          "shape [B, T] (token ids, then targets); it has " +
                          std::to_string(ints.size()));
+  for (const StepInput *in : floats)
+    if (in->type.shape != ints[0]->type.shape)
+      return Status::error("float input '" + in->name + "' (" +
+                           in->type.typeString() +
+                           ") is not shaped like the token ids [B, T]");
   std::unique_ptr<CpuStepEngine> e(new CpuStepEngine());
+  for (const StepInput *in : floats)
+    e->floats_[in->name] = {in->type.kind, in->type.shape, {}};
   e->tokens_ = ints[0]->name;
   e->targets_ = ints[1]->name;
   e->inputType_ = ints[0]->type;
@@ -53,7 +64,38 @@ CpuStepEngine::batchOf(const std::vector<int64_t> &tokens,
        RefTensor::fromInts(inputType_.kind, inputType_.shape, targets)}};
   if (hasGate_)
     batch["nan_gate"] = RefTensor::fromFloats(ElementKind::F32, {}, {gate});
+  for (const auto &[name, in] : floats_)
+    batch[name] = RefTensor::fromFloats(in.kind, in.shape, in.values);
   return batch;
+}
+
+std::vector<std::string> CpuStepEngine::floatInputs() const {
+  std::vector<std::string> names;
+  for (const auto &entry : floats_)
+    names.push_back(entry.first);
+  return names;
+}
+
+Status CpuStepEngine::setFloatInput(const std::string &name,
+                                    const std::vector<float> &values) {
+  auto it = floats_.find(name);
+  if (it == floats_.end())
+    return StepEngine::setFloatInput(name, values);
+  if (static_cast<int64_t>(values.size()) != batch_ * seq_)
+    return Status::error("input '" + name + "' takes " +
+                         std::to_string(batch_ * seq_) + " values, not " +
+                         std::to_string(values.size()));
+  it->second.values.assign(values.begin(), values.end());
+  return Status::ok();
+}
+
+Status CpuStepEngine::checkFloatInputs() const {
+  for (const auto &[name, in] : floats_)
+    if (in.values.empty())
+      return Status::error("the model's float input '" + name +
+                           "' has no value: only a data mode that draws it "
+                           "(--data-mode masked-diffusion) trains this model");
+  return Status::ok();
 }
 
 Status CpuStepEngine::setNanGate(double value) {
@@ -67,6 +109,7 @@ Status CpuStepEngine::step(const std::vector<int64_t> &tokens,
                            const std::vector<int64_t> &targets, double lr,
                            int64_t /*updates: the step's own state*/,
                            bool skipNonFinite, StepResult &result) {
+  LLMC_RETURN_IF_ERROR(checkFloatInputs());
   auto loss =
       trainer_->step(batchOf(tokens, targets, gate_), lr, skipNonFinite);
   if (mlir::failed(loss))
@@ -88,6 +131,7 @@ Status CpuStepEngine::step(const std::vector<int64_t> &tokens,
 Status CpuStepEngine::findAnomaly(const std::vector<int64_t> &tokens,
                                   const std::vector<int64_t> &targets,
                                   double lr, std::string &where) {
+  LLMC_RETURN_IF_ERROR(checkFloatInputs());
   // The same gate as the step had: the replay must meet the same fault.
   auto found = trainer_->firstNonFinite(batchOf(tokens, targets, gate_), lr);
   if (mlir::failed(found))
@@ -100,6 +144,7 @@ Status CpuStepEngine::findAnomaly(const std::vector<int64_t> &tokens,
 Status CpuStepEngine::evalLoss(const std::vector<int64_t> &tokens,
                                const std::vector<int64_t> &targets,
                                double &loss) {
+  LLMC_RETURN_IF_ERROR(checkFloatInputs());
   auto l = trainer_->evalLoss(batchOf(tokens, targets, 1.0));
   if (mlir::failed(l))
     return Status::error("the reference evaluator failed (see the errors "

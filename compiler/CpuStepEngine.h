@@ -40,6 +40,9 @@ public:
   Status evalLoss(const std::vector<int64_t> &tokens,
                   const std::vector<int64_t> &targets, double &loss) override;
   Status setNanGate(double value) override;
+  std::vector<std::string> floatInputs() const override;
+  Status setFloatInput(const std::string &name,
+                       const std::vector<float> &values) override;
   Status findAnomaly(const std::vector<int64_t> &tokens,
                      const std::vector<int64_t> &targets, double lr,
                      std::string &where) override;
@@ -54,6 +57,8 @@ private:
                                            const std::vector<int64_t> &targets,
                                            double gate);
   const CpuTrainer::StateArgument *find(const std::string &name) const;
+  /// An error when a float input has not been set yet.
+  Status checkFloatInputs() const;
 
   std::unique_ptr<CpuTrainer> trainer_;
   std::vector<CpuTrainer::StateArgument> state_;
@@ -61,6 +66,14 @@ private:
   RefTensor inputType_;
   int64_t batch_ = 0, seq_ = 0, vocab_ = 0;
   double flopsPerToken_ = 0;
+  /// Float [B, T] data inputs (masked diffusion's p_mask), set by
+  /// setFloatInput; empty values until then.
+  struct FloatInput {
+    ElementKind kind;
+    std::vector<int64_t> shape;
+    std::vector<double> values;
+  };
+  std::map<std::string, FloatInput> floats_;
   bool hasGate_ = false; // the step has llmc-inject-nan's `nan_gate` input
   double gate_ = 1.0;
 };

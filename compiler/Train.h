@@ -13,9 +13,12 @@
 #include "runtime/Trainer.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace llmc {
+
+class MaskedDiffusionEngine;
 
 struct OptimizerConfig {
   std::string kind = "adamw"; // adamw | sgd
@@ -107,12 +110,22 @@ struct TrainConfig {
   // --batch auto, --device-memory SIZE (compiler/BatchAuto.h).
   bool batchAuto = false;
   uint64_t deviceMemory = 0;
+  // --data-mode masked-diffusion: each batch's mask and p_mask are drawn
+  // (runtime/MaskedDiffusion.h) with t ~ U(maskEps, 1) per sequence.
+  bool maskedDiffusion = false;
+  double maskEps = 1e-3;
 };
 
 /// The learning-rate schedule cfg asks for.
 LrSchedule scheduleOf(const TrainConfig &cfg);
 /// The loop's options from cfg.
 TrainOptions loopOptions(const TrainConfig &cfg);
+
+/// The engine `llmc train` runs for cfg's data mode: `engine` itself for
+/// next-token training (which must have no float data input), else a
+/// MaskedDiffusionEngine around it, put in `masked`.
+Status withDataMode(const TrainConfig &cfg, StepEngine &engine,
+                    std::unique_ptr<MaskedDiffusionEngine> &masked);
 
 /// The learning rate of step `step` (0-based): scheduleOf(cfg).at(step).
 double learningRateAt(const TrainConfig &cfg, int64_t step);

@@ -11,6 +11,7 @@
 #include "compiler/Driver.h"
 #include "compiler/Train.h"
 #include "runtime/DataLoader.h"
+#include "runtime/MaskedDiffusion.h"
 #include "runtime/ParseInteger.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -50,6 +51,12 @@ static void printUsage(llvm::raw_ostream &os) {
         "  --tokens-per-step N    tokens per optimizer step (the effective batch):\n"
         "                         a multiple of the micro-batch's B x T, whose\n"
         "                         gradients are accumulated (docs/memory.md)\n"
+        "  --data-mode next-token|masked-diffusion\n"
+        "                         next-token (default): the model's inputs are\n"
+        "                         tokens and targets; masked-diffusion (LLaDA):\n"
+        "                         tokens, a mask and p_mask, drawn per batch\n"
+        "                         with t ~ U(eps, 1) per sequence (docs/trainer.md)\n"
+        "  --mask-eps X           masked diffusion's eps (default 1e-3)\n"
         "  --optimizer adamw|sgd  (default adamw)\n"
         "  --beta1 X --beta2 X --eps X --weight-decay X --momentum X\n"
         "                         optimizer settings (defaults 0.9, 0.95, 1e-8,\n"
@@ -266,6 +273,12 @@ int runTrain(const Args &args) {
              (range = "an integer in [0, 18446744073709551615]", false);
       else if (a == "--lr")
         ok = real(cfg.lr, 0) && cfg.lr > 0;
+      else if (a == "--data-mode")
+        ok = (v == "next-token" || v == "masked-diffusion") &&
+             (cfg.maskedDiffusion = v == "masked-diffusion", true);
+      else if (a == "--mask-eps")
+        ok = (number && x > 0 && x < 1 && (cfg.maskEps = x, true)) ||
+             (range = "a number in (0, 1)", false);
       else if (a == "--optimizer")
         ok = (v == "adamw" || v == "sgd") && (cfg.optimizer.kind = v, true);
       else if (a == "--beta1")
@@ -336,6 +349,14 @@ int runTrain(const Args &args) {
                       "for the loss's backward in @train_step, which "
                       "accumulation moves to @accumulate_step); lower --batch "
                       "instead, which accumulation makes up for");
+  if (cfg.tokensPerStep > 0 && cfg.maskedDiffusion)
+    return usageError("--data-mode masked-diffusion does not combine with "
+                      "--tokens-per-step yet (one draw per micro-batch is "
+                      "not built)");
+  if (cfg.detectAnomaly && cfg.maskedDiffusion && cfg.device == "cuda")
+    return usageError("--detect-anomaly on the GPU does not replay the "
+                      "masked-diffusion data mode's draws yet; run it with "
+                      "--device cpu");
   bool bundle = llvm::StringRef(cfg.model).ends_with(".llmc");
   if (cfg.deviceMemory > 0 && !cfg.batchAuto)
     return usageError("--device-memory is the memory --batch auto fits into; "
@@ -418,6 +439,11 @@ int runTrainCpu(const TrainConfig &cfg) {
   std::unique_ptr<CpuStepEngine> engine;
   if (Status s = CpuStepEngine::create(std::move(*trainer), engine); !s)
     return fail(s.message());
+  std::unique_ptr<MaskedDiffusionEngine> masked;
+  if (Status s = withDataMode(cfg, *engine, masked); !s)
+    return fail(s.message());
+  StepEngine &stepEngine =
+      masked ? static_cast<StepEngine &>(*masked) : *engine;
 
   DataLoader train, val;
   int64_t batch = engine->batch(), seq = engine->seq();
@@ -444,9 +470,12 @@ int runTrainCpu(const TrainConfig &cfg) {
                                                          : " (autocast)");
   if (cfg.precision.precision == "fp16")
     llvm::outs() << llvm::format("%g", cfg.precision.lossScaleInit) << ")";
+  if (masked)
+    llvm::outs() << " | data mode masked-diffusion (eps "
+                 << llvm::format("%g", cfg.maskEps) << ")";
   llvm::outs() << "\n";
   llvm::outs().flush();
-  return runTrainLoop(*engine, train, cfg.val.empty() ? nullptr : &val,
+  return runTrainLoop(stepEngine, train, cfg.val.empty() ? nullptr : &val,
                       loopOptions(cfg));
 }
 

@@ -15,6 +15,7 @@
 
 #include "runtime/AtomicFile.h"
 #include "runtime/Bundle.h"
+#include "runtime/MaskedDiffusion.h"
 #include "runtime/StepProfile.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -309,8 +310,13 @@ int runTrainCuda(const TrainConfig &given) {
         !s)
       return fail(s.message());
   }
+  std::unique_ptr<MaskedDiffusionEngine> masked;
+  if (Status s = withDataMode(cfg, *engine, masked); !s)
+    return fail(s.message());
   StepEngine &stepEngine =
-      checked ? static_cast<StepEngine &>(*checked) : *engine;
+      masked    ? static_cast<StepEngine &>(*masked)
+      : checked ? static_cast<StepEngine &>(*checked)
+                : *engine;
 
   TrainOptions options = loopOptions(cfg);
   // --profile, --breakdown, --trace: the last step is a real step, replayed

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Train.h"
+#include "runtime/MaskedDiffusion.h"
 
 namespace llmc {
 
@@ -42,6 +43,19 @@ TrainOptions loopOptions(const TrainConfig &cfg) {
   o.peakFlops = cfg.peakTflops * 1e12;
   o.nanGateStep = cfg.injectNanOp.empty() ? 0 : cfg.injectNanStep;
   return o;
+}
+
+Status withDataMode(const TrainConfig &cfg, StepEngine &engine,
+                    std::unique_ptr<MaskedDiffusionEngine> &masked) {
+  std::string pMask;
+  LLMC_RETURN_IF_ERROR(checkDataInputs(engine, cfg.maskedDiffusion, pMask));
+  if (!cfg.maskedDiffusion)
+    return Status::ok();
+  // The masking stream's seed is the run's --seed (the checkpoint's `rng`);
+  // its position is the engine's checkpointed draw count.
+  masked = std::make_unique<MaskedDiffusionEngine>(engine, pMask, cfg.seed,
+                                                   cfg.maskEps);
+  return Status::ok();
 }
 
 } // namespace llmc

@@ -267,6 +267,33 @@ Status PlanStepEngine::setNanGate(double value) {
   return Status::ok();
 }
 
+std::vector<std::string> PlanStepEngine::floatInputs() const {
+  std::vector<std::string> names;
+  std::vector<int64_t> bt = {bind_.batch, bind_.seq};
+  for (const BufferInfo &b : exec_.plan().buffers)
+    if (b.role == BufferRole::Input && b.dtype != DType::I64 &&
+        b.dtype != DType::I32 && b.shape == bt)
+      names.push_back(b.name);
+  return names;
+}
+
+Status PlanStepEngine::setFloatInput(const std::string &name,
+                                     const std::vector<float> &values) {
+  const BufferInfo *b = exec_.plan().findBuffer(name);
+  if (!b || b->role != BufferRole::Input)
+    return StepEngine::setFloatInput(name, values);
+  if (b->dtype != DType::F32)
+    return Status::error("input '" + name + "' is " + dtypeName(b->dtype) +
+                         "; the data modes feed f32 inputs only");
+  if (static_cast<int64_t>(values.size()) != bind_.batch * bind_.seq)
+    return Status::error("input '" + name + "' takes " +
+                         std::to_string(bind_.batch * bind_.seq) +
+                         " values, not " + std::to_string(values.size()));
+  // Copied on the executor's stream before the step's own batch copy, so
+  // the replay that follows reads it.
+  return exec_.writeBuffer(name, values.data(), values.size() * 4);
+}
+
 std::vector<StateTensor> PlanStepEngine::stateTensors() const {
   std::vector<StateTensor> params, state;
   for (const BufferInfo &b : exec_.plan().buffers)

@@ -82,6 +82,10 @@ public:
                   const std::vector<int64_t> &targets, double &loss) override;
   Status beginValidation() override;
   Status setNanGate(double value) override;
+  /// The plan's f32 [B, T] input buffers (masked diffusion's p_mask).
+  std::vector<std::string> floatInputs() const override;
+  Status setFloatInput(const std::string &name,
+                       const std::vector<float> &values) override;
   Status endValidation() override;
   std::vector<StateTensor> stateTensors() const override;
   Status readState(const StateTensor &tensor,

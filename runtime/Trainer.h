@@ -104,6 +104,18 @@ public:
                          "--debug-inject-nan");
   }
   virtual Status endValidation() { return Status::ok(); }
+  /// The names of the step's float [B, T] data inputs, which no token
+  /// shard fills: only a data mode that draws them can train such a model.
+  virtual std::vector<std::string> floatInputs() const { return {}; }
+  /// Sets a float [B, T] data input of the step by name, for the steps
+  /// that follow (the masked-diffusion data mode's `p_mask`:
+  /// runtime/MaskedDiffusion.h).
+  virtual Status setFloatInput(const std::string &name,
+                               const std::vector<float> &values) {
+    (void)values;
+    return Status::error(description() + " has no float input '" + name +
+                         "' to set");
+  }
   /// --detect-anomaly: after a non-finite step that was not applied
   /// (step(..., skipNonFinite = true)), replays it on the same batch from
   /// the same state and sets `where` to the first op that produced a NaN or

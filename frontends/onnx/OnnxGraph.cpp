@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/OnnxGraph.h"
+#include "frontends/onnx/OnnxTorchMetadata.h"
 #include "frontends/onnx/onnx.pb.h"
 
 #include "dialects/llmc/LlmcOps.h"
@@ -27,8 +28,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 
 using namespace mlir;
 
@@ -121,44 +120,6 @@ FailureOr<ElementsAttr> toElementsAttr(const TensorData &t, MLIRContext *ctx,
     return cast<ElementsAttr>(DenseElementsAttr::get(type, values));
   }
   }
-}
-
-/// torch.export's kind of each graph value ("PARAMETER", "BUFFER", ...), as
-/// the dynamo exporter records it in ValueInfoProto.metadata_props under
-/// "pkg.torch.export.graph_signature.InputSpec.kind". metadata_props
-/// (field 4) is newer than the onnx.proto llmc is built from, and that
-/// proto is LITE_RUNTIME, so the field is decoded from the raw unknown
-/// fields.
-static llvm::StringMap<std::string> torchInputKinds(const onnx::GraphProto &g) {
-  using google::protobuf::internal::WireFormatLite;
-  llvm::StringMap<std::string> kinds;
-  auto scan = [&](const onnx::ValueInfoProto &info) {
-    const std::string &unknown = info.unknown_fields();
-    google::protobuf::io::CodedInputStream in(
-        reinterpret_cast<const uint8_t *>(unknown.data()),
-        static_cast<int>(unknown.size()));
-    while (uint32_t tag = in.ReadTag()) {
-      if (WireFormatLite::GetTagFieldNumber(tag) == 4 &&
-          WireFormatLite::GetTagWireType(tag) ==
-              WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-        std::string bytes;
-        uint32_t size;
-        if (!in.ReadVarint32(&size) || !in.ReadString(&bytes, size))
-          return;
-        onnx::StringStringEntryProto entry;
-        if (entry.ParseFromString(bytes) &&
-            entry.key() == "pkg.torch.export.graph_signature.InputSpec.kind")
-          kinds[info.name()] = entry.value();
-      } else if (!WireFormatLite::SkipField(&in, tag)) {
-        return;
-      }
-    }
-  };
-  for (const auto &info : g.value_info())
-    scan(info);
-  for (const auto &info : g.input())
-    scan(info);
-  return kinds;
 }
 
 //===----------------------------------------------------------------------===//
@@ -316,7 +277,8 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
   }
   if (failed(checkSingleDefinitions()))
     return nullptr;
-  llvm::StringMap<std::string> kinds = torchInputKinds(graph);
+  TorchMetadata torch = readTorchMetadata(graph);
+  const llvm::StringMap<std::string> &kinds = torch.valueKinds;
   // A data file that cannot be read is reported once, not once for each of
   // the hundreds of weights stored in it.
   llvm::StringSet<> unreadableFiles;
@@ -345,9 +307,23 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     // real parameter and buffer, does not list them: a one-element float
     // initializer it does not know is such a constant, not a weight (folded
     // weights are never that small), so the raising patterns see it.
-    bool foldedScalar = !kinds.empty() && data->numElements() == 1 &&
-                        !kinds.count(init.name());
-    if (!isFloatType(type) || foldedScalar) {
+    bool folded = torch.isDynamoExport() && !kinds.count(init.name());
+    bool foldedScalar = folded && data->numElements() == 1;
+    // A larger folded initializer is a constant of the model when no
+    // parameter is among what it was folded from (the causal mask, RoPE's
+    // cos/sin from the inv_freq buffer): PyTorch does not train it, and the
+    // raising patterns must see its values (a folded causal mask is
+    // `causal` as in the plain export). Folded from parameters, it is a
+    // copy llmc trains in their place (warnFoldedParams).
+    bool foldedConstant = false;
+    if (folded && !foldedScalar && isFloatType(type) &&
+        torch.foldedFrom.count(init.name())) {
+      std::vector<std::string> params = torch.foldedParameters(init.name());
+      foldedConstant = params.empty();
+      if (!foldedConstant)
+        foldedParams.push_back({init.name(), std::move(params)});
+    }
+    if (!isFloatType(type) || foldedScalar || foldedConstant) {
       values[init.name()] = ImportValue::of(std::move(*data));
       continue;
     }
@@ -487,6 +463,7 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     func.setResultAttr(i, "llmc.output", builder.getStringAttr(out.name()));
 
   warnSharedNormParams();
+  warnFoldedParams(torch);
   if (failed(verify(*module))) {
     emitError(fileLoc()) << "the imported module does not verify (an importer "
                             "bug: please report it with the model)";
@@ -544,6 +521,61 @@ void GraphImporter::warnSharedNormParams() {
             "training=torch.onnx.TrainingMode.TRAINING, "
             "do_constant_folding=False";
   }
+}
+
+/// The first three names of `names`, quoted, and ", ..." past them.
+static std::string firstNames(llvm::ArrayRef<std::string> names) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < 3; ++i)
+    out += (i ? ", '" : "'") + names[i] + "'";
+  return out + (names.size() > 3 ? ", ..." : "");
+}
+
+static const char *kExportForTraining =
+    "Export for training with torch.onnx.export(..., dynamo=True, "
+    "optimize=False), or for TorchScript with "
+    "training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False";
+
+void GraphImporter::warnFoldedParams(const TorchMetadata &torch) {
+  if (!foldedParams.empty()) {
+    std::vector<std::string> copies, sources;
+    for (const auto &[name, params] : foldedParams) {
+      copies.push_back(name);
+      sources.push_back(params.front());
+    }
+    emitWarning(nameLoc(foldedParams.front().first))
+        << foldedParams.size()
+        << " initializers are copies of parameters that the exporter's "
+           "optimizer folded (" << firstNames(copies) << " from "
+        << firstNames(sources)
+        << "): training this graph trains the copies, under the folded "
+           "names. " << kExportForTraining;
+  }
+  // In a graph the optimizer rewrote, a parameter the signature lists that
+  // is neither an initializer nor a source of a folded one was merged into
+  // an equal-valued initializer (all RMSNorm weights start as ones). A plain
+  // export leaves such gaps for tied weights only (BERT's decoder), so it
+  // gets no warning.
+  if (torch.foldedFrom.empty())
+    return;
+  llvm::StringSet<> sources;
+  for (const auto &entry : torch.foldedFrom)
+    for (const std::string &src : entry.getValue())
+      sources.insert(src);
+  std::vector<std::string> merged;
+  for (const auto &entry : torch.targetKinds)
+    if (entry.getValue() == "PARAMETER" &&
+        !initializerNames.count(entry.getKey()) &&
+        !sources.contains(entry.getKey()))
+      merged.push_back(entry.getKey().str());
+  llvm::sort(merged);
+  if (!merged.empty())
+    emitWarning(fileLoc())
+        << merged.size() << " parameters of the PyTorch model are not in "
+           "the graph (" << firstNames(merged)
+        << "): the exporter's optimizer merged equal-valued parameters "
+           "into one initializer, and training this graph ties them (a "
+           "tied or unused parameter is listed too). " << kExportForTraining;
 }
 
 } // namespace llmc::onnximport

@@ -34,6 +34,8 @@ class GraphProto;
 
 namespace llmc::onnximport {
 
+struct TorchMetadata;
+
 /// One ONNX value as the importer knows it.
 struct ImportValue {
   /// The run-time value; for a constant, its llmc.constant once some op
@@ -286,6 +288,9 @@ public:
   /// The nodes that use an initializer as a LayerNormalization scale or
   /// bias: more than one means the exporter merged parameters.
   llvm::StringMap<std::vector<std::string>> normParamUses;
+  /// Initializers the exporter's optimizer folded from parameters, in
+  /// initializer order, with those parameters.
+  std::vector<std::pair<std::string, std::vector<std::string>>> foldedParams;
   llvm::StringMap<bool> initializerNames;
   /// Training-mode Dropout nodes so far: each gets its own offset in the
   /// dropout RNG's counter.
@@ -305,6 +310,9 @@ private:
   /// node output. Reports the second definition.
   mlir::LogicalResult checkSingleDefinitions();
   void warnSharedNormParams();
+  /// Warns about parameters the exporter's optimizer folded into copies
+  /// (foldedParams) or merged away (in the signature, gone from the graph).
+  void warnFoldedParams(const TorchMetadata &torch);
 };
 
 } // namespace llmc::onnximport

@@ -31,6 +31,17 @@ for onnx in "$models"/*_loss*.onnx; do
   else
     failed+=("$name")
   fi
+  # Further references of one export at other inputs (the masked-diffusion
+  # model's noise levels: X.t_eps.ref.json, X.t_1.ref.json).
+  for extra in "${onnx%.onnx}".t_*.ref.json; do
+    [[ -f $extra ]] || continue
+    echo "== $name --ref ${extra##*/}"
+    if "$llmc" verify "$onnx" --ref "$extra" --device cuda "${flags[@]}"; then
+      passed=$((passed + 1))
+    else
+      failed+=("$name(${extra##*/})")
+    fi
+  done
   bf16=${onnx%.onnx}.bf16.ref.json
   if [[ -f $bf16 ]]; then
     echo "== $name --precision bf16"

@@ -36,8 +36,9 @@
 // coefficients, sqrt(scale), the causal mask) became an initializer. The
 // one-element ones are not in torch.export's signature, so llmc imports them
 // as constants: GELU raises, and attention gets its default scale. The
-// [16, 16] causal mask is still an initializer, imported as a parameter, and
-// stays attention's mask operand.
+// [16, 16] causal mask is an initializer too, but the optimizer recorded
+// that it was folded from no parameter (folded_from), so it imports as a
+// constant and attention is causal, as in the plain export.
 // RUN: llmc import %models/tiny_gpt_dynamo_loss_opt.onnx -o %t.opt.mlir 2>/dev/null
 // RUN: llmc-opt --llmc-raise %t.opt.mlir -o %t.opt.raised.mlir
 // RUN: FileCheck %s --check-prefix=OPT < %t.opt.raised.mlir
@@ -46,9 +47,10 @@
 // RUN: %python %S/Inputs/outputs.py compare %t.opt.before.json %t.opt.after.json --rtol 1e-6
 
 // OPT-LABEL: func.func @forward
-// OPT:     llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %arg{{[0-9]+}} :
+// OPT-NOT: llmc.param = "val_56"
+// OPT:     llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {causal} :
 // OPT:     llmc.gelu tanh
-// OPT:     llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %arg{{[0-9]+}} :
+// OPT:     llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {causal} :
 // OPT:     llmc.gelu tanh
 // OPT-NOT: llmc.tanh
 
