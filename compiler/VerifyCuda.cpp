@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/CudaTrainer.h"
 #include "compiler/VerifyBackend.h"
+#include "compiler/common/FloatFormats.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -154,17 +155,31 @@ private:
     for (const BufferInfo &b : trainer_->executor().plan().buffers) {
       if (b.name.rfind(kGradPrefix, 0) != 0)
         continue;
-      if (b.dtype != DType::F32)
+      // A bf16/f16 gradient is one the optimizer reads narrow and widens
+      // exactly (llmc-batch-adamw): its norm is the widened values'.
+      if (b.dtype != DType::F32 && b.dtype != DType::BF16 &&
+          b.dtype != DType::F16)
         return Status::error("gradient '" + b.name + "' is " +
-                             dtypeName(b.dtype) + "; verify reads f32");
+                             dtypeName(b.dtype) +
+                             "; verify reads f32, bf16 or f16");
       std::vector<uint8_t> bytes;
       LLMC_RETURN_IF_ERROR(trainer_->executor().readBuffer(b.name, bytes));
-      size_t n = std::min<size_t>(bytes.size() / 4, b.elementCount());
+      const size_t width = b.dtype == DType::F32 ? 4 : 2;
+      size_t n = std::min<size_t>(bytes.size() / width, b.elementCount());
       double sum = 0;
       for (size_t i = 0; i < n; ++i) {
-        float v;
-        std::memcpy(&v, bytes.data() + 4 * i, 4);
-        sum += static_cast<double>(v) * v;
+        double v;
+        if (width == 4) {
+          float f;
+          std::memcpy(&f, bytes.data() + 4 * i, 4);
+          v = f;
+        } else {
+          uint16_t h;
+          std::memcpy(&h, bytes.data() + 2 * i, 2);
+          v = bitsToFloat(h, b.dtype == DType::BF16 ? FloatFormat::BF16
+                                                    : FloatFormat::F16);
+        }
+        sum += v * v;
       }
       norms[b.name.substr(std::strlen(kGradPrefix))] = std::sqrt(sum);
     }
