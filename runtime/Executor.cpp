@@ -316,8 +316,7 @@ Status Executor::prepareSteps() {
       matmuls_[i] = std::make_unique<PreparedMatmul>();
       LLMC_RETURN_IF_ERROR(matmuls_[i]->prepare(*lt_, ltHandle_, *mm, pointers,
                                                 plan_.workspaceBytes,
-                                                stepContext(i),
-                                                matmulCandidates()));
+                                                stepContext(i)));
     }
   }
   LLMC_RETURN_IF_ERROR(tuneMatmuls());

@@ -65,6 +65,8 @@ PreparedMatmul::~PreparedMatmul() {
       api_->cublasLtMatrixLayoutDestroy(layout);
   if (desc_)
     api_->cublasLtMatmulDescDestroy(desc_);
+  if (preference_)
+    api_->cublasLtMatmulPreferenceDestroy(preference_);
 }
 
 Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
@@ -150,13 +152,9 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
   LLMC_RETURN_IF_ERROR(
       makeLayout(layoutD_, mm.typeD, M, N, mm.effectiveStrideD()));
 
-  cublasLtMatmulPreference_t preference = nullptr;
-  LLMC_CUBLASLT(api.cublasLtMatmulPreferenceCreate(&preference), context);
-  struct Destroy {
-    const cuda::CublasLtApi &api;
-    cublasLtMatmulPreference_t preference;
-    ~Destroy() { api.cublasLtMatmulPreferenceDestroy(preference); }
-  } destroy{api, preference};
+  // Kept for fetchCandidates(); destroyed with the matmul.
+  LLMC_CUBLASLT(api.cublasLtMatmulPreferenceCreate(&preference_), context);
+  cublasLtMatmulPreference_t preference = preference_;
   LLMC_CUBLASLT(api.cublasLtMatmulPreferenceSetAttribute(
                     preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                     &workspaceBytes, sizeof(workspaceBytes)),
@@ -193,29 +191,30 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
                       sizeof(entry.alignment)),
                   context);
 
+  LLMC_RETURN_IF_ERROR(fetchCandidates(handle, candidates));
+  if (candidates <= 1)
+    candidates_.clear();
+  return Status::ok();
+}
+
+Status PreparedMatmul::fetchCandidates(cublasLtHandle_t handle,
+                                       int candidates) {
   std::vector<cublasLtMatmulHeuristicResult_t> results(
       static_cast<size_t>(std::max(candidates, 1)));
   int found = 0;
-  LLMC_CUBLASLT(api.cublasLtMatmulAlgoGetHeuristic(
+  LLMC_CUBLASLT(api_->cublasLtMatmulAlgoGetHeuristic(
                     handle, desc_, layoutA_, layoutB_, layoutC_, layoutD_,
-                    preference, static_cast<int>(results.size()),
+                    preference_, static_cast<int>(results.size()),
                     results.data(), &found),
-                context);
+                context_);
   if (found == 0)
-    return Status::error(
-        "cuBLASLt has no algorithm for this matmul (m=" + std::to_string(mm.m) +
-        " n=" + std::to_string(mm.n) + " k=" + std::to_string(mm.k) +
-        " batch=" + std::to_string(mm.batch) + " epilogue " +
-        matmulEpilogueName(mm.epilogue) + " A " + dtypeName(mm.typeA) +
-        " B " + dtypeName(mm.typeB) + " D " + dtypeName(mm.typeD) +
-        ", workspace " + std::to_string(workspaceBytes) + " bytes) [" +
-        context + "]");
+    return Status::error("cuBLASLt has no algorithm for this matmul (" +
+                         key_ + ") [" + context_ + "]");
   algo_ = results[0].algo;
   candidates_.clear();
-  if (candidates > 1)
-    for (int i = 0; i < found; ++i)
-      if (results[i].state == CUBLAS_STATUS_SUCCESS)
-        candidates_.push_back(results[i].algo);
+  for (int i = 0; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+      candidates_.push_back(results[i].algo);
   return Status::ok();
 }
 

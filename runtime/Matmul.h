@@ -62,6 +62,9 @@ public:
   size_t candidateCount() const { return candidates_.size(); }
   const cublasLtMatmulAlgo_t &algo() const { return algo_; }
   void setAlgo(const cublasLtMatmulAlgo_t &algo) { algo_ = algo; }
+  /// Asks the heuristic again for its first `candidates` answers (kept for
+  /// tune() and setCandidate()); the algorithm becomes the first.
+  Status fetchCandidates(cublasLtHandle_t handle, int candidates);
   /// Runs the heuristic's answer of rank `i` (< candidateCount()).
   void setCandidate(size_t i) { algo_ = candidates_[i]; }
 
@@ -76,6 +79,7 @@ private:
                          layoutC_ = nullptr, layoutD_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   std::vector<cublasLtMatmulAlgo_t> candidates_; // heuristic order
+  cublasLtMatmulPreference_t preference_ = nullptr;
   MatmulPointers pointers_;
   float alpha_ = 1, beta_ = 0;
   std::string context_;

@@ -135,6 +135,8 @@ Status Executor::tuneMatmuls() {
       mm.setAlgo(matmuls_[it->second]->algo());
       continue;
     }
+    // The heuristic's list, once per key (150 matmuls, 15 keys in GPT-2).
+    LLMC_RETURN_IF_ERROR(mm.fetchCandidates(ltHandle_, candidates));
     if (mm.candidateCount() <= 1)
       continue;
     const std::string path =
