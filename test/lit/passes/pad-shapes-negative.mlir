@@ -51,7 +51,7 @@ func.func @forward(%x: tensor<4x1001x64xf32> {llmc.input = "x"},
 // -----
 
 // A layer norm over a hidden size of 1001 that an input has: the norm
-// itself could be masked (pad-shapes-forced.mlir), but the input fixes the
+// itself could be masked (pad-norms.mlir), but the input fixes the
 // dim, so it stays.
 // CHECK-LABEL: why = "cannot pad: fixed by the input 'x'"
 // CHECK:         tensor<1001xf32> {llmc.param = "ln"}
