@@ -73,7 +73,7 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
                                cublasLtHandle_t handle, const MatmulStep &mm,
                                const MatmulPointers &pointers,
                                uint64_t workspaceBytes,
-                               const std::string &context, int candidates) {
+                               const std::string &context) {
   api_ = &api;
   pointers_ = pointers;
   alpha_ = mm.alpha;
@@ -191,10 +191,7 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
                       sizeof(entry.alignment)),
                   context);
 
-  LLMC_RETURN_IF_ERROR(fetchCandidates(handle, candidates));
-  if (candidates <= 1)
-    candidates_.clear();
-  return Status::ok();
+  return fetchCandidates(handle, 1);
 }
 
 Status PreparedMatmul::fetchCandidates(cublasLtHandle_t handle,

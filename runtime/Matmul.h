@@ -42,13 +42,11 @@ public:
   ~PreparedMatmul();
 
   /// Creates the descriptors and asks the heuristic for an algorithm that
-  /// fits `workspaceBytes` and the actual pointer alignments; with
-  /// `candidates` > 1 it keeps the heuristic's first `candidates` answers
-  /// for tune().
+  /// fits `workspaceBytes` and the actual pointer alignments (its first
+  /// answer; fetchCandidates() asks for more, for tune()).
   Status prepare(const cuda::CublasLtApi &api, cublasLtHandle_t handle,
                  const MatmulStep &step, const MatmulPointers &pointers,
-                 uint64_t workspaceBytes, const std::string &context,
-                 int candidates = 1);
+                 uint64_t workspaceBytes, const std::string &context);
 
   /// Times each kept candidate on `stream` (the step's own operands) and
   /// keeps the fastest (runtime/MatmulTune.cpp). `heuristicMs` and `bestMs`
