@@ -137,7 +137,17 @@ void removeFolder(const std::string &folder) {
   ::rmdir(folder.c_str()); // fails, harmlessly, when a stranger's file is in it
 }
 
-uint64_t modelHash(const std::vector<StateTensor> &tensors) {
+/// The model's identity over its state tensors. `ordered` hashes them in the
+/// engine's order, as checkpoints before 2026-11-25 did; the canonical hash
+/// takes them in name order, because the engines list the same tensors in
+/// different orders (a GPU plan with padded parameters orders its buffers
+/// otherwise than the CPU evaluator) while loading goes by name.
+uint64_t modelHash(std::vector<StateTensor> tensors, bool ordered = false) {
+  if (!ordered)
+    std::sort(tensors.begin(), tensors.end(),
+              [](const StateTensor &a, const StateTensor &b) {
+                return a.name < b.name;
+              });
   std::string text;
   for (const StateTensor &t : tensors)
     text += t.name + "|" + dtypeName(t.dtype) + "|" + shapeText(t.shape) +
@@ -420,9 +430,10 @@ Status loadCheckpoint(const std::string &path, const std::string &modelName,
   }
   std::string hash;
   if (!field(manifest, "model_hash", hash) ||
-      hash != hex64(modelHash(tensors)))
+      (hash != hex64(modelHash(tensors)) &&
+       hash != hex64(modelHash(tensors, /*ordered=*/true))))
     return Status::error(other + "its model hash does not match (the state "
-                                 "tensors differ in order or kind)");
+                                 "tensors differ in kind)");
 
   // Every byte read and checked before any is written.
   std::map<std::string, SafeTensor> data;

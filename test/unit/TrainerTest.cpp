@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -77,10 +78,16 @@ public:
     loss = std::accumulate(w_.begin(), w_.end(), 0.0);
     return Status::ok();
   }
+  bool reversed = false;      // list the state in another order
+  bool momentIsParam = false; // call the moment a parameter
   std::vector<StateTensor> stateTensors() const override {
-    return {{"w", false, DType::F32, wShape_},
-            {"adamw.m:w", true, DType::F32, wShape_},
-            {"step", true, DType::I64, {}}};
+    std::vector<StateTensor> t = {{"w", false, DType::F32, wShape_},
+                                  {"adamw.m:w", !momentIsParam, DType::F32,
+                                   wShape_},
+                                  {"step", true, DType::I64, {}}};
+    if (reversed)
+      std::reverse(t.begin(), t.end());
+    return t;
   }
   Status readState(const StateTensor &t, std::vector<uint8_t> &b) override {
     const void *src = t.name == "w" ? static_cast<const void *>(w_.data())
@@ -344,6 +351,30 @@ TEST(Checkpoint, BadCheckpointsAreRefusedWhole) {
   EXPECT_EQ(refused(missing),
             "cannot resume from '" + missing + "': it holds no checkpoint (no "
             "manifest.json in it or in a step-* folder)");
+}
+
+// The GPU plan and the CPU evaluator list the same state in different
+// orders (a padded parameter moves in the plan): loading goes by name, so
+// the order must not matter; the kind of a tensor must.
+TEST(Checkpoint, StateOrderDoesNotMatterItsKindDoes) {
+  std::string ck = savedCheckpoint("order");
+  ScriptedEngine e;
+  e.reversed = true;
+  CheckpointInfo info;
+  std::string loaded;
+  Status s = loadCheckpoint(ck, "", e, info, loaded);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(e.step_, 2);
+  EXPECT_NE(e.w_, std::vector<float>(6, 1.0f));
+
+  ScriptedEngine kind;
+  kind.momentIsParam = true;
+  s = loadCheckpoint(ck, "", kind, info, loaded);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.message(), "checkpoint '" + ck + "' is not of this model: its "
+                         "model hash does not match (the state tensors "
+                         "differ in kind)");
+  EXPECT_EQ(kind.step_, 0) << "half-loaded";
 }
 
 TEST(Checkpoint, CleaningRemovesWhatAKilledRunLeft) {
