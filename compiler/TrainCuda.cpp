@@ -354,9 +354,18 @@ int runTrainCuda(const TrainConfig &given) {
         return;
       }
       const Plan &plan = executor.plan();
-      if (cfg.profile)
+      if (cfg.profile) {
         std::fputs(formatStepProfile(plan, kernelTimes(timeline)).c_str(),
                    stdout);
+        // After the step: the copies' buffers come and go outside it.
+        double copyGBs = 0;
+        if (Status s = executor.measureCopyBandwidth(copyGBs); !s)
+          std::printf("llmc train: copy bandwidth not measured: %s\n",
+                      s.message().c_str());
+        std::fputs(
+            formatBandwidth(plan, kernelTimes(timeline), copyGBs).c_str(),
+            stdout);
+      }
       if (cfg.breakdown)
         std::fputs(formatBreakdown(plan, timeline).c_str(), stdout);
       std::fflush(stdout);

@@ -145,6 +145,12 @@ public:
   /// the events is not part of the step.
   Status replayProfiled(GpuTimeline &timeline);
   Status readProfiled(GpuTimeline &timeline);
+  /// The device's copy bandwidth in GB/s (bytes read plus written per
+  /// second), the best of a few device-to-device copies of 256 MiB into two
+  /// buffers allocated for it: the ceiling the profile's bandwidth table
+  /// measures memory-bound kernels against. Fails when the memory is not
+  /// free.
+  Status measureCopyBandwidth(double &gbPerS);
   /// Captures and instantiates the profiled graph ahead of its replay, so
   /// that the profiled step does not pay for it (replayProfiled captures
   /// when this was not called).

@@ -143,4 +143,45 @@ Status Executor::readProfiled(GpuTimeline &timeline) {
   return Status::ok();
 }
 
+Status Executor::measureCopyBandwidth(double &gbPerS) {
+  LLMC_CU(cu_->cuCtxSetCurrent(context_), context());
+  constexpr size_t kBytes = size_t{256} << 20;
+  CUdeviceptr from = 0, to = 0;
+  CUevent start = nullptr, stop = nullptr;
+  // Released on every path: the caller goes on training after a failure.
+  struct Release {
+    const cuda::DriverApi *cu;
+    CUdeviceptr &from, &to;
+    CUevent &start, &stop;
+    ~Release() {
+      if (from)
+        cu->cuMemFree(from);
+      if (to)
+        cu->cuMemFree(to);
+      if (start)
+        cu->cuEventDestroy(start);
+      if (stop)
+        cu->cuEventDestroy(stop);
+    }
+  } release{cu_, from, to, start, stop};
+  std::string what = "measuring the copy bandwidth of " + context();
+  LLMC_CU(cu_->cuMemAlloc(&from, kBytes), what);
+  LLMC_CU(cu_->cuMemAlloc(&to, kBytes), what);
+  LLMC_CU(cu_->cuEventCreate(&start, CU_EVENT_DEFAULT), what);
+  LLMC_CU(cu_->cuEventCreate(&stop, CU_EVENT_DEFAULT), what);
+  float best = 0;
+  for (int i = 0; i < 6; ++i) {
+    LLMC_CU(cu_->cuEventRecord(start, stream_), what);
+    LLMC_CU(cu_->cuMemcpyDtoDAsync(to, from, kBytes, stream_), what);
+    LLMC_CU(cu_->cuEventRecord(stop, stream_), what);
+    LLMC_CU(cu_->cuEventSynchronize(stop), what);
+    float ms = 0;
+    LLMC_CU(cu_->cuEventElapsedTime(&ms, start, stop), what);
+    if (i > 0 && (best == 0 || ms < best)) // the first copy warms up
+      best = ms;
+  }
+  gbPerS = best > 0 ? 2.0 * kBytes / (best * 1e6) : 0;
+  return Status::ok();
+}
+
 } // namespace llmc

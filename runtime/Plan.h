@@ -238,6 +238,11 @@ struct Step {
   // A cuBLASLt call's source ops, as KernelInfo::origin says a kernel's
   // (launches keep theirs in the kernel); for profiles and traces.
   std::string origin;
+  // The bytes the step's op must move: each operand read once and each
+  // result written once, as the compiler's types say (on the op's first
+  // step; 0 on its other steps and when not recorded). The profile's
+  // bandwidth table divides them by the op's time.
+  uint64_t bytes = 0;
 };
 
 //===----------------------------------------------------------------------===//

@@ -106,6 +106,8 @@ json stepToJson(const Step &step) {
   j["phase"] = phaseName(step.phase);
   if (!step.origin.empty())
     j["origin"] = step.origin;
+  if (step.bytes != 0)
+    j["bytes"] = step.bytes;
   return j;
 }
 
@@ -410,6 +412,7 @@ Status readStep(const Reader &r, const json &j, Step &step) {
   std::string phase = phaseName(StepPhase::Forward);
   LLMC_RETURN_IF_ERROR(r.string("phase", phase, true));
   LLMC_RETURN_IF_ERROR(r.string("origin", step.origin, true));
+  LLMC_RETURN_IF_ERROR(r.integer("bytes", step.bytes, true));
   if (!parsePhase(phase, step.phase))
     return r.fail("unknown phase '" + phase +
                   "' (forward, backward or optimizer)");

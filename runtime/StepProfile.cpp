@@ -116,6 +116,93 @@ std::string formatStepProfile(const Plan &plan,
   return out;
 }
 
+namespace {
+
+/// "layer_norm_grad_57_rows" -> "layer_norm_grad_57": the name up to its
+/// first purely numeric part, which is the op's (kernels of one op share
+/// it); the name itself when it has none.
+std::string opKey(const std::string &name) {
+  size_t start = 0;
+  while (start < name.size()) {
+    size_t end = name.find('_', start);
+    if (end == std::string::npos)
+      end = name.size();
+    bool numeric = end > start &&
+                   std::all_of(name.begin() + start, name.begin() + end,
+                               [](char c) { return c >= '0' && c <= '9'; });
+    if (numeric)
+      return name.substr(0, end);
+    start = end + 1;
+  }
+  return name;
+}
+
+} // namespace
+
+std::string formatBandwidth(const Plan &plan, const std::vector<float> &stepMs,
+                            double copyGBs) {
+  struct Op {
+    uint64_t bytes = 0;
+    double ms = 0;
+  };
+  std::map<std::string, Op> ops;
+  size_t n = std::min(stepMs.size(), plan.steps.size());
+  for (size_t i = 0; i < n; ++i) {
+    const Step &step = plan.steps[i];
+    if (!std::holds_alternative<LaunchStep>(step.op))
+      continue;
+    Op &op = ops[opKey(stepName(plan, i))];
+    op.bytes += step.bytes;
+    op.ms += stepMs[i];
+  }
+  struct Family {
+    uint64_t bytes = 0;
+    double ms = 0;
+    size_t ops = 0;
+  };
+  std::map<std::string, Family> families;
+  for (auto &[key, op] : ops) {
+    if (op.bytes == 0)
+      continue;
+    Family &f = families[kernelFamily(key)];
+    f.bytes += op.bytes;
+    f.ms += op.ms;
+    ++f.ops;
+  }
+  std::vector<std::pair<std::string, Family>> sorted(families.begin(),
+                                                     families.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto &a, auto &b) {
+    return a.second.ms > b.second.ms;
+  });
+  std::string out;
+  char line[256];
+  if (copyGBs > 0)
+    std::snprintf(line, sizeof line,
+                  "bandwidth: generated kernels on the bytes their ops must "
+                  "move; device copy %.0f GB/s\n",
+                  copyGBs);
+  else
+    std::snprintf(line, sizeof line,
+                  "bandwidth: generated kernels on the bytes their ops must "
+                  "move\n");
+  out += line;
+  std::snprintf(line, sizeof line, "%-32s %5s %10s %9s %8s %7s\n", "family",
+                "ops", "MB", "ms", "GB/s", copyGBs > 0 ? "% copy" : "");
+  out += line;
+  for (auto &[name, f] : sorted) {
+    double gbs = f.ms > 0 ? f.bytes / (f.ms * 1e6) : 0;
+    std::snprintf(line, sizeof line, "%-32s %5zu %10.1f %9.3f %8.0f", name.c_str(),
+                  f.ops, f.bytes / 1e6, f.ms, gbs);
+    out += line;
+    if (copyGBs > 0) {
+      std::snprintf(line, sizeof line, " %6.0f%%", 100.0 * gbs / copyGBs);
+      out += line;
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::vector<float> kernelTimes(const StepTimeline &t) {
   const GpuTimeline &g = t.gpu;
   std::vector<float> ms(std::min(g.startMs.size(), g.endMs.size()));

@@ -40,6 +40,16 @@ std::string formatStepProfile(const Plan &plan,
                               const std::vector<float> &stepMs,
                               size_t top = 15);
 
+/// The bandwidth table (issue 14): per family of ops that run as generated
+/// kernels, the bytes they must move (Step::bytes), their time and the rate
+/// as GB/s and as a share of `copyGBs` (Executor::measureCopyBandwidth; 0
+/// leaves the column out). An op's time is that of all its launches (the
+/// launches of one op share the label prefix up to its number, e.g.
+/// "layer_norm_grad_57_rows" and "..._57_params"). cuBLASLt and cuDNN steps
+/// are left out: their floor is FLOPs, not bytes.
+std::string formatBandwidth(const Plan &plan, const std::vector<float> &stepMs,
+                            double copyGBs);
+
 /// One profiled training step: the host's spans (hostNowMs()) as the loop
 /// and the engine measured them, one after another, and the profiled
 /// replay's GPU times. Every part of the step's wall time is a span or a

@@ -30,6 +30,7 @@
 #include "passes/FusionUtils.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
 #include <set>
@@ -488,6 +489,31 @@ LogicalResult Builder::chooseScalars() {
                           : ::llmc::KernelArg::scalar(m.scalar);
 }
 
+/// What an op must move at the least: every value it reads from outside
+/// and every result, once (a view's bytes are its own shape's). Scalars
+/// and tensors of a type codegen does not store count nothing.
+static uint64_t opBytes(const LoweredOp &lo) {
+  llvm::SmallPtrSet<void *, 8> seen;
+  uint64_t bytes = 0;
+  auto add = [&](Value v) {
+    if (!v || !seen.insert(v.getAsOpaquePointer()).second)
+      return;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape())
+      return;
+    if (auto dtype = dtypeOf(type.getElementType()))
+      bytes += static_cast<uint64_t>(type.getNumElements()) *
+               dtypeSize(*dtype);
+  };
+  for (Value v : lo.operands)
+    add(v);
+  for (Value v : lo.results)
+    add(v);
+  add(lo.bias);
+  add(lo.auxIn);
+  return bytes;
+}
+
 void Builder::emitSteps(Plan &plan) {
   std::vector<::llmc::StepPhase> phases = stepPhases(func_, *lowered_);
   for (auto [k, lo] : llvm::enumerate(lowered_->ops)) {
@@ -495,6 +521,18 @@ void Builder::emitSteps(Plan &plan) {
     if (l.kind == OpLowering::Kind::Alias ||
         l.kind == OpLowering::Kind::Constant)
       continue;
+    size_t firstStep = plan.steps.size();
+    // Set on the op's first step when this iteration ends (continues
+    // included), so a multi-kernel op counts its bytes once.
+    struct RecordBytes {
+      Plan &plan;
+      size_t first;
+      uint64_t bytes;
+      ~RecordBytes() {
+        if (plan.steps.size() > first)
+          plan.steps[first].bytes = bytes;
+      }
+    } record{plan, firstStep, opBytes(lo)};
     if (l.kind == OpLowering::Kind::Matmul) {
       MatmulStep mm = *l.matmul;
       mm.a = bufferName(lo.operands[0]);

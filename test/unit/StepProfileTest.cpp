@@ -66,6 +66,52 @@ TEST(StepProfile, FamiliesAddUpAndSortByTime) {
   EXPECT_EQ(tail.find("add_3"), std::string::npos) << tail;
 }
 
+// The bandwidth table counts an op's bytes once and all its launches' time:
+// layer_norm_grad_57's rows and params kernels are one op of 300 MB in
+// 0.1 + 0.05 ms (2000 GB/s, 2/3 of a 3000 GB/s copy); launches without
+// recorded bytes and cuBLASLt calls are left out.
+TEST(StepProfile, BandwidthPerOpFamily) {
+  Plan plan;
+  auto launch = [&](const char *name, uint64_t bytes) {
+    KernelInfo k;
+    k.name = name;
+    plan.kernels.push_back(k);
+    LaunchStep l;
+    l.kernel = static_cast<uint32_t>(plan.kernels.size() - 1);
+    Step step{l, ""};
+    step.bytes = bytes;
+    plan.steps.push_back(step);
+  };
+  launch("layer_norm_grad_57_rows", 300000000);
+  launch("layer_norm_grad_57_params", 0);
+  launch("gelu_grad_9", 100000000);
+  launch("gelu_grad_12", 100000000);
+  launch("slice_4", 0);
+  MatmulStep mm;
+  mm.d = "matmul_3.out0";
+  Step m{mm, ""};
+  m.bytes = 1000000000;
+  plan.steps.push_back(m);
+  std::string report = formatBandwidth(
+      plan, {0.1f, 0.05f, 0.1f, 0.1f, 0.01f, 1.0f}, 3000);
+  EXPECT_NE(report.find("device copy 3000 GB/s"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("gelu_grad                            2      200.0"
+                        "     0.200     1000     33%"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("layer_norm_grad                      1      300.0"
+                        "     0.150     2000     67%"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("slice"), std::string::npos) << report;
+  EXPECT_EQ(report.find("matmul"), std::string::npos) << report;
+  // Without a measured copy rate the share column is left out.
+  EXPECT_EQ(formatBandwidth(plan, {0.1f, 0.05f, 0.1f, 0.1f, 0.01f, 1.0f}, 0)
+                .find('%'),
+            std::string::npos);
+}
+
 /// profiledPlan's six steps in two phases each, and a timeline whose every
 /// number is exact in binary, on a host clock that reads 1000 ms when the
 /// step starts: 0.25 ms data wait, 0.125 ms preparing, 0.5 ms copy, 0.125
