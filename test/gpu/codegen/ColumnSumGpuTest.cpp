@@ -80,6 +80,9 @@ const std::vector<ColumnSumCase> &cases() {
       // without a chunk (25 chunks of 4).
       {"OddBf16", 3, 1001, 100, 40, "bf16"},
       {"OddF32", 7, 333, 100, 40, "f32"},
+      // 1000 warps: 125 blocks, 16 ticket runs, the last of 5 blocks (the
+      // GPT-2 shapes give 128 blocks, whole runs of 8).
+      {"UnevenRunsBf16", 2, 500, 256, 48, "bf16"},
   };
   return all;
 }
