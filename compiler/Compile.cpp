@@ -505,7 +505,7 @@ bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
     return false;
   if (list.empty()) {
     error = "--no-fuse needs a value: elementwise, reductions, horizontal, "
-            "norm-prologue, norm-epilogue, "
+            "norm-prologue, norm-epilogue, colsum, "
             "epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, "
             "classifier "
             "or all, comma-separated";

@@ -145,6 +145,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("fuseHorizontal", std::to_string(f.horizontal));
   add("fuseNormPrologue", std::to_string(f.normPrologue));
   add("fuseNormEpilogue", std::to_string(f.normEpilogue));
+  add("fuseColSums", std::to_string(f.colSums));
   add("fuseGeluEpilogue", std::to_string(f.geluEpilogue));
   add("fuseGeluGradEpilogue", std::to_string(f.geluGradEpilogue));
   add("fuseBiasGradEpilogue", std::to_string(f.biasGradEpilogue));

@@ -69,7 +69,7 @@ void printHelp() {
          "  --no-fuse=LIST         fusions to skip, comma-separated: "
          "elementwise,\n"
          "                         reductions, horizontal, norm-prologue,\n"
-         "                         norm-epilogue, epilogues,\n"
+         "                         norm-epilogue, colsum, epilogues,\n"
          "                         gelu-epilogue, bias-grad-epilogue, strided,\n"
          "                         qkv-slices, classifier, all (docs/fusion.md)\n"
          "  --explain              print every op's precision and why "

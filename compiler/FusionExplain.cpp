@@ -43,6 +43,16 @@ std::string whyNotFused(KernelOp producer, KernelOp consumer, OpResult value,
       firstUse = &op;
       break;
     }
+  // A bias gradient of a norm gradient's row value (in its own group or a
+  // weight gradient's epilogue) could have been summed in the row kernel.
+  for (Operation &op : consumer.getGroupOps())
+    if (auto sum = dyn_cast<ReduceSumOp>(op);
+        sum && sum.getInput() == value && warpNormOf(producer)) {
+      if (!config.colSums)
+        return "column sums in norm gradients are off (--no-fuse=colsum)";
+      if (auto why = normColumnSumBlocker(producer, sum, value))
+        return "a column sum of the norm group's result: " + *why;
+    }
   if (firstUse && isa<MatmulOp>(firstUse))
     return "'llmc.matmul' is a cuBLASLt call: it reads its operands from "
            "memory as they are (no prologue)";
@@ -188,6 +198,7 @@ FusionExplanation explainFusion(func::FuncOp func, const FusionConfig &config) {
                    {"horizontal", config.horizontal},
                    {"norm-prologue", config.normPrologue},
                    {"norm-epilogue", config.normEpilogue},
+                   {"colsum", config.colSums},
                    {"epilogues", config.epilogues},
                    {"gelu-epilogue", config.geluEpilogue},
                    {"gelu-grad-epilogue", config.geluGradEpilogue},

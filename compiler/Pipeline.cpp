@@ -219,13 +219,14 @@ void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
         mlir::llmc::createFuseEpiloguesPass(o));
   }
   if (fusion.elementwise || fusion.reductions || fusion.horizontal ||
-      fusion.normPrologue || fusion.normEpilogue) {
+      fusion.normPrologue || fusion.normEpilogue || fusion.colSums) {
     mlir::llmc::FuseElementwisePassOptions o;
     o.vertical = fusion.elementwise;
     o.reductions = fusion.reductions;
     o.horizontal = fusion.horizontal;
     o.normPrologue = fusion.normPrologue;
     o.normEpilogue = fusion.normEpilogue;
+    o.colSums = fusion.colSums;
     pm.addNestedPass<mlir::func::FuncOp>(
         mlir::llmc::createFuseElementwisePass(o));
   }
@@ -326,6 +327,8 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.normPrologue = false;
     else if (name == "norm-epilogue")
       config.normEpilogue = false;
+    else if (name == "colsum")
+      config.colSums = false;
     else if (name == "epilogues")
       config.epilogues = false;
     else if (name == "gelu-epilogue")
@@ -341,7 +344,8 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
     else {
       error = "--no-fuse: unknown fusion '" + name.str() +
               "' (elementwise, reductions, horizontal, norm-prologue, "
-              "norm-epilogue, epilogues, gelu-epilogue, bias-grad-epilogue, "
+              "norm-epilogue, colsum, epilogues, gelu-epilogue, "
+              "bias-grad-epilogue, "
               "strided, qkv-slices, classifier or all)";
       return mlir::failure();
     }

@@ -77,6 +77,11 @@ struct FusionConfig {
   // Elementwise work reading a norm gradient's dx (the residual-gradient add
   // and cast), computed in the norm kernel's stores (docs/fusion.md).
   bool normEpilogue = true;
+  // Bias gradients of a norm gradient's row value (dx, the residual
+  // gradient) summed in the norm's row kernel instead of a matmul's
+  // cuBLASLt BGRADA/BGRADB, which runs a kernel of its own (~28 us each at
+  // GPT-2 124M: docs/fusion.md "Column sums in the norm-gradient kernel").
+  bool colSums = true;
   // GELU in the matmul (cuBLASLt GELU_AUX_BIAS): saves 0.08 ms and a launch
   // a layer at GPT-2 124M's MLP (H100, EpilogueGpuBenchmark). It applies
   // gelu to the unrounded product, one rounding fewer than autocast; the
@@ -94,7 +99,7 @@ struct FusionConfig {
   static FusionConfig none() {
     FusionConfig c;
     c.epilogues = c.elementwise = c.reductions = c.horizontal = false;
-    c.normPrologue = c.normEpilogue = false;
+    c.normPrologue = c.normEpilogue = c.colSums = false;
     c.geluEpilogue = c.biasGradEpilogue = c.strided = c.classifier = false;
     c.qkvSlices = c.geluGradEpilogue = false;
     return c;

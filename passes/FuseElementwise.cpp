@@ -10,7 +10,12 @@
 //               (widening, copied into every reader) or store (narrowing,
 //               the only reader of the result);
 //   horizontal  consecutive elementwise groups that do not read one another
-//               become one group with a segment each.
+//               become one group with a segment each;
+//   col-sums    a bias gradient (reduce_sum over the rows) of a norm
+//               gradient's row value joins the norm group and is summed in
+//               its row kernel, next to dweight and dbias; a weight
+//               gradient that had it as a cuBLASLt epilogue (BGRADA/BGRADB,
+//               a separate reduction kernel inside cuBLASLt) loses it.
 // Every merge goes through mergeGroups: the ops of the merged groups move
 // into one new group, in order, which yields every value read outside it.
 //
@@ -18,6 +23,7 @@
 #include "passes/Passes.h"
 
 #include "passes/FusionUtils.h"
+#include "passes/MatmulEpilogues.h"
 
 #include "dialects/llmc/LlmcOps.h"
 
@@ -324,6 +330,101 @@ void fuseNormEpilogues(func::FuncOp func) {
   }
 }
 
+/// `host`, a weight-gradient group with its bias-gradient epilogue `sum`,
+/// becomes the plain matmul group and a group of the sum alone (after it:
+/// the caller moves it away at once).
+KernelOp splitBiasGrad(KernelOp host, ReduceSumOp sum) {
+  Operation *matmul = &*host.getGroupOps().begin();
+  OpBuilder builder(host);
+  MLIRContext *ctx = host->getContext();
+  auto plain = builder.create<KernelOp>(host.getLoc(),
+                                        TypeRange{host.getResult(0).getType()},
+                                        /*in_place=*/nullptr);
+  auto alone = builder.create<KernelOp>(host.getLoc(),
+                                        TypeRange{sum.getType()},
+                                        /*in_place=*/nullptr);
+  for (auto [g, op] : {std::pair<KernelOp, Operation *>{plain, matmul},
+                       {alone, sum.getOperation()}}) {
+    Block *body = builder.createBlock(&g.getBody());
+    op->moveBefore(body, body->end());
+    builder.setInsertionPointToEnd(body);
+    builder.create<YieldOp>(host.getLoc(), op->getResult(0));
+  }
+  (void)ctx;
+  host.getResult(0).replaceAllUsesWith(plain.getResult(0));
+  host.getResult(1).replaceAllUsesWith(alone.getResult(0));
+  host.erase();
+  return alone;
+}
+
+/// A reduce_sum of a [rows, n] view of `r` (ONNX exports sum the bias
+/// gradient of a [B, T, n] cotangent through the view their weight gradient
+/// reads), over the view's merged leading axis, that the norm group could
+/// take reading `r` itself: rewritten to sum `r` over its leading axes (the
+/// same sum of the same elements) and returned; otherwise left as it is.
+ReduceSumOp viewedColumnSum(KernelOp group, Operation *user, Value r) {
+  auto view = dyn_cast<ReshapeOp>(user);
+  auto rType = dyn_cast<RankedTensorType>(r.getType());
+  if (!view || !rType || !view.getType().hasStaticShape() ||
+      view.getType().getRank() != 2 || rType.getRank() < 2 ||
+      view.getType().getShape().back() != rType.getShape().back())
+    return nullptr;
+  for (Operation *reader : view->getUsers()) {
+    auto sum = dyn_cast<ReduceSumOp>(reader);
+    if (!sum || sum.getKeepdims() || sum.getAxes() != ArrayRef<int64_t>{0})
+      continue;
+    SmallVector<int64_t> leading;
+    for (int64_t d = 0; d + 1 < rType.getRank(); ++d)
+      leading.push_back(d);
+    DenseI64ArrayAttr old = sum.getAxesAttr();
+    sum->setOperand(0, r);
+    sum.setAxes(leading);
+    if (!normColumnSumBlocker(group, sum, r))
+      return sum;
+    sum->setOperand(0, view.getResult());
+    sum.setAxesAttr(old);
+  }
+  return nullptr;
+}
+
+/// Column sums: a reduce_sum over the rows of a norm gradient group's row
+/// value (dx, or the residual gradient its epilogue computes) moves into
+/// that group, at its place; the readers of the sum (the optimizer) all
+/// come after the sum's old group, which came after the norm group.
+void fuseNormColumnSums(func::FuncOp func) {
+  // A walk, not a snapshot: the sums' groups merged in go away ahead of it.
+  for (Block &block : func.getBody())
+    for (Operation *op = block.empty() ? nullptr : &block.front(); op;
+         op = op->getNextNode()) {
+    auto group = dyn_cast<KernelOp>(op);
+    if (!group)
+      continue;
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (Value r : group.getResults()) {
+        // A copy: viewedColumnSum adds a use of r.
+        SmallVector<Operation *> users(r.getUsers());
+        for (Operation *user : users) {
+          auto sum = dyn_cast<ReduceSumOp>(user);
+          if (!sum)
+            sum = viewedColumnSum(group, user, r);
+          if (!sum || normColumnSumBlocker(group, sum, r))
+            continue;
+          auto host = cast<KernelOp>(sum->getParentOp());
+          if (epilogue::of(host))
+            host = splitBiasGrad(host, sum);
+          group = mergeGroups({group, host}, group);
+          merged = true;
+          break;
+        }
+        if (merged)
+          break;
+      }
+    }
+    op = group.getOperation();
+  }
+}
+
 /// A result of `group` is returned as the next value of an argument
 /// (`llmc.next`): llmc-mark-in-place may then write it into the argument's
 /// buffer, which another segment of a horizontal group could still be
@@ -400,6 +501,8 @@ struct FuseElementwisePass
       fuseNormPrologues(func);
     if (normEpilogue)
       fuseNormEpilogues(func);
+    if (colSums)
+      fuseNormColumnSums(func);
     if (horizontal)
       fuseHorizontal(func);
   }

@@ -172,6 +172,32 @@ bool isRowOperand(Operation *op, unsigned i) {
   return false;
 }
 
+/// The first normalized axis of a norm gradient, non-negative.
+static int64_t normGradAxis(Operation *norm) {
+  int64_t a = 0;
+  if (auto g = dyn_cast<LayerNormGradOp>(norm))
+    a = g.getAxis();
+  else
+    a = cast<RmsNormGradOp>(norm).getAxis();
+  int64_t rank = cast<RankedTensorType>(norm->getOperand(0).getType()).getRank();
+  return a < 0 ? a + rank : a;
+}
+
+bool isColumnSum(Operation *norm, ReduceSumOp sum, Value row) {
+  if (!isa_and_nonnull<LayerNormGradOp, RmsNormGradOp>(norm) ||
+      !hasWarpRowKernel(norm) || sum.getInput() != row || sum.getKeepdims() ||
+      !sameShape(row, norm->getResult(0)))
+    return false;
+  int64_t axis = normGradAxis(norm);
+  ArrayRef<int64_t> axes = sum.getAxes();
+  if (axis < 1 || static_cast<int64_t>(axes.size()) != axis)
+    return false;
+  for (auto [i, a] : llvm::enumerate(axes))
+    if (a != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
 std::optional<RowFusedParts> rowFusedParts(KernelOp group) {
   RowFusedParts parts;
   for (Operation &op : group.getGroupOps()) {
@@ -179,11 +205,16 @@ std::optional<RowFusedParts> rowFusedParts(KernelOp group) {
       (parts.norm ? parts.epilogue : parts.prologue).push_back(&op);
       continue;
     }
+    if (parts.norm && isa<ReduceSumOp>(op)) {
+      parts.colSums.push_back(&op);
+      continue;
+    }
     if (parts.norm || !hasWarpRowKernel(&op))
       return std::nullopt;
     parts.norm = &op;
   }
-  if (!parts.norm || (parts.prologue.empty() && parts.epilogue.empty()))
+  if (!parts.norm || (parts.prologue.empty() && parts.epilogue.empty() &&
+                      parts.colSums.empty()))
     return std::nullopt;
   Operation *norm = parts.norm;
   Value row = norm->getOperand(0);
@@ -191,8 +222,23 @@ std::optional<RowFusedParts> rowFusedParts(KernelOp group) {
                                         parts.prologue.end());
   llvm::SmallPtrSet<Operation *, 8> epi(parts.epilogue.begin(),
                                         parts.epilogue.end());
+  llvm::SmallPtrSet<Operation *, 4> sums(parts.colSums.begin(),
+                                         parts.colSums.end());
   Operation *yield = group.getYield();
   auto inside = [&](Value v) { return v.getParentRegion() == &group.getBody(); };
+  // A column sum reads the norm's row result or an epilogue value, and only
+  // the yield reads it: the parameter-sum kernel writes it.
+  for (Operation *op : parts.colSums) {
+    auto sum = cast<ReduceSumOp>(op);
+    Operation *def = sum.getInput().getDefiningOp();
+    bool rowValue = (def == norm &&
+                     cast<OpResult>(sum.getInput()).getResultNumber() == 0) ||
+                    epi.count(def) != 0;
+    if (!rowValue || !isColumnSum(norm, sum, sum.getInput()) ||
+        llvm::any_of(sum->getUsers(),
+                     [&](Operation *u) { return u != yield; }))
+      return std::nullopt;
+  }
   for (Operation *op : llvm::concat<Operation *>(parts.prologue, parts.epilogue)) {
     bool isPro = pro.count(op);
     if (op->getNumResults() != 1 || !sameShape(op->getResult(0), row))
@@ -217,7 +263,7 @@ std::optional<RowFusedParts> rowFusedParts(KernelOp group) {
                 (isPro ? pro.count(user) != 0 ||
                              (user == norm &&
                               isRowOperand(norm, use.getOperandNumber()))
-                       : epi.count(user) != 0);
+                       : epi.count(user) != 0 || sums.count(user) != 0);
       if (!ok)
         return std::nullopt;
     }
@@ -228,7 +274,8 @@ std::optional<RowFusedParts> rowFusedParts(KernelOp group) {
       return std::nullopt;
   for (OpResult r : norm->getResults())
     for (Operation *user : r.getUsers())
-      if (user != yield && !(r.getResultNumber() == 0 && epi.count(user)))
+      if (user != yield && !(r.getResultNumber() == 0 &&
+                             (epi.count(user) || sums.count(user))))
         return std::nullopt;
   return parts;
 }
@@ -519,6 +566,48 @@ std::optional<std::string> normEpilogueBlocker(KernelOp producer,
                          "the norm");
   }
   return tensorLimitBlocker(producer, consumer);
+}
+
+std::optional<std::string> normColumnSumBlocker(KernelOp producer,
+                                                ReduceSumOp sum, Value value) {
+  Operation *norm = warpNormOf(producer);
+  if (!isa_and_nonnull<LayerNormGradOp, RmsNormGradOp>(norm))
+    return std::string("only a norm gradient's row kernel sums columns");
+  auto host = dyn_cast<KernelOp>(sum->getParentOp());
+  if (!host || host->getBlock() != producer->getBlock())
+    return std::string("the groups are in different blocks");
+  // The sum's group: the sum alone, or a weight gradient with the sum as
+  // its cuBLASLt bias-gradient epilogue (which it leaves).
+  auto kind = epilogue::of(host);
+  bool alone = std::next(host.getGroupOps().begin()) ==
+               host.getGroupOps().end();
+  bool biasGrad = (kind == epilogue::Kind::BiasGradLhs ||
+                   kind == epilogue::Kind::BiasGradRhs) &&
+                  host.getNumResults() == 2 &&
+                  host.getYield()->getOperand(1) == sum.getResult();
+  if (!alone && !biasGrad)
+    return std::string("the sum shares its group with other work");
+  Value inner =
+      producer.getYield()->getOperand(cast<OpResult>(value).getResultNumber());
+  Operation *def = inner.getDefiningOp();
+  bool rowValue =
+      (def == norm && cast<OpResult>(inner).getResultNumber() == 0) ||
+      (def && def != norm && isElementwise(def) && norm->isBeforeInBlock(def));
+  if (!rowValue)
+    return std::string("the sum reads a result that is not a row value of "
+                       "the norm gradient");
+  if (sum.getKeepdims() || !sameShape(value, inner))
+    return std::string("the sum keeps its reduced dims");
+  // isColumnSum on the value the kernel computes.
+  ArrayRef<int64_t> axes = sum.getAxes();
+  int64_t axis = normGradAxis(norm);
+  bool leading = static_cast<int64_t>(axes.size()) == axis && axis >= 1;
+  for (auto [i, a] : llvm::enumerate(axes))
+    leading = leading && a == static_cast<int64_t>(i);
+  if (!leading)
+    return std::string("the sum is not over every axis before the norm's "
+                       "(a column sum of the rows)");
+  return std::nullopt;
 }
 
 } // namespace mlir::llmc::fusion

@@ -45,8 +45,9 @@ enum class GroupKind {
                // with their casts: one row pass (llmc-fuse-classifier)
   RowFused,    // a norm (or norm gradient) with a warp row kernel, the
                // elementwise ops that compute its row operands (prologue)
-               // and those that read its row result (epilogue): one warp
-               // row kernel (rowFusedParts)
+               // and those that read its row result (epilogue), and for a
+               // gradient the column sums of its row values (bias
+               // gradients): one warp row kernel (rowFusedParts)
   Unknown,
 };
 GroupKind classify(KernelOp group);
@@ -72,12 +73,27 @@ bool isRowOperand(Operation *op, unsigned i);
 /// of the row's shape, read by prologue ops, by the norm as a row operand
 /// or outside) and after it (reading the norm's first result or each
 /// other, and outside values of the row's shape). Every value they read
-/// from outside has the row's shape: no broadcast.
+/// from outside has the row's shape: no broadcast. A norm gradient's group
+/// may also hold `reduce_sum`s over every axis before the norm's of a row
+/// value (its dx or an epilogue value): column sums, summed next to the
+/// parameter gradients (colSums; isColumnSum).
 struct RowFusedParts {
   Operation *norm = nullptr;
-  SmallVector<Operation *> prologue, epilogue;
+  SmallVector<Operation *> prologue, epilogue, colSums;
 };
 std::optional<RowFusedParts> rowFusedParts(KernelOp group);
+
+/// `sum` adds up `row` (a row value of the norm gradient `norm`: rows of
+/// the norm's trailing axes) over every axis before the norm's, without
+/// keepdims: one value per column of the row.
+bool isColumnSum(Operation *norm, ReduceSumOp sum, Value row);
+
+/// Why the norm-gradient group `producer` does not take `sum` (a reduce_sum
+/// in a group of its own or in a bias-gradient matmul epilogue) that
+/// reads its result `value`: nullopt when it can (llmc-fuse-elementwise,
+/// col-sums).
+std::optional<std::string> normColumnSumBlocker(KernelOp producer,
+                                                ReduceSumOp sum, Value value);
 
 /// For a Classifier group: its cross_entropy and its cross_entropy_grad.
 std::pair<CrossEntropyOp, CrossEntropyGradOp> classifierOps(KernelOp group);

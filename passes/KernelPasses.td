@@ -177,6 +177,13 @@ def FuseElementwisePass : Pass<"llmc-fuse-elementwise", "::mlir::func::FuncOp"> 
       one kernel that keeps the row in registers; values others read are
       still written. Bit-exact: each value is rounded to its storage type
       where the one-op kernels store it.
+    - **column sums**: a `reduce_sum` over every axis before a norm
+      gradient's of its row value (dx, or the residual gradient of its
+      epilogue: a bias gradient) joins the norm group, in its own group or
+      taken out of a weight gradient's cuBLASLt bias-gradient epilogue
+      (`bias_grad_lhs`/`_rhs`, which cuBLASLt runs as a separate kernel):
+      `reduce_sum(layer_norm_grad(..)#0) axes [0, .., a-1]` is summed per
+      column next to dweight and dbias, in f32, in a fixed order.
     - **horizontal**: consecutive elementwise groups that do not read one
       another (a model's weight casts, the gradient casts before the
       optimizer) become one group, one launch with a segment per group.
@@ -194,6 +201,10 @@ def FuseElementwisePass : Pass<"llmc-fuse-elementwise", "::mlir::func::FuncOp"> 
     Option<"normEpilogue", "norm-epilogue", "bool", "true",
            "an elementwise group reading a warp-kernel norm's row result "
            "joins the norm's group">,
+    Option<"colSums", "col-sums", "bool", "true",
+           "a bias gradient (a column sum) of a norm gradient's row value "
+           "joins the norm's group, also out of a matmul's cuBLASLt "
+           "bias-gradient epilogue">,
   ];
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }

@@ -165,6 +165,15 @@ struct WarpRowIO {
   std::vector<KernelArg> outArgs;
   std::vector<KernelArg> operandArgs; // per operand of the op (weight, bias)
   std::vector<KernelArg> resultArgs;  // per result (parameter gradients)
+  // Norm gradients: column sums of row values (bias gradients), summed per
+  // column next to dweight and dbias. `add` is the f32 value a row adds, an
+  // expression in scope after storeElement's code.
+  struct ColumnSum {
+    std::string name, add;
+    mlir::Type type; // of the sum
+    KernelArg arg;
+  };
+  std::vector<ColumnSum> columnSums;
   std::string rowSetup;   // at the start of each row
   std::string load;       // in `if (c < kChunks)`: sets the row operands'
                           // 4 elements (layer_norm: x[i][e]; the gradients:

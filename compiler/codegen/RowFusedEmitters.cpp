@@ -11,7 +11,12 @@
 //          written once, the row stays in registers);
 //   store  the norm's row result, rounded to its own type, feeds the
 //          epilogue's ops (cast(add(dres, dx))); only what others read is
-//          stored.
+//          stored;
+//   sums   a norm gradient's column sums (reduce_sum of dx or of an
+//          epilogue value over the rows: bias gradients) add the stored
+//          value, as rounded, to per-column f32 accumulators next to
+//          dweight and dbias; the parameter-sum kernel adds the warps'
+//          partials in a fixed order, as it does theirs.
 //
 // Every value keeps its storage type between ops, as in the fused
 // elementwise kernels (FusedEmitters.cpp), so each is rounded where the
@@ -131,8 +136,9 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
   auto addOut = [&](Value inner, KernelArg arg, unsigned slot) {
     Operation *def = inner.getDefiningOp();
     bool inLoad = def && pro.count(def);
-    if (def == norm && cast<OpResult>(inner).getResultNumber() != 0)
-      return; // a parameter gradient: the second kernel writes it
+    if ((def == norm && cast<OpResult>(inner).getResultNumber() != 0) ||
+        isa_and_nonnull<ReduceSumOp>(def))
+      return; // a parameter gradient or a column sum: kernel 2 writes it
     outs.push_back({inner, arg, "out" + std::to_string(slot), inLoad});
   };
   for (auto [j, y] : llvm::enumerate(yield->getOperands()))
@@ -243,6 +249,24 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
                      " *>(" + o.name + " + row * kCols)[c] = " + o.name +
                      "v;\n";
 
+  // Column sums: the row value as the epilogue code holds it (its storage
+  // type: the value stored), widened.
+  for (auto [k, op] : llvm::enumerate(parts->colSums)) {
+    auto sum = cast<ReduceSumOp>(op);
+    Value v = sum.getInput();
+    std::string var =
+        v.getDefiningOp() == norm
+            ? std::string("nr")
+            : "s" + std::to_string(opIndex.lookup(v.getDefiningOp()));
+    std::optional<KernelArg> arg = resultArgOf(sum.getResult());
+    if (!arg)
+      return sum.emitError("codegen: a column sum no one reads");
+    Type t = elementTypeOf(sum.getResult());
+    io.types.push_back(t);
+    io.columnSums.push_back({"colsum" + std::to_string(k),
+                             loadAs(elementTypeOf(v), var), t, *arg});
+  }
+
   std::string members;
   for (Operation *op : parts->prologue)
     members += " " + op->getName().getStringRef().str();
@@ -252,6 +276,9 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
     io.scheme += " " + op->getName().getStringRef().str();
   io.scheme += " ] in the stores; " + std::to_string(outs.size()) +
                " row tensor(s) written";
+  if (!parts->colSums.empty())
+    io.scheme += "; " + std::to_string(parts->colSums.size()) +
+                 " column sum(s) of row values";
   LogicalResult result = isa<LayerNormOp>(norm)
                              ? emitLayerNormWarpRows(norm, ctx, out, io)
                              : emitNormGradWarpRows(norm, ctx, out, io);

@@ -67,7 +67,7 @@ func.func @forward(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<4x8xf32>
 // that was not bitwise on the H100): dx, `rstd * (...)`, ends in a plain
 // multiply and is open; the add reads it with __fadd_rn, which ptxas does
 // not contract with it. No empty asm (ptxas sees through it).
-// CHECK-LABEL: // ===== layer_norm_grad_1_rows.cu =====
+// CHECK-LABEL: // ===== layer_norm_grad_1.cu =====
 // CHECK:       epilogue [ llmc.add llmc.cast ] in the stores
 // CHECK-NOT:   asm(
 // CHECK:           x[4 * i + e] = p1.v[e];
@@ -84,7 +84,7 @@ func.func @forward(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<4x8xf32>
 // CHECK-NEXT:        const float a = s2;
 // CHECK-NEXT:        s3 = __float2bfloat16((float)a);
 // CHECK-NOT:   asm(
-// CHECK-LABEL: // ===== layer_norm_grad_1_params.cu =====
+// CHECK:       tickets[kRuns] = 0;
 func.func @forward(%x: tensor<6x128xf32>, %dy: tensor<6x128xbf16>, %w: tensor<128xf32>, %dres: tensor<6x128xf32>) -> (tensor<6x128xf32>, tensor<6x128xbf16>, tensor<128xf32>) {
   %0 = llmc.cast %dy : tensor<6x128xbf16> -> tensor<6x128xf32>
   %1:2 = llmc.layer_norm_grad %x, %0 weight %w {axis = 1 : i64} : (tensor<6x128xf32>, tensor<6x128xf32>, tensor<128xf32>) -> (tensor<6x128xf32>, tensor<128xf32>)
@@ -97,7 +97,7 @@ func.func @forward(%x: tensor<6x128xf32>, %dy: tensor<6x128xbf16>, %w: tensor<12
 
 // An epilogue op that could absorb the open dx (gelu adds its operand to
 // its cube) reads it sealed.
-// CHECK-LABEL: // ===== rms_norm_grad_0_rows.cu =====
+// CHECK-LABEL: // ===== rms_norm_grad_0.cu =====
 // CHECK:           float nr = rstd * (g - meanG - xhat * meanGX);
 // CHECK-NEXT:      float s1;  // llmc.gelu
 // CHECK-NEXT:      {

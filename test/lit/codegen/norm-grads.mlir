@@ -6,21 +6,30 @@
 // FUSED: compiled {{[1-9][0-9]*}} kernels for sm_90
 
 // Backward row ops: layer_norm_grad and rms_norm_grad recompute the row
-// statistics, write dx, and sum dweight/dbias deterministically (per-warp
-// or per-block partial sums, then a fixed-order second kernel); softmax
+// statistics, write dx, and sum dweight/dbias deterministically (rows of
+// 4k <= 1024: in the same launch, by tickets; other rows: per-block
+// partial sums, then a fixed-order second kernel); softmax
 // grads take one block per row; activation grads are elementwise. Rows of
 // 4k <= 1024 elements: one warp per row, in registers, 4-element vectors.
 
-// CHECK-LABEL: // ===== layer_norm_grad_0_rows.cu =====
-// CHECK:       // layer_norm_grad_0_rows: llmc.layer_norm_grad "/transformer/h.0/ln_1/LayerNormalization"
+// One launch: the block adds its 8 warps' parameter sums in warp order
+// (shared memory) into its row of `partials`; the last block of each run of
+// 8 blocks (a ticket) adds the run's rows, the last run's block the 16 runs,
+// in order, and resets the tickets.
+// CHECK-LABEL: // ===== layer_norm_grad_0.cu =====
+// CHECK:       // layer_norm_grad_0: llmc.layer_norm_grad "/transformer/h.0/ln_1/LayerNormalization"
 // CHECK-NEXT:  //   (bf16[8, 1024, 768], bf16[8, 1024, 768], bf16[768]) -> bf16[8, 1024, 768], bf16[768], bf16[768]
 // CHECK-NEXT:  //   layer_norm_grad: 1024 warps stride over the rows, one row per warp in registers
-// CHECK-NEXT:  //   each warp adds up its rows' parameter gradients per column in registers and writes them to its row of the f32 scratch `partials`; layer_norm_grad_0_params sums the warps in a fixed order
+// CHECK-NEXT:  //   each warp adds up its rows' parameter gradients per column in registers; the block adds its warps in order (shared memory) into its row of the f32 scratch `partials`; the last block of each run of kGroupBlocks (tickets) adds the run's rows in order, the last run's block adds the runs in order: one launch, deterministic, no atomics on data
 // CHECK:       constexpr index_t kRows = 8192;  // rows
 // CHECK-NEXT:  constexpr index_t kCols = 768;  // elements per row
 // CHECK-NEXT:  constexpr index_t kBlock = 256;  // threads per block, one warp per row
-// CHECK-NEXT:  constexpr index_t kPartials = 1024;  // warps, one partial sum each
-// CHECK:       layer_norm_grad_0_rows(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ grad, const __nv_bfloat16 *__restrict__ weight, __nv_bfloat16 *__restrict__ dx, float *__restrict__ partials)
+// CHECK-NEXT:  constexpr index_t kPartials = 1024;  // warps, 8 per block
+// CHECK-NEXT:  constexpr index_t kBlocks = 128;  // blocks
+// CHECK-NEXT:  constexpr index_t kGroupBlocks = 8;  // blocks per ticket run
+// CHECK-NEXT:  constexpr index_t kRuns = 16;  // ticket runs
+// CHECK-NEXT:  constexpr index_t kSums = 2;
+// CHECK:       layer_norm_grad_0(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ grad, const __nv_bfloat16 *__restrict__ weight, __nv_bfloat16 *__restrict__ dx, float *__restrict__ partials, unsigned int *__restrict__ tickets, __nv_bfloat16 *__restrict__ dweight, __nv_bfloat16 *__restrict__ dbias)
 // CHECK:       for (index_t row = warp; row < kRows; row += kPartials) {
 // CHECK:       const float mean = warpAllSum(sum) / (float)kCols;
 // CHECK:       const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
@@ -29,24 +38,31 @@
 // CHECK:       o.v[e] = __float2bfloat16(rstd * (g - meanG - xhat * meanGX));
 // CHECK-NEXT:  dweightAcc[u] += dy[u] * xhat;
 // CHECK-NEXT:  dbiasAcc[u] += dy[u];
-// CHECK:       reinterpret_cast<float4 *>(partials + (0 * kPartials + warp) * kCols)[c] = make_float4(dweightAcc[4 * i],
-// CHECK-NEXT:  reinterpret_cast<float4 *>(partials + (1 * kPartials + warp) * kCols)[c] = make_float4(dbiasAcc[4 * i],
-// CHECK-LABEL: // ===== layer_norm_grad_0_params.cu =====
-// CHECK:       layer_norm_grad_0_params(const float *__restrict__ partials, __nv_bfloat16 *__restrict__ dweight, __nv_bfloat16 *__restrict__ dbias)
-// CHECK:       for (index_t b = l; b < kPartials; b += 32)
-// CHECK:       total += part[i][cl];
-// CHECK:       dweight[c] = __float2bfloat16(total);
-// CHECK:       dbias[c] = __float2bfloat16(total);
-// CHECK-LABEL: // ===== rms_norm_grad_1_rows.cu =====
+// CHECK:       reinterpret_cast<float4 *>(red[wib])[c] = make_float4(dweightAcc[4 * i],
+// CHECK:       t += red[w][j];
+// CHECK-NEXT:  partials[(0 * kStride + blockIdx.x) * kCols + j] = t;
+// CHECK:       reinterpret_cast<float4 *>(red[wib])[c] = make_float4(dbiasAcc[4 * i],
+// CHECK:       partials[(1 * kStride + blockIdx.x) * kCols + j] = t;
+// CHECK:       last = atomicAdd(&tickets[run], 1u) == (unsigned int)(members - 1);
+// CHECK:       if (!last)
+// CHECK-NEXT:    return;
+// CHECK:       for (int b = 0; b < members; ++b) {
+// CHECK:       tickets[run] = 0;
+// CHECK:       last = atomicAdd(&tickets[kRuns], 1u) == (unsigned int)(kRuns - 1);
+// CHECK:       for (int b = 0; b < kRuns; ++b) {
+// CHECK:       dweight[4 * c] = __float2bfloat16(t.x);
+// CHECK:       dbias[4 * c + 3] = __float2bfloat16(t.w);
+// CHECK:       tickets[kRuns] = 0;
+// CHECK-LABEL: // ===== rms_norm_grad_1.cu =====
 // CHECK:       (void)sum;
 // CHECK:       const float mean = 0.0f;
 // CHECK-NEXT:  const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
-// CHECK-LABEL: // ===== rms_norm_grad_1_params.cu =====
-// CHECK:       rms_norm_grad_1_params(const float *__restrict__ partials, __nv_bfloat16 *__restrict__ dweight)
-// NVRTC:       buffer layer_norm_grad_0.partials scratch f32[2, 1024, 768]
-// NVRTC:       step 0 launch layer_norm_grad_0_rows grid [128, 1, 1] block [256, 1, 1] smem 0 args (arg0, arg1, arg2, layer_norm_grad_0.out0, layer_norm_grad_0.partials)
-// NVRTC-NEXT:  step 1 launch layer_norm_grad_0_params grid [24, 1, 1] block [1024, 1, 1] smem 0 args (layer_norm_grad_0.partials, layer_norm_grad_0.out1, layer_norm_grad_0.out2)
-// NVRTC:       compiled 4 kernels for sm_90
+// CHECK:       dweight[4 * c] = __float2bfloat16(t.x);
+// NVRTC:       buffer layer_norm_grad_0.partials scratch f32[2, 144, 768]
+// NVRTC-NEXT:  buffer layer_norm_grad_0.tickets scratch i32[17]
+// NVRTC:       step 0 launch layer_norm_grad_0 grid [128, 1, 1] block [256, 1, 1] smem 0 args (arg0, arg1, arg2, layer_norm_grad_0.out0, layer_norm_grad_0.partials, layer_norm_grad_0.tickets, layer_norm_grad_0.out1, layer_norm_grad_0.out2)
+// NVRTC-NEXT:  step 1 launch rms_norm_grad_1 grid [128, 1, 1]
+// NVRTC:       compiled 2 kernels for sm_90
 func.func @forward(%x: tensor<8x1024x768xbf16>, %dy: tensor<8x1024x768xbf16>, %w: tensor<768xbf16>)
     -> (tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>) {
   %0, %1, %2 = llmc.layer_norm_grad %x, %dy weight %w {bias_grad, epsilon = 1.0e-05 : f64} : (tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>, tensor<768xbf16>) -> (tensor<8x1024x768xbf16>, tensor<768xbf16>, tensor<768xbf16>) loc("/transformer/h.0/ln_1/LayerNormalization")

@@ -17,9 +17,12 @@
 // and 83 steps before), attention reads and writes [B, T, H, D] (no
 // transposes: 79 steps before) and the loss and its gradient are one
 // classifier group (71 before); the two residual-gradient adds ride in
-// their layer norm gradients' stores (the norm epilogue: 66 before).
+// their layer norm gradients' stores (the norm epilogue: 66 before); each
+// layer norm gradient is one launch (tickets, not a second kernel) and
+// sums the bias gradient of the residual gradient it writes (the column
+// sums: 64 before).
 
-// CHECK:      # train_step: {{[0-9]+}} buffers, {{[0-9]+}} bytes unplanned; 64 steps
+// CHECK:      # train_step: {{[0-9]+}} buffers, {{[0-9]+}} bytes unplanned; 59 steps
 // CHECK:      step 3 matmul matmul_3 m 32 n 192 k 64 batch 1 {{.*}} -> matmul_3.out0) bias arg5:h.0.attn.c_attn.bias
 // CHECK-NOT:  launch add_4 grid
 // Attention reads q, k, v out of the packed c_attn output (qkv_heads).
@@ -28,39 +31,38 @@
 // The fused classifier writes the logits' gradient over the logits.
 // CHECK:      step 13 launch cross_entropy_21_rows grid [32, 1, 1]
 // CHECK-SAME: args (matmul_19.out0, arg17:targets, constant_20.out0, cross_entropy_21.count, cross_entropy_21.row_loss, matmul_19.out0)
-// CHECK:      step 17 launch layer_norm_grad_27_rows
-// CHECK-NEXT: step 18 launch layer_norm_grad_27_params
+// CHECK:      step 17 launch layer_norm_grad_27 grid [4, 1, 1] {{.*}} args (layer_norm_18.out0, matmul_23.out0, arg14:ln_f.weight, layer_norm_grad_27.out0, layer_norm_grad_27.partials, layer_norm_grad_27.tickets, layer_norm_grad_27.out1, layer_norm_grad_27.out2, layer_norm_grad_27.out3)
 // A reshape of one result of a multi-result op names that result's buffer.
-// CHECK:      step 21 matmul matmul_32 m 256 n 64 k 32 batch 1 transA 1 transB 0 strideA 0 strideB 0 (gelu_14.out0, layer_norm_grad_27.out0 -> matmul_32.out0)
-// CHECK:      step 22 launch gelu_grad_33
+// CHECK:      step 19 matmul matmul_32 m 256 n 64 k 32 batch 1 transA 1 transB 0 strideA 0 strideB 0 (gelu_14.out0, layer_norm_grad_27.out0 -> matmul_32.out0)
+// CHECK:      step 20 launch gelu_grad_33
 // The packed gradient goes straight to the c_attn matmuls: no concat.
-// CHECK:      step 31 launch attention_grad_47_dot
-// CHECK-NEXT: step 32 launch attention_grad_47_kv grid [1, 4, 2] block [256, 1, 1] smem 41472
-// CHECK-NEXT: step 33 launch attention_grad_47_q
-// CHECK-NEXT: step 34 launch reduce_sum_49 {{.*}} args (attention_grad_47.out0, reduce_sum_49.out0)
-// CHECK-NEXT: step 35 matmul matmul_50 {{.*}} (attention_grad_47.out0, arg4:h.0.attn.c_attn.weight -> matmul_50.out0)
-// CHECK:      step 40 launch gather_grad_57_zero
-// CHECK:      step 45 launch gather_grad_57_sum
-// CHECK:      step 47 launch add_60 grid [1, 1, 1] block [256, 1, 1] smem 0 args (arg19, constant_59.out0, add_60.out0)
-// CHECK-NEXT: step 48 launch adamw_update_61 grid [128, 1, 1] block [256, 1, 1] smem 0 args (arg0:wte, add_58.out0, arg20, arg36, arg18:lr, add_60.out0, adamw_update_61.out0, adamw_update_61.out1, adamw_update_61.out2)
-// CHECK:      step 63 launch adamw_update_76
+// CHECK:      step 27 launch attention_grad_47_dot
+// CHECK-NEXT: step 28 launch attention_grad_47_kv grid [1, 4, 2] block [256, 1, 1] smem 41472
+// CHECK-NEXT: step 29 launch attention_grad_47_q
+// CHECK-NEXT: step 30 launch reduce_sum_49 {{.*}} args (attention_grad_47.out0, reduce_sum_49.out0)
+// CHECK-NEXT: step 31 matmul matmul_50 {{.*}} (attention_grad_47.out0, arg4:h.0.attn.c_attn.weight -> matmul_50.out0)
+// CHECK:      step 35 launch gather_grad_57_zero
+// CHECK:      step 40 launch gather_grad_57_sum
+// CHECK:      step 42 launch add_60 grid [1, 1, 1] block [256, 1, 1] smem 0 args (arg19, constant_59.out0, add_60.out0)
+// CHECK-NEXT: step 43 launch adamw_update_61 grid [128, 1, 1] block [256, 1, 1] smem 0 args (arg0:wte, add_58.out0, arg20, arg36, arg18:lr, add_60.out0, adamw_update_61.out0, adamw_update_61.out1, adamw_update_61.out2)
+// CHECK:      step 58 launch adamw_update_76
 // Each step's phase (StepPhases.h): the forward pass through the loss's
 // reduction, the backward pass, then the optimizer from the step count's
 // increment (it reads the `step` state) on.
-// CHECK-NEXT: phases: forward 0-14, backward 15-46, optimizer 47-63{{$}}
-// CHECK:      compiled 49 kernels for sm_90 with NVRTC
+// CHECK-NEXT: phases: forward 0-14, backward 15-41, optimizer 42-58{{$}}
+// CHECK:      compiled 44 kernels for sm_90 with NVRTC
 
 // GPT2:  launch attention_grad_{{[0-9]+}}_kv
 // GPT2:  launch adamw_update_
 // GPT2:  compiled {{[0-9]+}} kernels for sm_90 with NVRTC
 
-// LLAMA: launch rms_norm_grad_{{[0-9]+}}_rows
+// LLAMA: launch rms_norm_grad_{{[0-9]+}} grid
 // LLAMA: launch attention_grad_{{[0-9]+}}_kv
 // The SwiGLU backward (silu_grad and its muls) is one fused kernel.
 // LLAMA: launch mul_{{[0-9]+}} grid
 // LLAMA: compiled {{[0-9]+}} kernels for sm_90 with NVRTC
 
-// BERT:  launch layer_norm_grad_{{[0-9]+}}_rows
+// BERT:  launch layer_norm_grad_{{[0-9]+}} grid
 // BERT:  launch attention_grad_{{[0-9]+}}_kv
 // BERT:  launch gather_grad_{{[0-9]+}}_sum
 // BERT:  phases: forward 0-{{[0-9]+}}, backward {{[0-9]+}}-{{[0-9]+}}, optimizer {{[0-9]+}}-{{[0-9]+}}{{$}}

@@ -9,6 +9,8 @@
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --explain --explain-json %t.json | FileCheck %s --check-prefix=HF
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --no-fuse elementwise,reductions,horizontal,classifier | FileCheck %s --check-prefix=HF-EPI
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=norm-prologue,norm-epilogue --explain | FileCheck %s --check-prefix=HF-NONORM
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --explain | FileCheck %s --check-prefix=TINY-COLSUM
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=colsum --explain | FileCheck %s --check-prefix=TINY-NOCOLSUM
 // RUN: %python -c "import json,sys; d=json.load(open(sys.argv[1])); g=d['groups']; print(len(g), sum(len(x['members'])>1 for x in g), g[0]['kind'], g[0]['members'][0]['names'][0], d['fusion']['elementwise'])" %t.json | FileCheck %s --check-prefix=JSON
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse=bogus 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse 2>&1 | FileCheck %s --check-prefix=EMPTY
@@ -25,10 +27,23 @@
 // (compiler/Pipeline.h: slower backward), so turning the GELU and
 // bias-gradient epilogues off gives the gelu and the four column sums back
 // (53).
-// TINY:      launches        48 per step
-// TINY-EPI:  launches        64 per step
-// TINY-OFF:  launches        91 per step
-// TINY-NOGELU: launches      53 per step
+// Every norm gradient is one launch (its parameter sums take tickets in
+// the row kernel: 3 launches fewer than the former rows + params pairs, 5
+// in the HF export). Column sums (the bias gradients of the residual
+// gradients, summed in the norm kernels) move two sums out of BGRADA
+// without changing the count; with the bias-gradient epilogues off they
+// are two column-sum kernels fewer (53 -> 48). The position embedding's
+// gradient sums the residual gradient over the batch only: not a column
+// sum of the rows, it stays a kernel of its own.
+// TINY-COLSUM: llmc.reduce_sum
+// TINY-COLSUM: not fused with group {{[0-9]+}}: a column sum of the norm group's result: the sum is not over every axis before the norm's (a column sum of the rows)
+// TINY-COLSUM: launches        45 per step
+// TINY-NOCOLSUM: not fused with group {{[0-9]+}}: column sums in norm gradients are off (--no-fuse=colsum)
+// TINY-NOCOLSUM: launches        45 per step
+// TINY:      launches        45 per step
+// TINY-EPI:  launches        61 per step
+// TINY-OFF:  launches        88 per step
+// TINY-NOGELU: launches      48 per step
 
 // The HF GPT-2 export (2 layers): 158 -> 78 (the gelu reads its fc
 // product through a view and still joins it as GELU_AUX_BIAS: 80 without;
@@ -56,11 +71,11 @@
 // HF-NEXT:     llmc.cross_entropy "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cross_entropy_grad "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cast
-// HF:      launches        78 per step
-// HF-EPI:  launches        112 per step
+// HF:      launches        73 per step
+// HF-EPI:  launches        107 per step
 // HF-NONORM: norm prologues are off (--no-fuse=norm-prologue)
-// HF-NONORM: launches        87 per step
+// HF-NONORM: launches        82 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
-// BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
+// BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, colsum, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
 // EMPTY: llmc compile: error: --no-fuse needs a value
