@@ -72,10 +72,10 @@ enum class RowCache { Registers, Shared, L2 };
 
 /// An SM's shared memory on sm_90 (H100, H200: 228 KiB, of which a block
 /// may take 227), the 1 KiB the driver reserves per block, and the static
-/// shared memory of blockOnline (2 x 32 floats).
+/// shared memory of blockOnline and blockSum (3 x 32 floats), rounded up.
 constexpr int64_t kSharedPerSm = 228 * 1024;
 constexpr int64_t kSharedReservedPerBlock = 1024;
-constexpr int64_t kStaticShared = 256;
+constexpr int64_t kStaticShared = 512;
 constexpr int64_t kThreadsPerSm = 2048;
 constexpr int64_t kMaxBlocksPerSm = 32;
 
@@ -239,7 +239,22 @@ CrossEntropyRows::Reduction reductionOf(LossReduction r) {
                                    : CrossEntropyRows::Reduction::None;
 }
 
-EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
+namespace {
+
+/// The loss reduction done by the row kernel's last row instead of a
+/// `_reduce` launch: each row's thread 0 draws a ticket after its
+/// `row_loss` store (fenced); the block that draws ticket kRows - 1 sums
+/// `row_loss` exactly as reduceKernel does (1024 threads, the same strided
+/// order, the same blockSum), so the loss keeps its bits, and puts the
+/// ticket back to 0 for the next step (persistent scratch, zero at load;
+/// the pattern of ReduceEmitters.cpp's column reduction).
+struct LastRowReduce {
+  mlir::Type lossType;
+  KernelArg ticketArg, outArg;
+};
+
+EmittedKernel rowsKernel(const CrossEntropyRows &r,
+                         const LastRowReduce *reduce) {
   bool mean = r.reduction == CrossEntropyRows::Reduction::Mean;
   bool none = r.reduction == CrossEntropyRows::Reduction::None;
   // Vectors of 8 elements whatever the type (16 bytes of bf16, 32 of f32),
@@ -300,7 +315,10 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
   src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
                    "whole warps, one block");
   src.constant("kIgnore", r.ignoreIndex, "ignore_index");
-  src.helper(blockReduceHelpers(kBlockOnline));
+  src.helper(blockReduceHelpers(reduce ? kBlockOnline | kBlockSum
+                                       : kBlockOnline));
+  if (reduce)
+    src.use(reduce->lossType);
   std::string ls = storageType(r.lt), rs = r.grad ? storageType(r.rt) : "";
   std::string vecs_ = "struct alignas(" + std::to_string(inAlign) +
                       ") InVec {\n  " + ls + " v[kVec];\n};\n";
@@ -332,9 +350,25 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
     params += ", " + rs + " *dlogits";
     args.push_back(r.gradArg);
   }
+  if (reduce) {
+    params += ", unsigned int *__restrict__ ticket, " +
+              outParam(reduce->lossType, "out");
+    args.push_back(reduce->ticketArg);
+    args.push_back(reduce->outArg);
+  }
+  // With the last-row reduction, thread 0 fences its row's loss and draws
+  // the row's ticket (before the gradient's stores, which it need not
+  // wait for).
   auto storeLoss = [&](const std::string &v) {
-    return r.lossToScratch ? "row_loss[row] = " + v
-                           : "out[row] = " + storeAs(r.lossType, v);
+    std::string store = r.lossToScratch
+                            ? "row_loss[row] = " + v
+                            : "out[row] = " + storeAs(r.lossType, v);
+    if (reduce)
+      store = "{\n        " + store +
+              ";\n        __threadfence();\n"
+              "        sawLast |= atomicAdd(ticket, 1u) == (unsigned "
+              "int)(kRows - 1);\n      }";
+    return store;
   };
   std::string weight;
   if (r.grad)
@@ -343,6 +377,9 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
                     : loadAs(r.gt, "dloss[0]");
 
   std::string body;
+  if (reduce)
+    body += "  bool sawLast = false; // thread 0: this block drew the last "
+            "ticket\n";
   if (cache == RowCache::Shared)
     body += "  // The row, staged once: kCols elements (" +
             std::to_string(sharedBytes) +
@@ -471,7 +508,30 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
       break;
     }
   }
-  body += "  }\n}\n";
+  body += "  }\n";
+  if (reduce) {
+    std::string mean_ = mean ? "total / count[0]" : "total";
+    body += "  __shared__ bool last;\n"
+            "  if (threadIdx.x == 0)\n"
+            "    last = sawLast;\n"
+            "  __syncthreads();\n"
+            "  if (!last)\n"
+            "    return;\n"
+            "  // Every row's loss, through L2 (L1 is not coherent), in "
+            "reduceKernel's order.\n"
+            "  __threadfence();\n"
+            "  float sum = 0.0f;\n"
+            "  for (index_t j = threadIdx.x; j < kRows; j += kBlock)\n"
+            "    sum += __ldcg(&row_loss[j]);\n"
+            "  const float total = blockSum(sum);\n"
+            "  if (threadIdx.x == 0) {\n"
+            "    out[0] = " +
+            storeAs(reduce->lossType, mean_) +
+            ";\n"
+            "    *ticket = 0;\n"
+            "  }\n";
+  }
+  body += "}\n";
   std::string bounds = cache == RowCache::Shared ? "kBlock, kMinBlocks"
                                                  : "kBlock";
   src.kernel("extern \"C\" __global__ void __launch_bounds__(" + bounds +
@@ -485,6 +545,12 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
   k.sharedBytes = static_cast<unsigned>(sharedBytes);
   k.args = std::move(args);
   return k;
+}
+
+} // namespace
+
+EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
+  return rowsKernel(r, nullptr);
 }
 
 LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
@@ -524,6 +590,19 @@ LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
   r.countArg = KernelArg::scratch(1);
   r.lossArg = KernelArg::scratch(0);
   r.gradArg = KernelArg::result(1);
+  // The last row reduces the losses when the row kernel's blocks have
+  // reduceKernel's 1024 threads (rows of 4096 vectors and more), so that
+  // the sum keeps its order; narrower rows keep the `_reduce` launch.
+  if (rowBlockSize(r.cols % 8 == 0 ? r.cols / 8 : r.cols) == 1024) {
+    ScratchBuffer ticket{"ticket", DType::I32, {1}};
+    ticket.persistent = true;
+    LastRowReduce reduce{lossType,
+                         KernelArg::scratch(out.scratch.size()),
+                         KernelArg::result(0)};
+    out.scratch.push_back(std::move(ticket));
+    out.kernels.push_back(rowsKernel(r, &reduce));
+    return success();
+  }
   out.kernels.push_back(crossEntropyRowsKernel(r));
   out.kernels.push_back(
       reduceKernel(ce, lossType, positions, mean, ctx.name + "_reduce"));

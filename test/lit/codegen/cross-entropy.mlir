@@ -82,6 +82,8 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // cp.async, one commit group per vector, folded as each group lands; x[target]
 // is read from the staged row after the block's reduction. With
 // LLMC_CE_ROW_CACHE=none the gradient re-reads the row from L2 instead.
+// Blocks of 1024 threads: the row that draws the last ticket sums the row
+// losses in the `_reduce` kernel's order, so there is no `_reduce` launch.
 // CHECK-LABEL: // ===== cross_entropy_2_rows.cu =====
 // CHECK:       over the row from shared memory (the row staged once)
 // CHECK:       constexpr index_t kIters = 7;
@@ -95,11 +97,23 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // CHECK:         waitStaged(kIters - 1 - i);
 // CHECK:       blockOnline(m, s);
 // CHECK-NEXT:  const float xt = threadIdx.x == 0 && valid ? __bfloat162float(reinterpret_cast<const __nv_bfloat16 *>(staged)[target]) : 0.0f;
+// CHECK:         row_loss[row] = valid ? m + logf(s) - xt : NAN;
+// CHECK-NEXT:    __threadfence();
+// CHECK-NEXT:    sawLast |= atomicAdd(ticket, 1u) == (unsigned int)(kRows - 1);
 // CHECK:         const InVec in = staged[v];
 // CHECK:         d[v] = o;
 // CHECK:       __syncthreads();
-// NVRTC:       launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 100608 args
-// L2:          launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 0 args
+// CHECK:       if (!last)
+// CHECK-NEXT:    return;
+// CHECK:         sum += __ldcg(&row_loss[j]);
+// CHECK:         out[0] = total / count[0];
+// CHECK-NEXT:    *ticket = 0;
+// CHECK-NOT:   ===== cross_entropy_2_reduce.cu
+// NVRTC:       buffer cross_entropy_2.ticket scratch i32[1]
+// NVRTC:       launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 100608 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.ticket, cross_entropy_2.out0)
+// NVRTC-NEXT:  matmul
+// NVRTC:       compiled 2 kernels
+// L2:          launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 0 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.ticket, cross_entropy_2.out0)
 func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x50304xbf16>, %t: tensor<4xi64>, %d: tensor<f32>) -> (tensor<f32>, tensor<4x8xbf16>) {
   %x = llmc.matmul %h, %w : (tensor<4x8xbf16>, tensor<8x50304xbf16>) -> tensor<4x50304xbf16>
   %0 = llmc.cast %x : tensor<4x50304xbf16> -> tensor<4x50304xf32>
