@@ -21,7 +21,10 @@
 //                  loaded, after the block's reduction, and x[target] is
 //                  read before it).
 //   <name>_reduce  one block sums `row_loss` in a fixed order and divides
-//                  by `count` (`mean`): a deterministic loss, no atomics.
+//                  by `count` (`mean`): a deterministic loss. When the row
+//                  kernel's blocks have this kernel's 1024 threads, its
+//                  last row does this instead (a ticket, LastRowReduce):
+//                  the same sum in the same order, one launch fewer.
 //
 // The row kernel (crossEntropyRowsKernel) is also the one of the unfused
 // cross_entropy and cross_entropy_grad (LossEmitters.cpp): the same
@@ -359,16 +362,18 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
   // With the last-row reduction, thread 0 fences its row's loss and draws
   // the row's ticket (before the gradient's stores, which it need not
   // wait for).
-  auto storeLoss = [&](const std::string &v) {
-    std::string store = r.lossToScratch
-                            ? "row_loss[row] = " + v
-                            : "out[row] = " + storeAs(r.lossType, v);
-    if (reduce)
-      store = "{\n        " + store +
-              ";\n        __threadfence();\n"
-              "        sawLast |= atomicAdd(ticket, 1u) == (unsigned "
-              "int)(kRows - 1);\n      }";
-    return store;
+  auto storeLoss = [&](const std::string &v, const std::string &in) {
+    std::string store = (r.lossToScratch
+                             ? "row_loss[row] = " + v
+                             : "out[row] = " + storeAs(r.lossType, v)) +
+                        ";\n";
+    if (!reduce)
+      return in + "if (threadIdx.x == 0)\n" + in + "  " + store;
+    return in + "if (threadIdx.x == 0) {\n" + in + "  " + store + in +
+           "  __threadfence();\n" + in +
+           "  sawLast |= atomicAdd(ticket, 1u) == (unsigned int)(kRows - "
+           "1);\n" +
+           in + "}\n";
   };
   std::string weight;
   if (r.grad)
@@ -402,8 +407,7 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
             "      for (index_t v = threadIdx.x; v < kVecs; v += kBlock)\n"
             "        d[v] = zero;\n";
   if (r.loss)
-    body += "      if (threadIdx.x == 0)\n        " + storeLoss("0.0f") +
-            ";\n";
+    body += storeLoss("0.0f", "      ");
   body += "      continue; // uniformly for the block\n"
           "    }\n"
           "    const bool valid = target >= 0 && target < kClasses;\n";
@@ -481,8 +485,7 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
                              " *>(staged)[target]") +
             " : 0.0f;\n";
   if (r.loss)
-    body += "    if (threadIdx.x == 0)\n      " +
-            storeLoss("valid ? m + logf(s) - xt : NAN") + ";\n";
+    body += storeLoss("valid ? m + logf(s) - xt : NAN", "    ");
   if (r.grad) {
     body += "    const float w = valid ? " + weight +
             " : NAN;\n"
