@@ -597,7 +597,7 @@ LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
   // reduceKernel's 1024 threads (rows of 4096 vectors and more), so that
   // the sum keeps its order; narrower rows keep the `_reduce` launch.
   if (rowBlockSize(r.cols % 8 == 0 ? r.cols / 8 : r.cols) == 1024) {
-    ScratchBuffer ticket{"ticket", DType::I32, {1}};
+    ScratchBuffer ticket{"tickets", DType::I32, {1}};
     ticket.persistent = true;
     LastRowReduce reduce{lossType,
                          KernelArg::scratch(out.scratch.size()),

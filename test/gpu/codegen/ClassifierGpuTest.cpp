@@ -91,7 +91,8 @@ const ClassifierCase kCases[] = {
     {"F32Mean", 24, 2048, 2000, "f32", "mean", 7, 2000},
     // GPT-2's row length (50304, 50257 classes), a few rows: the row in
     // shared memory (98 KiB, two blocks per SM), ignore_index 0 for one
-    // target in 64.
+    // target in 64; 1024-thread blocks, so the last row sums the loss (the
+    // harness checks its `tickets` back at zero after the runs).
     {"Bf16Gpt2Rows", 64, 50304, 50257, "bf16", "mean", 0, 64},
     // The unpadded vocabulary, an odd row length: shared memory filled by
     // plain 2-byte copies (cp.async moves 4, 8 or 16 bytes).

@@ -109,11 +109,11 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // CHECK:         out[0] = total / count[0];
 // CHECK-NEXT:    *ticket = 0;
 // CHECK-NOT:   ===== cross_entropy_2_reduce.cu
-// NVRTC:       buffer cross_entropy_2.ticket scratch i32[1]
-// NVRTC:       launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 100608 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.ticket, cross_entropy_2.out0)
+// NVRTC:       buffer cross_entropy_2.tickets scratch i32[1]
+// NVRTC:       launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 100608 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.tickets, cross_entropy_2.out0)
 // NVRTC-NEXT:  matmul
 // NVRTC:       compiled 2 kernels
-// L2:          launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 0 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.ticket, cross_entropy_2.out0)
+// L2:          launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 0 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.tickets, cross_entropy_2.out0)
 func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x50304xbf16>, %t: tensor<4xi64>, %d: tensor<f32>) -> (tensor<f32>, tensor<4x8xbf16>) {
   %x = llmc.matmul %h, %w : (tensor<4x8xbf16>, tensor<8x50304xbf16>) -> tensor<4x50304xbf16>
   %0 = llmc.cast %x : tensor<4x50304xbf16> -> tensor<4x50304xf32>
