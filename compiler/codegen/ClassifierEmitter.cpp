@@ -11,7 +11,8 @@
 //                  gradient is written.
 //   <name>_rows    one block per row: the row is loaded once, in vectors
 //                  of 8 elements (kept in registers when they fit, else
-//                  re-read from L2), its max/sum of exp computed online;
+//                  staged in shared memory when two blocks per SM fit,
+//                  else re-read from L2), its max/sum of exp computed online;
 //                  thread 0 writes the row's loss m + log(s) - x[target] to
 //                  the f32 scratch `row_loss`; then every element's
 //                  gradient w * (exp(x - m) / s - onehot(target)) is
@@ -20,7 +21,10 @@
 //                  loaded, after the block's reduction, and x[target] is
 //                  read before it).
 //   <name>_reduce  one block sums `row_loss` in a fixed order and divides
-//                  by `count` (`mean`): a deterministic loss, no atomics.
+//                  by `count` (`mean`): a deterministic loss. When the row
+//                  kernel's blocks have this kernel's 1024 threads, its
+//                  last row does this instead (a ticket, LastRowReduce):
+//                  the same sum in the same order, one launch fewer.
 //
 // The row kernel (crossEntropyRowsKernel) is also the one of the unfused
 // cross_entropy and cross_entropy_grad (LossEmitters.cpp): the same
@@ -52,9 +56,11 @@ int64_t floatBytes(Type t) { return t.isF32() ? 4 : 2; }
 /// then spills at 64 registers and fits one block per SM: measured on an
 /// H100 at [16384, 50304] bf16, the loss and gradient took 2.56 ms with the
 /// row cached and 1.92 ms re-reading it from L2 (ClassifierGpuBandwidth),
-/// so only short rows (at most 16 registers, no spill) are cached.
-/// LLMC_CE_ROW_CACHE=registers (cache up to 32) or none (never) overrides
-/// it for that comparison.
+/// so only short rows (at most 16 registers, no spill) are cached there;
+/// longer ones go to shared memory (rowCacheOf).
+/// LLMC_CE_ROW_CACHE=registers (cache up to 32, never shared) or none
+/// (never cache: the L2 re-read, the kernel before shared staging)
+/// overrides it for those comparisons.
 int64_t maxCacheRegisters() {
   const char *v = std::getenv("LLMC_CE_ROW_CACHE");
   if (v && std::string(v) == "none")
@@ -62,6 +68,96 @@ int64_t maxCacheRegisters() {
   if (v && std::string(v) == "registers")
     return 32;
   return 16;
+}
+
+/// Where the gradient pass finds the row the statistics pass read.
+enum class RowCache { Registers, Shared, L2 };
+
+/// An SM's shared memory on sm_90 (H100, H200: 228 KiB, of which a block
+/// may take 227), the 1 KiB the driver reserves per block, and the static
+/// shared memory of blockOnline and blockSum (3 x 32 floats), rounded up.
+constexpr int64_t kSharedPerSm = 228 * 1024;
+constexpr int64_t kSharedReservedPerBlock = 1024;
+constexpr int64_t kStaticShared = 512;
+constexpr int64_t kThreadsPerSm = 2048;
+constexpr int64_t kMaxBlocksPerSm = 32;
+
+/// Blocks of `block` threads that fit on an SM, each with `shared` bytes of
+/// dynamic shared memory.
+int64_t blocksPerSm(int64_t shared, unsigned block) {
+  int64_t bySmem =
+      kSharedPerSm / (shared + kSharedReservedPerBlock + kStaticShared);
+  return std::min({bySmem, kThreadsPerSm / block, kMaxBlocksPerSm});
+}
+
+/// Shared memory needs at least two blocks per SM: while one block waits
+/// for its row, the other computes (statistics, gradient stores). A row
+/// that leaves room for one block only (f32 rows of GPT-2's vocabulary,
+/// bf16 ones past about 57K columns) keeps the L2 re-read, which runs two
+/// 1024-thread blocks per SM: one block alone would leave the memory idle
+/// while it computes.
+RowCache rowCacheOf(const CrossEntropyRows &r, int64_t iters, int64_t vec,
+                    unsigned block) {
+  if (!r.grad)
+    return RowCache::L2; // one pass: nothing to keep
+  if (iters * vec * floatBytes(r.lt) / 4 <= maxCacheRegisters())
+    return RowCache::Registers;
+  const char *v = std::getenv("LLMC_CE_ROW_CACHE");
+  if (v && (std::string(v) == "none" || std::string(v) == "registers"))
+    return RowCache::L2;
+  return blocksPerSm(r.cols * floatBytes(r.lt), block) >= 2 ? RowCache::Shared
+                                                            : RowCache::L2;
+}
+
+/// The copy of one vector into the shared row and its waits. Vectors of 16
+/// bytes and more go through cp.async (sm_80+): each thread issues all its
+/// vectors at once, one commit group per vector, and folds vector i as soon
+/// as group i has landed, while the later ones are still in flight; only
+/// the thread that copied a vector reads it before the block's barrier.
+std::string stagingHelpers(bool async) {
+  if (!async)
+    return R"(// Elements narrower than 16 bytes: plain copies, already visible to the
+// thread that made them.
+__device__ __forceinline__ void stageVec(InVec *dst, const InVec *src) {
+  *dst = *src;
+}
+__device__ __forceinline__ void commitStaged() {}
+__device__ __forceinline__ void waitStaged(int) {}
+)";
+  std::string s = R"(__device__ __forceinline__ void stageVec(InVec *dst, const InVec *src) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const char *from = reinterpret_cast<const char *>(src);
+  for (int k = 0; k < (int)sizeof(InVec); k += 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to + k),
+                 "l"(from + k) : "memory");
+#else
+  *dst = *src;
+#endif
+}
+__device__ __forceinline__ void commitStaged() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Until at most `pending` of this thread's groups are in flight; a constant
+// once the loop is unrolled. Past 7 it waits for 7: sooner, never too early.
+__device__ __forceinline__ void waitStaged(int pending) {
+#if __CUDA_ARCH__ >= 800
+  switch (pending) {
+)";
+  for (int n = 0; n < 7; ++n)
+    s += "  case " + std::to_string(n) +
+         ":\n    asm volatile(\"cp.async.wait_group " + std::to_string(n) +
+         ";\" ::: \"memory\");\n    break;\n";
+  s += R"(  default:
+    asm volatile("cp.async.wait_group 7;" ::: "memory");
+    break;
+  }
+#endif
+}
+)";
+  return s;
 }
 
 } // namespace
@@ -146,20 +242,42 @@ CrossEntropyRows::Reduction reductionOf(LossReduction r) {
                                    : CrossEntropyRows::Reduction::None;
 }
 
-EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
+namespace {
+
+/// The loss reduction done by the row kernel's last row instead of a
+/// `_reduce` launch: each row's thread 0 draws a ticket after its
+/// `row_loss` store (fenced); the block that draws ticket kRows - 1 sums
+/// `row_loss` exactly as reduceKernel does (1024 threads, the same strided
+/// order, the same blockSum), so the loss keeps its bits, and puts the
+/// ticket back to 0 for the next step (persistent scratch, zero at load;
+/// the pattern of ReduceEmitters.cpp's column reduction).
+struct LastRowReduce {
+  mlir::Type lossType;
+  KernelArg ticketArg, outArg;
+};
+
+EmittedKernel rowsKernel(const CrossEntropyRows &r,
+                         const LastRowReduce *reduce) {
   bool mean = r.reduction == CrossEntropyRows::Reduction::Mean;
   bool none = r.reduction == CrossEntropyRows::Reduction::None;
   // Vectors of 8 elements whatever the type (16 bytes of bf16, 32 of f32),
   // so that a row's elements meet in the same order whether the logits
   // are loaded as bf16 or f32: the fused and unfused kernels round alike.
+  // The three row caches visit them in that order too (each thread its
+  // vectors threadIdx.x + i * kBlock, i rising), so their results are
+  // bitwise the same.
   int64_t vec = r.cols % 8 == 0 ? 8 : 1;
   int64_t vecs = r.cols / vec;
   unsigned block = rowBlockSize(vecs);
   int64_t iters = (vecs + block - 1) / block;
-  bool cache = r.grad &&
-               iters * vec * floatBytes(r.lt) / 4 <= maxCacheRegisters();
+  RowCache cache = rowCacheOf(r, iters, vec, block);
   int64_t inAlign = std::min<int64_t>(16, vec * floatBytes(r.lt));
   int64_t outAlign = r.grad ? std::min<int64_t>(16, vec * floatBytes(r.rt)) : 1;
+  int64_t rowBytes = r.cols * floatBytes(r.lt);
+  int64_t sharedBytes = cache == RowCache::Shared ? (rowBytes + 15) / 16 * 16
+                                                  : 0;
+  int64_t minBlocks =
+      cache == RowCache::Shared ? blocksPerSm(sharedBytes, block) : 1;
 
   KernelSource src(r.op, r.name);
   src.use(r.lt);
@@ -170,17 +288,20 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
   std::string what = r.loss && r.grad ? "cross_entropy and its gradient"
                      : r.loss         ? "cross_entropy"
                                       : "cross_entropy_grad";
+  std::string from = cache == RowCache::Registers
+                         ? " from registers"
+                         : cache == RowCache::Shared
+                               ? " from shared memory (the row staged once)"
+                               : " (the row re-read from L2)";
   src.scheme(what + " (" + (mean ? "mean" : none ? "none" : "sum") +
              "): one block per position; the row is read in vectors of " +
              std::to_string(vec) + " elements, online max/sum of exp" +
              (r.loss ? std::string(", loss = max + log(sum) - x[target]") +
                            (r.lossToScratch ? " into `row_loss`" : "")
                      : std::string()) +
-             (r.grad ? std::string(", then w * (exp(x - max) / sum - "
-                                   "onehot(target)) over the row") +
-                           (r.loss ? (cache ? " from registers"
-                                            : " (the row re-read from L2)")
-                                   : "")
+             (r.grad ? ", then w * (exp(x - max) / sum - onehot(target)) "
+                       "over the row" +
+                           from
                      : std::string()));
   src.constant("kRows", r.positions, "positions");
   src.constant("kCols", r.cols, "columns of a row");
@@ -190,10 +311,17 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
   src.constant("kVecs", vecs, "vectors per row");
   src.constant("kBlock", block, "threads per block, one block per position");
   src.constant("kIters", iters, "vectors per thread, at most");
+  if (cache == RowCache::Shared)
+    src.constant("kMinBlocks", minBlocks,
+                 "blocks per SM the row's shared memory allows (registers "
+                 "are capped to match)");
   src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
                    "whole warps, one block");
   src.constant("kIgnore", r.ignoreIndex, "ignore_index");
-  src.helper(blockReduceHelpers(kBlockOnline));
+  src.helper(blockReduceHelpers(reduce ? kBlockOnline | kBlockSum
+                                       : kBlockOnline));
+  if (reduce)
+    src.use(reduce->lossType);
   std::string ls = storageType(r.lt), rs = r.grad ? storageType(r.rt) : "";
   std::string vecs_ = "struct alignas(" + std::to_string(inAlign) +
                       ") InVec {\n  " + ls + " v[kVec];\n};\n";
@@ -201,6 +329,8 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
     vecs_ += "struct alignas(" + std::to_string(outAlign) + ") OutVec {\n  " +
              rs + " v[kVec];\n};\n";
   src.helper(vecs_);
+  if (cache == RowCache::Shared)
+    src.helper(stagingHelpers(vec * floatBytes(r.lt) % 16 == 0));
 
   // Parameters in a fixed order; the logits and the gradient may be one
   // buffer (`llmc.overwrites`): no __restrict__ on either.
@@ -223,9 +353,27 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
     params += ", " + rs + " *dlogits";
     args.push_back(r.gradArg);
   }
-  auto storeLoss = [&](const std::string &v) {
-    return r.lossToScratch ? "row_loss[row] = " + v
-                           : "out[row] = " + storeAs(r.lossType, v);
+  if (reduce) {
+    params += ", unsigned int *__restrict__ ticket, " +
+              outParam(reduce->lossType, "out");
+    args.push_back(reduce->ticketArg);
+    args.push_back(reduce->outArg);
+  }
+  // With the last-row reduction, thread 0 fences its row's loss and draws
+  // the row's ticket (before the gradient's stores, which it need not
+  // wait for).
+  auto storeLoss = [&](const std::string &v, const std::string &in) {
+    std::string store = (r.lossToScratch
+                             ? "row_loss[row] = " + v
+                             : "out[row] = " + storeAs(r.lossType, v)) +
+                        ";\n";
+    if (!reduce)
+      return in + "if (threadIdx.x == 0)\n" + in + "  " + store;
+    return in + "if (threadIdx.x == 0) {\n" + in + "  " + store + in +
+           "  __threadfence();\n" + in +
+           "  sawLast |= atomicAdd(ticket, 1u) == (unsigned int)(kRows - "
+           "1);\n" +
+           in + "}\n";
   };
   std::string weight;
   if (r.grad)
@@ -233,10 +381,18 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
              : mean ? loadAs(r.gt, "dloss[0]") + " / count[0]"
                     : loadAs(r.gt, "dloss[0]");
 
-  std::string body =
-      "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n"
-      "    const InVec *x = reinterpret_cast<const InVec *>(logits + row * "
-      "kCols);\n";
+  std::string body;
+  if (reduce)
+    body += "  bool sawLast = false; // thread 0: this block drew the last "
+            "ticket\n";
+  if (cache == RowCache::Shared)
+    body += "  // The row, staged once: kCols elements (" +
+            std::to_string(sharedBytes) +
+            " bytes of dynamic shared memory).\n"
+            "  extern __shared__ InVec staged[];\n";
+  body += "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n"
+          "    const InVec *x = reinterpret_cast<const InVec *>(logits + row "
+          "* kCols);\n";
   if (r.grad)
     body += "    OutVec *d = reinterpret_cast<OutVec *>(dlogits + row * "
             "kCols);\n";
@@ -251,12 +407,14 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
             "      for (index_t v = threadIdx.x; v < kVecs; v += kBlock)\n"
             "        d[v] = zero;\n";
   if (r.loss)
-    body += "      if (threadIdx.x == 0)\n        " + storeLoss("0.0f") +
-            ";\n";
+    body += storeLoss("0.0f", "      ");
   body += "      continue; // uniformly for the block\n"
           "    }\n"
           "    const bool valid = target >= 0 && target < kClasses;\n";
-  if (r.loss)
+  // x[target]: from global memory before the block's reduction (after it,
+  // the row may be overwritten), or from the staged row after it (the
+  // barriers in blockOnline make every thread's copies visible).
+  if (r.loss && cache != RowCache::Shared)
     body += "    // x[target], read before the block's reduction: after it, "
             "the\n    // row may be overwritten.\n"
             "    const float xt = threadIdx.x == 0 && valid ? " +
@@ -280,52 +438,122 @@ EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
       ";\n"
       "        }\n"
       "        d[v] = o;\n";
-  if (cache)
-    body += "    InVec cached[kIters];\n"
-            "#pragma unroll\n"
-            "    for (int i = 0; i < kIters; ++i) {\n"
-            "      const index_t v = threadIdx.x + i * kBlock;\n"
-            "      if (v < kVecs) {\n"
-            "        const InVec in = x[v];\n"
-            "        cached[i] = in;\n" +
-            fold + "      }\n    }\n";
-  else
+  // Fully unrolled for cp.async, whose waits need constant group counts;
+  // 2-byte plain copies (odd rows: up to 57 a thread) would spill then.
+  bool async = vec * floatBytes(r.lt) % 16 == 0;
+  std::string unroll = cache == RowCache::Shared && !async
+                           ? "#pragma unroll 8\n"
+                           : "#pragma unroll\n";
+  auto unrolled = [&](const std::string &inner) {
+    return unroll +
+           "    for (int i = 0; i < kIters; ++i) {\n"
+           "      const index_t v = threadIdx.x + i * kBlock;\n" +
+           inner + "    }\n";
+  };
+  switch (cache) {
+  case RowCache::Registers:
+    body += "    InVec cached[kIters];\n" +
+            unrolled("      if (v < kVecs) {\n"
+                     "        const InVec in = x[v];\n"
+                     "        cached[i] = in;\n" +
+                     fold + "      }\n");
+    break;
+  case RowCache::Shared:
+    // Every commit group is committed by every thread (empty past the
+    // row's end), so that group i is the i-th vector for all of them.
+    body += "    // Every vector of this thread in flight at once, one commit "
+            "group each.\n" +
+            unrolled("      if (v < kVecs)\n"
+                     "        stageVec(&staged[v], &x[v]);\n"
+                     "      commitStaged();\n") +
+            unrolled("      waitStaged(kIters - 1 - i);\n"
+                     "      if (v < kVecs) {\n"
+                     "        const InVec in = staged[v];\n" +
+                     fold + "      }\n");
+    break;
+  case RowCache::L2:
     body += "    for (index_t v = threadIdx.x; v < kVecs; v += kBlock) {\n"
             "      {\n"
             "        const InVec in = x[v];\n" +
             fold + "      }\n    }\n";
+    break;
+  }
   body += "    blockOnline(m, s);\n";
+  if (r.loss && cache == RowCache::Shared)
+    body += "    const float xt = threadIdx.x == 0 && valid ? " +
+            loadAs(r.lt, "reinterpret_cast<const " + ls +
+                             " *>(staged)[target]") +
+            " : 0.0f;\n";
   if (r.loss)
-    body += "    if (threadIdx.x == 0)\n      " +
-            storeLoss("valid ? m + logf(s) - xt : NAN") + ";\n";
+    body += storeLoss("valid ? m + logf(s) - xt : NAN", "    ");
   if (r.grad) {
     body += "    const float w = valid ? " + weight +
             " : NAN;\n"
             "    const float inv = 1.0f / s;\n";
-    if (cache)
-      body += "#pragma unroll\n"
-              "    for (int i = 0; i < kIters; ++i) {\n"
-              "      const index_t v = threadIdx.x + i * kBlock;\n"
-              "      if (v < kVecs) {\n"
-              "        const InVec in = cached[i];\n" +
-              grads + "      }\n    }\n";
-    else
+    switch (cache) {
+    case RowCache::Registers:
+      body += unrolled("      if (v < kVecs) {\n"
+                       "        const InVec in = cached[i];\n" +
+                       grads + "      }\n");
+      break;
+    case RowCache::Shared:
+      body += unrolled("      if (v < kVecs) {\n"
+                       "        const InVec in = staged[v];\n" +
+                       grads + "      }\n") +
+              "    // The next row's copies land where thread 0 read "
+              "x[target].\n    __syncthreads();\n";
+      break;
+    case RowCache::L2:
       body += "    for (index_t v = threadIdx.x; v < kVecs; v += kBlock) {\n"
               "      {\n"
               "        const InVec in = x[v];\n" +
               grads + "      }\n    }\n";
+      break;
+    }
   }
-  body += "  }\n}\n";
-  src.kernel("extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
-             r.name + "(" + params + ") {\n" + body);
+  body += "  }\n";
+  if (reduce) {
+    std::string mean_ = mean ? "total / count[0]" : "total";
+    body += "  __shared__ bool last;\n"
+            "  if (threadIdx.x == 0)\n"
+            "    last = sawLast;\n"
+            "  __syncthreads();\n"
+            "  if (!last)\n"
+            "    return;\n"
+            "  // Every row's loss, through L2 (L1 is not coherent), in "
+            "reduceKernel's order.\n"
+            "  __threadfence();\n"
+            "  float sum = 0.0f;\n"
+            "  for (index_t j = threadIdx.x; j < kRows; j += kBlock)\n"
+            "    sum += __ldcg(&row_loss[j]);\n"
+            "  const float total = blockSum(sum);\n"
+            "  if (threadIdx.x == 0) {\n"
+            "    out[0] = " +
+            storeAs(reduce->lossType, mean_) +
+            ";\n"
+            "    *ticket = 0;\n"
+            "  }\n";
+  }
+  body += "}\n";
+  std::string bounds = cache == RowCache::Shared ? "kBlock, kMinBlocks"
+                                                 : "kBlock";
+  src.kernel("extern \"C\" __global__ void __launch_bounds__(" + bounds +
+             ")\n" + r.name + "(" + params + ") {\n" + body);
   EmittedKernel k;
   k.name = r.name;
   k.source = src.str();
   k.grid = {static_cast<unsigned>(std::min<int64_t>(r.positions, 1 << 30)), 1,
             1};
   k.block = {block, 1, 1};
+  k.sharedBytes = static_cast<unsigned>(sharedBytes);
   k.args = std::move(args);
   return k;
+}
+
+} // namespace
+
+EmittedKernel crossEntropyRowsKernel(const CrossEntropyRows &r) {
+  return rowsKernel(r, nullptr);
 }
 
 LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
@@ -365,6 +593,19 @@ LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
   r.countArg = KernelArg::scratch(1);
   r.lossArg = KernelArg::scratch(0);
   r.gradArg = KernelArg::result(1);
+  // The last row reduces the losses when the row kernel's blocks have
+  // reduceKernel's 1024 threads (rows of 4096 vectors and more), so that
+  // the sum keeps its order; narrower rows keep the `_reduce` launch.
+  if (rowBlockSize(r.cols % 8 == 0 ? r.cols / 8 : r.cols) == 1024) {
+    ScratchBuffer ticket{"tickets", DType::I32, {1}};
+    ticket.persistent = true;
+    LastRowReduce reduce{lossType,
+                         KernelArg::scratch(out.scratch.size()),
+                         KernelArg::result(0)};
+    out.scratch.push_back(std::move(ticket));
+    out.kernels.push_back(rowsKernel(r, &reduce));
+    return success();
+  }
   out.kernels.push_back(crossEntropyRowsKernel(r));
   out.kernels.push_back(
       reduceKernel(ce, lossType, positions, mean, ctx.name + "_reduce"));

@@ -546,6 +546,42 @@ void checkFusionConfigsMatch(const std::string &mlir,
   }
 }
 
+void checkEnvVariantsBitwiseEqual(const std::string &mlir, const char *var,
+                                  const char *a, const char *b,
+                                  const FusionConfig &fusion,
+                                  const std::string &function) {
+  const char *old = std::getenv(var);
+  std::string saved = old ? old : "";
+  auto set = [&](const char *value) {
+    if (value)
+      setenv(var, value, 1);
+    else
+      unsetenv(var);
+  };
+  PlainRun first, second;
+  set(a);
+  runPlainOnce(mlir, function, fusion, 1.0, first);
+  set(b);
+  if (!::testing::Test::HasFatalFailure())
+    runPlainOnce(mlir, function, fusion, 1.0, second);
+  set(old ? saved.c_str() : nullptr);
+  if (::testing::Test::HasFatalFailure())
+    return;
+  ASSERT_EQ(first.bytes.size(), second.bytes.size());
+  std::string what = std::string(var) + "=" + (a ? a : "(unset)") + " vs " +
+                     (b ? b : "(unset)");
+  size_t differing = 0;
+  for (size_t i = 0; i < first.bytes.size(); ++i) {
+    bool same = first.bytes[i] == second.bytes[i];
+    differing += !same;
+    EXPECT_TRUE(same) << what << ": result #" << i << " differs bitwise";
+  }
+  std::printf("[ variants ] %s: seed %llu, %zu of %zu results differ "
+              "bitwise\n",
+              what.c_str(), static_cast<unsigned long long>(runSeed()),
+              differing, first.bytes.size());
+}
+
 std::string readTestModel(const std::string &file) {
   const char *dir = std::getenv("LLMC_TEST_MODELS");
   std::ifstream in(std::string(dir ? dir : LLMC_TEST_MODELS_DIR) + "/" + file);

@@ -95,6 +95,16 @@ void checkFusionConfigsMatch(const std::string &mlir,
                              double floatScale = 1.0, bool bitwise = true,
                              Tolerance tol = {});
 
+/// Needs a GPU: runs `function` of `mlir` twice on the same random
+/// arguments, with `fusion`, the environment variable `var` set to `a` and
+/// then to `b` (unset for a null), and expects every result bitwise equal:
+/// for the code generator's measurement switches (LLMC_CE_ROW_CACHE), which
+/// choose between kernels that must round alike.
+void checkEnvVariantsBitwiseEqual(const std::string &mlir, const char *var,
+                                  const char *a, const char *b,
+                                  const FusionConfig &fusion = {},
+                                  const std::string &function = "forward");
+
 /// Needs no GPU: lowers @forward and compiles every kernel with NVRTC for
 /// sm_90; also runs the reference on random arguments, so that the IR is
 /// checked to be valid for both.

@@ -1,5 +1,6 @@
 // RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
+// RUN: env LLMC_CE_ROW_CACHE=none llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=L2
 
 // mean and sum: a row kernel writes per-position losses to scratch, one
 // block reduces them in a fixed order (deterministic, no atomics).
@@ -72,4 +73,87 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
   %3 = llmc.cast %2 : tensor<4x16xf32> -> tensor<4x16xbf16>
   %4 = llmc.matmul %3, %w {transpose_rhs} : (tensor<4x16xbf16>, tensor<8x16xbf16>) -> tensor<4x8xbf16>
   return %1, %4 : tensor<f32>, tensor<4x8xbf16>
+}
+
+// -----
+
+// GPT-2's row (50304 bf16 columns, 50257 classes): too long for registers,
+// staged once in shared memory (100608 bytes, two blocks per SM) by
+// cp.async, one commit group per vector, folded as each group lands; x[target]
+// is read from the staged row after the block's reduction. With
+// LLMC_CE_ROW_CACHE=none the gradient re-reads the row from L2 instead.
+// Blocks of 1024 threads: the row that draws the last ticket sums the row
+// losses in the `_reduce` kernel's order, so there is no `_reduce` launch.
+// CHECK-LABEL: // ===== cross_entropy_2_rows.cu =====
+// CHECK:       over the row from shared memory (the row staged once)
+// CHECK:       constexpr index_t kIters = 7;
+// CHECK:       constexpr index_t kMinBlocks = 2;
+// CHECK:       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+// CHECK:       asm volatile("cp.async.wait_group 0;" ::: "memory");
+// CHECK:       __launch_bounds__(kBlock, kMinBlocks)
+// CHECK:       extern __shared__ InVec staged[];
+// CHECK:         stageVec(&staged[v], &x[v]);
+// CHECK-NEXT:    commitStaged();
+// CHECK:         waitStaged(kIters - 1 - i);
+// CHECK:       blockOnline(m, s);
+// CHECK-NEXT:  const float xt = threadIdx.x == 0 && valid ? __bfloat162float(reinterpret_cast<const __nv_bfloat16 *>(staged)[target]) : 0.0f;
+// CHECK:         row_loss[row] = valid ? m + logf(s) - xt : NAN;
+// CHECK-NEXT:    __threadfence();
+// CHECK-NEXT:    sawLast |= atomicAdd(ticket, 1u) == (unsigned int)(kRows - 1);
+// CHECK:         const InVec in = staged[v];
+// CHECK:         d[v] = o;
+// CHECK:       __syncthreads();
+// CHECK:       if (!last)
+// CHECK-NEXT:    return;
+// CHECK:         sum += __ldcg(&row_loss[j]);
+// CHECK:         out[0] = total / count[0];
+// CHECK-NEXT:    *ticket = 0;
+// CHECK-NOT:   ===== cross_entropy_2_reduce.cu
+// NVRTC:       buffer cross_entropy_2.tickets scratch i32[1]
+// NVRTC:       launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 100608 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.tickets, cross_entropy_2.out0)
+// NVRTC-NEXT:  matmul
+// NVRTC:       compiled 2 kernels
+// L2:          launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 0 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.tickets, cross_entropy_2.out0)
+func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x50304xbf16>, %t: tensor<4xi64>, %d: tensor<f32>) -> (tensor<f32>, tensor<4x8xbf16>) {
+  %x = llmc.matmul %h, %w : (tensor<4x8xbf16>, tensor<8x50304xbf16>) -> tensor<4x50304xbf16>
+  %0 = llmc.cast %x : tensor<4x50304xbf16> -> tensor<4x50304xf32>
+  %1 = llmc.cross_entropy mean %0, %t {classes = 50257 : i64} : (tensor<4x50304xf32>, tensor<4xi64>) -> tensor<f32>
+  %2 = llmc.cross_entropy_grad mean %0, %t, %d {classes = 50257 : i64} : (tensor<4x50304xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x50304xf32>
+  %3 = llmc.cast %2 : tensor<4x50304xf32> -> tensor<4x50304xbf16>
+  %4 = llmc.matmul %3, %w {transpose_rhs} : (tensor<4x50304xbf16>, tensor<8x50304xbf16>) -> tensor<4x8xbf16>
+  return %1, %4 : tensor<f32>, tensor<4x8xbf16>
+}
+
+// -----
+
+// An odd row (50257 bf16: vectors of 1 element, 2 bytes, under cp.async's
+// 4) in shared memory by plain copies, unrolled by 8 (fully, 50 loads
+// would spill under the two-block register cap); no waits.
+// CHECK-LABEL: // ===== cross_entropy_grad_0.cu =====
+// CHECK:       over the row from shared memory (the row staged once)
+// CHECK:       // Elements narrower than 16 bytes: plain copies
+// CHECK-NOT:   cp.async
+// CHECK:       #pragma unroll 8
+// CHECK:         stageVec(&staged[v], &x[v]);
+// NVRTC:       launch cross_entropy_grad_0 grid [2, 1, 1] block [1024, 1, 1] smem 100528 args
+// L2:          launch cross_entropy_grad_0 grid [2, 1, 1] block [1024, 1, 1] smem 0 args
+func.func @forward(%logits: tensor<2x50257xbf16>, %t: tensor<2xi64>, %d: tensor<bf16>) -> tensor<2x50257xbf16> {
+  %0 = llmc.cross_entropy_grad sum %logits, %t, %d : (tensor<2x50257xbf16>, tensor<2xi64>, tensor<bf16>) -> tensor<2x50257xbf16>
+  return %0 : tensor<2x50257xbf16>
+}
+
+// -----
+
+// f32 rows of 50304 (201 KiB) leave room for one block per SM: the row is
+// re-read from L2, which runs two.
+// CHECK-LABEL: // ===== cross_entropy_grad_0.cu =====
+// CHECK:       over the row (the row re-read from L2)
+// CHECK-NOT:   kMinBlocks
+// CHECK-NOT:   staged
+// CHECK:       __launch_bounds__(kBlock)
+// NVRTC:       launch cross_entropy_grad_0 grid [2, 1, 1] block [1024, 1, 1] smem 0 args
+// L2:          launch cross_entropy_grad_0 grid [2, 1, 1] block [1024, 1, 1] smem 0 args
+func.func @forward(%logits: tensor<2x50304xf32>, %t: tensor<2xi64>, %d: tensor<f32>) -> tensor<2x50304xf32> {
+  %0 = llmc.cross_entropy_grad sum %logits, %t, %d : (tensor<2x50304xf32>, tensor<2xi64>, tensor<f32>) -> tensor<2x50304xf32>
+  return %0 : tensor<2x50304xf32>
 }
