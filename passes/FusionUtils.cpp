@@ -50,14 +50,22 @@ bool absorbsOperandCast(Operation *op, unsigned i) {
     return i == ce.getLogitsMutable().getOperandNumber();
   if (auto ce = dyn_cast<CrossEntropyGradOp>(op))
     return i == ce.getLogitsMutable().getOperandNumber();
+  // Not a reduction, but an elementwise op with a gather (the pair
+  // partner): its kernel loads the input through loadAs and computes in
+  // f32, so a bf16 projection widened for the f32 RoPE of autocast rides
+  // in that load. The tables stay as they are (read per (t, r), shared).
+  if (auto rot = dyn_cast<RotaryOp>(op))
+    return i == rot.getInputMutable().getOperandNumber();
   return false;
 }
 
 bool absorbsResultCast(Operation *op, unsigned i) {
   // The first result of each is the row-wise one its kernel stores
   // through storeAs (y, dx, dlogits); norm-gradient weight sums are not.
+  // rotary: its f32 result rounded to bf16 for attention (forward) or for
+  // the projection's gradient GEMMs (backward), by the same storeAs.
   return i == 0 && isa<LayerNormOp, RmsNormOp, LayerNormGradOp, RmsNormGradOp,
-                       CrossEntropyGradOp>(op);
+                       CrossEntropyGradOp, RotaryOp>(op);
 }
 
 static bool sameShape(Value a, Value b) {

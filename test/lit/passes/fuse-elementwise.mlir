@@ -268,3 +268,64 @@ func.func @widen_through_shared_reshape(%x: tensor<2x4x8xf32>, %dy: tensor<8x8xb
   %3 = llmc.reduce_sum %1 axes [0, 1] : (tensor<2x4x8xf32>) -> tensor<8xf32>
   return %2#0, %2#1, %3 : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// RoPE under autocast (Llama): the bf16 projection is widened for the f32
+// rotary and its result rounded back for attention. Both casts ride in
+// the rotary kernel's load and store: one group, bf16 in and out.
+// CHECK-LABEL: func.func @rotary_casts
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<2x5x4x8xbf16>) {
+// CHECK-NEXT:    %[[W:.+]] = llmc.cast %arg0 : tensor<2x5x4x8xbf16> -> tensor<2x5x4x8xf32>
+// CHECK-NEXT:    %[[R:.+]] = llmc.rotary %[[W]], %arg1, %arg2
+// CHECK-NEXT:    %[[N:.+]] = llmc.cast %[[R]] : tensor<2x5x4x8xf32> -> tensor<2x5x4x8xbf16>
+// CHECK-NEXT:    llmc.yield %[[N]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return %[[K]]
+// OFF-LABEL:   func.func @rotary_casts
+// OFF-COUNT-3: llmc.kernel
+func.func @rotary_casts(%q: tensor<2x5x4x8xbf16>, %c: tensor<5x1x8xf32>, %s: tensor<5x1x8xf32>) -> tensor<2x5x4x8xbf16> {
+  %0 = llmc.cast %q : tensor<2x5x4x8xbf16> -> tensor<2x5x4x8xf32>
+  %1 = llmc.rotary %0, %c, %s : (tensor<2x5x4x8xf32>, tensor<5x1x8xf32>, tensor<5x1x8xf32>) -> tensor<2x5x4x8xf32>
+  %2 = llmc.cast %1 : tensor<2x5x4x8xf32> -> tensor<2x5x4x8xbf16>
+  return %2 : tensor<2x5x4x8xbf16>
+}
+
+// -----
+
+// Negative: the widened input is also returned (it is written once, and
+// the rotary reads it), and the rotary's f32 result is too (its cast
+// cannot replace the store): three groups.
+// CHECK-LABEL: func.func @rotary_casts_shared
+// CHECK:       %[[W:.+]] = llmc.kernel -> (tensor<2x5x8xf32>) {
+// CHECK-NEXT:    llmc.cast %arg0
+// CHECK-NEXT:    llmc.yield
+// CHECK:       %[[R:.+]] = llmc.kernel -> (tensor<2x5x8xf32>) {
+// CHECK-NEXT:    llmc.rotary %[[W]], %arg1, %arg2
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.kernel -> (tensor<2x5x8xbf16>) {
+// CHECK-NEXT:    llmc.cast %[[R]]
+// CHECK-NEXT:    llmc.yield
+func.func @rotary_casts_shared(%q: tensor<2x5x8xbf16>, %c: tensor<5x8xf32>, %s: tensor<5x8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xbf16>) {
+  %0 = llmc.cast %q : tensor<2x5x8xbf16> -> tensor<2x5x8xf32>
+  %1 = llmc.rotary %0, %c, %s : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  %2 = llmc.cast %1 : tensor<2x5x8xf32> -> tensor<2x5x8xbf16>
+  return %0, %1, %2 : tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xbf16>
+}
+
+// -----
+
+// Negative: widened tables are not loaded through their type by the
+// rotary kernel (only its input is): the cast stays a group of its own.
+// CHECK-LABEL: func.func @rotary_table_cast
+// CHECK:       %[[T:.+]] = llmc.kernel -> (tensor<5x8xf32>) {
+// CHECK-NEXT:    llmc.cast %arg1
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.kernel -> (tensor<2x5x8xf32>) {
+// CHECK-NEXT:    llmc.rotary %arg0, %[[T]], %[[T]]
+// CHECK-NEXT:    llmc.yield
+func.func @rotary_table_cast(%q: tensor<2x5x8xf32>, %t: tensor<5x8xbf16>) -> tensor<2x5x8xf32> {
+  %0 = llmc.cast %t : tensor<5x8xbf16> -> tensor<5x8xf32>
+  %1 = llmc.rotary %q, %0, %0 : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  return %1 : tensor<2x5x8xf32>
+}
