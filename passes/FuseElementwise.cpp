@@ -6,6 +6,8 @@
 //               elementwise group that reads it (same shape, nothing
 //               between the two reads it); what outside still reads is
 //               yielded, so it is written once and never recomputed;
+//               siblings: a group that reads what an earlier one reads
+//               joins it, so the shared input is loaded once;
 //   reductions  an exact float cast rides in a row reduction's load
 //               (widening, copied into every reader) or store (narrowing,
 //               the only reader of the result);
@@ -110,6 +112,75 @@ void fuseVertical(func::FuncOp func) {
         break;
       }
     }
+  }
+}
+
+bool isElementwiseGroup(KernelOp group) {
+  GroupKind kind = classify(group);
+  return kind == GroupKind::Elementwise ||
+         (kind == GroupKind::Single &&
+          isElementwise(&*group.getGroupOps().begin()));
+}
+
+bool mayWriteInPlace(KernelOp group, func::FuncOp func);
+
+/// Whether every op of `group` that reads `v` computes a result of v's
+/// shape (v is read element for element, not broadcast).
+bool readsWhole(KernelOp group, Value v) {
+  auto shapeOf = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).getShape();
+  };
+  for (Operation &op : group.getGroupOps())
+    if (llvm::is_contained(op.getOperands(), v) &&
+        (op.getNumResults() != 1 ||
+         !isa<RankedTensorType>(op.getResult(0).getType()) ||
+         shapeOf(op.getResult(0)) != shapeOf(v)))
+      return false;
+  return true;
+}
+
+/// Siblings (under the vertical switch): a later elementwise group `b`
+/// that reads a tensor `v` which an earlier elementwise group `a` reads
+/// too, both element for element, joins `a` at a's place when every input
+/// of b exists there and b reads nothing a computes. The two become one
+/// segment (FusionUtils `segments`: a shared whole input joins them), so
+/// v is loaded once: SwiGLU's backward, `d_up = dy * silu(gate)` and
+/// `d_gate = silu_grad(gate, dy * up)`, reads dy once instead of twice.
+/// The price is b's results being live from a's place on.
+void fuseSiblings(func::FuncOp func) {
+  for (KernelOp b : groupsOf(func)) {
+    if (!isElementwiseGroup(b) || mayWriteInPlace(b, func) ||
+        segments(b).size() != 1)
+      continue;
+    SmallVector<Value> inputs = groupInputs(b);
+    KernelOp partner;
+    for (Value v : inputs) {
+      if (!isa<RankedTensorType>(v.getType()) || !readsWhole(b, v))
+        continue;
+      for (Operation *user : v.getUsers()) {
+        auto a = dyn_cast<KernelOp>(user->getParentOp());
+        if (!a || a == b || a->getBlock() != b->getBlock() ||
+            !a->isBeforeInBlock(b) || !isElementwiseGroup(a) ||
+            mayWriteInPlace(a, func) || segments(a).size() != 1 ||
+            !readsWhole(a, v))
+          continue;
+        bool available = llvm::all_of(inputs, [&](Value in) {
+          Operation *def = in.getDefiningOp();
+          return !def || (def->getBlock() == a->getBlock() &&
+                          def->isBeforeInBlock(a));
+        });
+        unsigned tensors = groupInputs(a).size() + inputs.size() +
+                           a.getNumResults() + b.getNumResults();
+        if (available && tensors <= kMaxKernelTensors) {
+          partner = a;
+          break;
+        }
+      }
+      if (partner)
+        break;
+    }
+    if (partner)
+      mergeGroups({partner, b}, partner);
   }
 }
 
@@ -392,8 +463,10 @@ struct FuseElementwisePass
   using FuseElementwisePassBase::FuseElementwisePassBase;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (vertical)
+    if (vertical) {
       fuseVertical(func);
+      fuseSiblings(func);
+    }
     if (reductions)
       foldReductionCasts(func);
     if (normPrologue)

@@ -76,12 +76,24 @@ static bool sameShape(Value a, Value b) {
 
 SmallVector<SmallVector<Operation *>> segments(KernelOp group) {
   llvm::EquivalenceClasses<Operation *> classes;
+  // Ops that read the same outside tensor element for element (of their
+  // own result's shape) share an iteration space: one segment, so the
+  // kernel loads that tensor once (sibling fusion).
+  llvm::DenseMap<Value, Operation *> wholeReader;
   for (Operation &op : group.getGroupOps()) {
     classes.insert(&op);
-    for (Value v : op.getOperands())
+    for (Value v : op.getOperands()) {
       if (Operation *def = v.getDefiningOp();
-          def && def->getParentOp() == group.getOperation())
+          def && def->getParentOp() == group.getOperation()) {
         classes.unionSets(def, &op);
+        continue;
+      }
+      if (op.getNumResults() != 1 || !sameShape(op.getResult(0), v))
+        continue;
+      auto [it, first] = wholeReader.try_emplace(v, &op);
+      if (!first)
+        classes.unionSets(it->second, &op);
+    }
   }
   SmallVector<SmallVector<Operation *>> out;
   llvm::DenseMap<Operation *, unsigned> index;

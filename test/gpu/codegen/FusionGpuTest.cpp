@@ -134,6 +134,17 @@ const std::vector<FusionCase> &cases() {
   %2 = llmc.cast %1 : tensor<2x17x4x64xf32> -> tensor<2x17x4x64xbf16>
   return %2 : tensor<2x17x4x64xbf16>
 })"},
+      // SwiGLU's backward: d_up = dy * silu(gate) before the up
+      // projection's gradient GEMM, d_gate = silu_grad(gate, dy * up)
+      // after it; sibling fusion makes them one segment reading dy once.
+      {"SwigluBackwardSiblingsBf16",
+       R"(func.func @forward(%dy: tensor<24x96xbf16>, %gate: tensor<24x96xbf16>, %up: tensor<24x96xbf16>, %s: tensor<24x96xbf16>, %w: tensor<96x16xbf16>) -> (tensor<24x16xbf16>, tensor<24x96xbf16>) {
+  %0 = llmc.mul %dy, %s : (tensor<24x96xbf16>, tensor<24x96xbf16>) -> tensor<24x96xbf16>
+  %1 = llmc.matmul %0, %w : (tensor<24x96xbf16>, tensor<96x16xbf16>) -> tensor<24x16xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<24x96xbf16>, tensor<24x96xbf16>) -> tensor<24x96xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<24x96xbf16>
+  return %1, %3 : tensor<24x16xbf16>, tensor<24x96xbf16>
+})"},
       {"RotaryCastsF16Interleaved",
        R"(func.func @forward(%q: tensor<3x2x9x16xf16>, %c: tensor<9x16xf32>, %s: tensor<9x16xf32>) -> tensor<3x2x9x16xf16> {
   %0 = llmc.cast %q : tensor<3x2x9x16xf16> -> tensor<3x2x9x16xf32>
@@ -271,6 +282,23 @@ TEST(FusionGpuBandwidth, CrossEntropyGradBf16) {
   return %2 : tensor<1024x50304xbf16>
 })",
       1024.0 * 50304 * 4);
+}
+
+// Llama 1B's SwiGLU backward (8192 tokens, 5632 features, bf16): the
+// sibling kernel reads dy, silu(gate), up and gate and writes d_up and
+// d_gate, 2 bytes each: 12 bytes per element (unfused: 6 for d_up's mul,
+// then 8 for d_gate's, 14; dy read twice).
+TEST(FusionGpuBandwidth, SwigluBackwardSiblingsBf16) {
+  LLMC_REQUIRE_GPU();
+  reportBandwidth(
+      "swiglu backward d_up + d_gate [8192, 5632] bf16",
+      R"(func.func @forward(%dy: tensor<8192x5632xbf16>, %gate: tensor<8192x5632xbf16>, %up: tensor<8192x5632xbf16>, %s: tensor<8192x5632xbf16>) -> (tensor<8192x5632xbf16>, tensor<8192x5632xbf16>) {
+  %0 = llmc.mul %dy, %s : (tensor<8192x5632xbf16>, tensor<8192x5632xbf16>) -> tensor<8192x5632xbf16>
+  %1 = llmc.mul %dy, %up : (tensor<8192x5632xbf16>, tensor<8192x5632xbf16>) -> tensor<8192x5632xbf16>
+  %2 = llmc.silu_grad %gate, %1 : tensor<8192x5632xbf16>
+  return %0, %2 : tensor<8192x5632xbf16>, tensor<8192x5632xbf16>
+})",
+      8192.0 * 5632 * 12);
 }
 
 // Llama 1B's query RoPE under autocast (B 8, T 1024, 32 heads of 64): with

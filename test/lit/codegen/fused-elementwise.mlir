@@ -95,4 +95,25 @@ func.func @forward(%q: tensor<2x5x4x16xbf16>, %c: tensor<5x1x8xf32>, %s: tensor<
   return %2 : tensor<2x5x4x16xbf16>
 }
 
-// NVRTC-COUNT-4: compiled {{[0-9]+}} kernels for sm_90
+// -----
+
+// Siblings: SwiGLU's two backward groups, joined because both read dy, are
+// one segment: dy is loaded once per item (x0) and read by both muls.
+// CHECK-LABEL: // ===== mul_0.cu =====
+// CHECK:       //   fused elementwise group (llmc-fuse-elementwise): 1 segment(s)
+// CHECK-NEXT:  //   segment [4, 16] V=8: llmc.mul at {{.*}}; llmc.mul at {{.*}}; llmc.silu_grad at {{.*}};
+// CHECK:         const Vec<__nv_bfloat16, 8> x0 = *reinterpret_cast<const Vec<__nv_bfloat16, 8> *>(in0 + i);
+// CHECK:           const float a = __bfloat162float(x0.v[e]);
+// CHECK:           const float a = __bfloat162float(x0.v[e]);
+// CHECK:         *reinterpret_cast<Vec<__nv_bfloat16, 8> *>(out1 + i) = y1;
+// PLAN:        step 0 launch mul_0{{.*}} args (arg0, arg3, arg2, arg1, mul_0.out0, mul_0.out1)
+// PLAN-NEXT:   step 1 matmul matmul_3 {{.*}} (mul_0.out0, arg4 -> matmul_3.out0)
+func.func @forward(%dy: tensor<4x16xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+  %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<4x16xbf16>
+  return %1, %3 : tensor<4x8xbf16>, tensor<4x16xbf16>
+}
+
+// NVRTC-COUNT-5: compiled {{[0-9]+}} kernels for sm_90

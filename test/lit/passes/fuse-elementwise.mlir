@@ -329,3 +329,67 @@ func.func @rotary_table_cast(%q: tensor<2x5x8xf32>, %t: tensor<5x8xbf16>) -> ten
   %1 = llmc.rotary %q, %0, %0 : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
   return %1 : tensor<2x5x8xf32>
 }
+
+// -----
+
+// Siblings: SwiGLU's backward. d_up = dy * silu(gate) is read by the up
+// projection's gradient GEMM; d_gate = silu_grad(gate, dy * up) comes
+// after it. Both read dy element for element, so the later group joins
+// the earlier one at its place (every input exists there): one kernel
+// that loads dy once and writes both gradients.
+// CHECK-LABEL: func.func @swiglu_backward
+// CHECK:       %[[K:.+]]:2 = llmc.kernel -> (tensor<4x16xbf16>, tensor<4x16xbf16>) {
+// CHECK-NEXT:    %[[U:.+]] = llmc.mul %arg0, %arg3
+// CHECK-NEXT:    %[[M:.+]] = llmc.mul %arg0, %arg2
+// CHECK-NEXT:    %[[G:.+]] = llmc.silu_grad %arg1, %[[M]]
+// CHECK-NEXT:    llmc.yield %[[U]], %[[G]]
+// CHECK:       llmc.matmul %[[K]]#0, %arg4
+// OFF-LABEL:   func.func @swiglu_backward
+// OFF-COUNT-4: llmc.kernel
+func.func @swiglu_backward(%dy: tensor<4x16xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+  %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<4x16xbf16>
+  return %1, %3 : tensor<4x8xbf16>, tensor<4x16xbf16>
+}
+
+// -----
+
+// Negative siblings: the later group reads a value computed after the
+// earlier group (the matmul's product): it stays where it is.
+// CHECK-LABEL: func.func @sibling_input_later
+// CHECK:       llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.mul %arg0, %arg1
+// CHECK-NEXT:    llmc.yield
+// CHECK:       %[[P:.+]] = llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.matmul
+// CHECK:       llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.add %arg0, %[[P]]
+// CHECK-NEXT:    llmc.yield
+func.func @sibling_input_later(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %w: tensor<16x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %0 = llmc.mul %x, %y : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %2 = llmc.add %x, %1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %0, %2 : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Negative siblings: the later group broadcasts the shared value (its
+// iteration space is not the value's), so loading it once per item of one
+// segment is not possible: it stays where it is.
+// CHECK-LABEL: func.func @sibling_broadcast
+// CHECK:       llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.mul %arg0, %arg1
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.matmul
+// CHECK:       llmc.kernel -> (tensor<2x4x16xf32>) {
+// CHECK-NEXT:    llmc.sub %arg3, %arg0
+// CHECK-NEXT:    llmc.yield
+func.func @sibling_broadcast(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %w: tensor<16x16xf32>, %z: tensor<2x4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>) {
+  %0 = llmc.mul %x, %y : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %2 = llmc.sub %z, %x : (tensor<2x4x16xf32>, tensor<4x16xf32>) -> tensor<2x4x16xf32>
+  return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>
+}

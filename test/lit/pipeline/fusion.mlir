@@ -67,17 +67,24 @@
 // rotated and rounded back, and the same in the backward (dq, dk from
 // attention_grad to the projections' gradient GEMMs): the casts ride in
 // the rotary kernel's load and store, 8 launches a layer (128 -> 112).
+// SwiGLU's backward groups (d_up = dy * silu(gate), then d_gate =
+// silu_grad(gate, dy * up) after the up projection's GEMMs) both read dy:
+// sibling fusion makes them one kernel, one a layer (112 -> 110).
 // LLAMA:      group {{[0-9]+}} (reduction+casts, 3 ops)
 // LLAMA-NEXT:     llmc.cast "node_view" at
 // LLAMA-NEXT:     llmc.rotary "node_add_4" at
 // LLAMA-NEXT:     llmc.cast "node_transpose_1" at
+// LLAMA:      group {{[0-9]+}} (elementwise, 3 ops)
+// LLAMA-NEXT:     llmc.mul "node_mul_19" at
+// LLAMA-NEXT:     llmc.mul "node_mul_19" at
+// LLAMA-NEXT:     llmc.silu_grad "node_silu_1" at
 // LLAMA:          llmc.attention_grad "node_scaled_dot_product_attention_1" at
 // LLAMA:      group {{[0-9]+}} (reduction+casts, 3 ops)
 // LLAMA-NEXT:     llmc.cast "node_transpose_6" at
 // LLAMA-NEXT:     llmc.rotary "node_add_11" at
 // LLAMA-NEXT:     llmc.cast "node_view_5" at
-// LLAMA:      launches        112 per step
-// LLAMA-OFF:  launches        135 per step
+// LLAMA:      launches        110 per step
+// LLAMA-OFF:  launches        133 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
 // BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
