@@ -139,6 +139,51 @@ bool readsWhole(KernelOp group, Value v) {
   return true;
 }
 
+int64_t tensorBytes(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return 0;
+  int64_t bits = t.getElementType().isIntOrFloat()
+                     ? t.getElementType().getIntOrFloatBitWidth()
+                     : 0;
+  return t.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}
+
+/// Whether moving `b` up to `a` makes more bytes live between the two:
+/// b's results then live from a's place on, while each input of b whose
+/// every other reader is at or before `a` dies there instead of at b. For
+/// SwiGLU's backward the inputs that die earlier (dy, up, gate) outweigh
+/// d_gate; a merge that would raise the peak the memory planner and
+/// rematerialization work against is not made.
+/// A group holding a copy that llmc-rematerialize recomputes: that pass
+/// chose its copies by the planned peak of levels of the fused plan, and a
+/// sibling moved up to a copy shifts which level fits a budget (gpt2-tiny
+/// at 43 MiB then also recomputed two attentions for the same peak).
+/// Siblings leave such groups where they are.
+bool holdsRecomputed(KernelOp group) {
+  return llvm::any_of(group.getGroupOps(), [](Operation &op) {
+    return op.hasAttr("llmc.recomputed");
+  });
+}
+
+bool growsLiveBytes(KernelOp a, KernelOp b, ArrayRef<Value> inputs) {
+  int64_t added = 0, freed = 0;
+  for (Value r : b.getResults())
+    added += tensorBytes(r);
+  Block *block = a->getBlock();
+  for (Value in : inputs) {
+    bool diesAtA = llvm::all_of(in.getUsers(), [&](Operation *user) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      return top == b.getOperation() ||
+             (top && !isa<func::ReturnOp>(top) &&
+              (top == a.getOperation() || top->isBeforeInBlock(a)));
+    });
+    if (diesAtA && !isa<BlockArgument>(in))
+      freed += tensorBytes(in);
+  }
+  return added > freed;
+}
+
 /// Siblings (under the vertical switch): a later elementwise group `b`
 /// that reads a tensor `v` which an earlier elementwise group `a` reads
 /// too, both element for element, joins `a` at a's place when every input
@@ -146,11 +191,12 @@ bool readsWhole(KernelOp group, Value v) {
 /// segment (FusionUtils `segments`: a shared whole input joins them), so
 /// v is loaded once: SwiGLU's backward, `d_up = dy * silu(gate)` and
 /// `d_gate = silu_grad(gate, dy * up)`, reads dy once instead of twice.
-/// The price is b's results being live from a's place on.
+/// b's results are then live from a's place on: the move is made only
+/// when the inputs of b that die at a instead weigh at least as much.
 void fuseSiblings(func::FuncOp func) {
   for (KernelOp b : groupsOf(func)) {
     if (!isElementwiseGroup(b) || mayWriteInPlace(b, func) ||
-        segments(b).size() != 1)
+        holdsRecomputed(b) || segments(b).size() != 1)
       continue;
     SmallVector<Value> inputs = groupInputs(b);
     KernelOp partner;
@@ -161,7 +207,8 @@ void fuseSiblings(func::FuncOp func) {
         auto a = dyn_cast<KernelOp>(user->getParentOp());
         if (!a || a == b || a->getBlock() != b->getBlock() ||
             !a->isBeforeInBlock(b) || !isElementwiseGroup(a) ||
-            mayWriteInPlace(a, func) || segments(a).size() != 1 ||
+            mayWriteInPlace(a, func) || holdsRecomputed(a) ||
+            segments(a).size() != 1 ||
             !readsWhole(a, v))
           continue;
         bool available = llvm::all_of(inputs, [&](Value in) {
@@ -171,7 +218,8 @@ void fuseSiblings(func::FuncOp func) {
         });
         unsigned tensors = groupInputs(a).size() + inputs.size() +
                            a.getNumResults() + b.getNumResults();
-        if (available && tensors <= kMaxKernelTensors) {
+        if (available && tensors <= kMaxKernelTensors &&
+            !growsLiveBytes(a, b, inputs)) {
           partner = a;
           break;
         }

@@ -99,16 +99,17 @@ func.func @forward(%q: tensor<2x5x4x16xbf16>, %c: tensor<5x1x8xf32>, %s: tensor<
 
 // Siblings: SwiGLU's two backward groups, joined because both read dy, are
 // one segment: dy is loaded once per item (x0) and read by both muls.
-// CHECK-LABEL: // ===== mul_0.cu =====
+// CHECK-LABEL: // ===== mul_1.cu =====
 // CHECK:       //   fused elementwise group (llmc-fuse-elementwise): 1 segment(s)
 // CHECK-NEXT:  //   segment [4, 16] V=8: llmc.mul at {{.*}}; llmc.mul at {{.*}}; llmc.silu_grad at {{.*}};
 // CHECK:         const Vec<__nv_bfloat16, 8> x0 = *reinterpret_cast<const Vec<__nv_bfloat16, 8> *>(in0 + i);
 // CHECK:           const float a = __bfloat162float(x0.v[e]);
 // CHECK:           const float a = __bfloat162float(x0.v[e]);
 // CHECK:         *reinterpret_cast<Vec<__nv_bfloat16, 8> *>(out1 + i) = y1;
-// PLAN:        step 0 launch mul_0{{.*}} args (arg0, arg3, arg2, arg1, mul_0.out0, mul_0.out1)
-// PLAN-NEXT:   step 1 matmul matmul_3 {{.*}} (mul_0.out0, arg4 -> matmul_3.out0)
-func.func @forward(%dy: tensor<4x16xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+// PLAN:        step 1 launch mul_1{{.*}} args (matmul_0.out0, arg3, arg2, arg1, mul_1.out0, mul_1.out1)
+// PLAN-NEXT:   step 2 matmul matmul_4 {{.*}} (mul_1.out0, arg4 -> matmul_4.out0)
+func.func @forward(%h: tensor<4x8xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>, %wd: tensor<8x16xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+  %dy = llmc.matmul %h, %wd : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
   %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
   %1 = llmc.matmul %0, %w : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
   %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>

@@ -336,17 +336,22 @@ func.func @rotary_table_cast(%q: tensor<2x5x8xf32>, %t: tensor<5x8xbf16>) -> ten
 // projection's gradient GEMM; d_gate = silu_grad(gate, dy * up) comes
 // after it. Both read dy element for element, so the later group joins
 // the earlier one at its place (every input exists there): one kernel
-// that loads dy once and writes both gradients.
+// that loads dy once and writes both gradients. d_gate is then live from
+// there on, but dy (the product, read by nothing else) dies there
+// instead: no more bytes live in between.
 // CHECK-LABEL: func.func @swiglu_backward
+// CHECK:       %[[D:.+]] = llmc.kernel -> (tensor<4x16xbf16>) {
+// CHECK-NEXT:    llmc.matmul %arg0, %arg5
 // CHECK:       %[[K:.+]]:2 = llmc.kernel -> (tensor<4x16xbf16>, tensor<4x16xbf16>) {
-// CHECK-NEXT:    %[[U:.+]] = llmc.mul %arg0, %arg3
-// CHECK-NEXT:    %[[M:.+]] = llmc.mul %arg0, %arg2
+// CHECK-NEXT:    %[[U:.+]] = llmc.mul %[[D]], %arg3
+// CHECK-NEXT:    %[[M:.+]] = llmc.mul %[[D]], %arg2
 // CHECK-NEXT:    %[[G:.+]] = llmc.silu_grad %arg1, %[[M]]
 // CHECK-NEXT:    llmc.yield %[[U]], %[[G]]
 // CHECK:       llmc.matmul %[[K]]#0, %arg4
 // OFF-LABEL:   func.func @swiglu_backward
-// OFF-COUNT-4: llmc.kernel
-func.func @swiglu_backward(%dy: tensor<4x16xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+// OFF-COUNT-5: llmc.kernel
+func.func @swiglu_backward(%h: tensor<4x8xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>, %wd: tensor<8x16xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+  %dy = llmc.matmul %h, %wd : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
   %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
   %1 = llmc.matmul %0, %w : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
   %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
@@ -392,4 +397,25 @@ func.func @sibling_broadcast(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %w: ten
   %1 = llmc.matmul %0, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
   %2 = llmc.sub %z, %x : (tensor<2x4x16xf32>, tensor<4x16xf32>) -> tensor<2x4x16xf32>
   return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>
+}
+
+// -----
+
+// Negative siblings: here dy is an argument, whose buffer no move frees,
+// so joining would only make d_gate live earlier (more bytes across the
+// GEMM): the groups stay apart.
+// CHECK-LABEL: func.func @sibling_grows_live_bytes
+// CHECK:       llmc.kernel -> (tensor<4x16xbf16>) {
+// CHECK-NEXT:    llmc.mul %arg0, %arg3
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.matmul
+// CHECK:       llmc.kernel -> (tensor<4x16xbf16>) {
+// CHECK-NEXT:    llmc.mul %arg0, %arg2
+// CHECK-NEXT:    llmc.silu_grad
+func.func @sibling_grows_live_bytes(%dy: tensor<4x16xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+  %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<4x16xbf16>
+  return %1, %3 : tensor<4x8xbf16>, tensor<4x16xbf16>
 }
