@@ -6,6 +6,8 @@
 //               elementwise group that reads it (same shape, nothing
 //               between the two reads it); what outside still reads is
 //               yielded, so it is written once and never recomputed;
+//               siblings: a group that reads what an earlier one reads
+//               joins it, so the shared input is loaded once;
 //   reductions  an exact float cast rides in a row reduction's load
 //               (widening, copied into every reader) or store (narrowing,
 //               the only reader of the result);
@@ -116,6 +118,123 @@ void fuseVertical(func::FuncOp func) {
         break;
       }
     }
+  }
+}
+
+bool isElementwiseGroup(KernelOp group) {
+  GroupKind kind = classify(group);
+  return kind == GroupKind::Elementwise ||
+         (kind == GroupKind::Single &&
+          isElementwise(&*group.getGroupOps().begin()));
+}
+
+bool mayWriteInPlace(KernelOp group, func::FuncOp func);
+
+/// Whether every op of `group` that reads `v` computes a result of v's
+/// shape (v is read element for element, not broadcast).
+bool readsWhole(KernelOp group, Value v) {
+  auto shapeOf = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).getShape();
+  };
+  for (Operation &op : group.getGroupOps())
+    if (llvm::is_contained(op.getOperands(), v) &&
+        (op.getNumResults() != 1 ||
+         !isa<RankedTensorType>(op.getResult(0).getType()) ||
+         shapeOf(op.getResult(0)) != shapeOf(v)))
+      return false;
+  return true;
+}
+
+int64_t tensorBytes(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return 0;
+  int64_t bits = t.getElementType().isIntOrFloat()
+                     ? t.getElementType().getIntOrFloatBitWidth()
+                     : 0;
+  return t.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}
+
+/// Whether moving `b` up to `a` makes more bytes live between the two:
+/// b's results then live from a's place on, while each input of b whose
+/// every other reader is at or before `a` dies there instead of at b. For
+/// SwiGLU's backward the inputs that die earlier (dy, up, gate) outweigh
+/// d_gate; a merge that would raise the peak the memory planner and
+/// rematerialization work against is not made.
+/// A group holding a copy that llmc-rematerialize recomputes: that pass
+/// chose its copies by the planned peak of levels of the fused plan, and a
+/// sibling moved up to a copy shifts which level fits a budget (gpt2-tiny
+/// at 43 MiB then also recomputed two attentions for the same peak).
+/// Siblings leave such groups where they are.
+bool holdsRecomputed(KernelOp group) {
+  return llvm::any_of(group.getGroupOps(), [](Operation &op) {
+    return op.hasAttr("llmc.recomputed");
+  });
+}
+
+bool growsLiveBytes(KernelOp a, KernelOp b, ArrayRef<Value> inputs) {
+  int64_t added = 0, freed = 0;
+  for (Value r : b.getResults())
+    added += tensorBytes(r);
+  Block *block = a->getBlock();
+  for (Value in : inputs) {
+    bool diesAtA = llvm::all_of(in.getUsers(), [&](Operation *user) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      return top == b.getOperation() ||
+             (top && !isa<func::ReturnOp>(top) &&
+              (top == a.getOperation() || top->isBeforeInBlock(a)));
+    });
+    if (diesAtA && !isa<BlockArgument>(in))
+      freed += tensorBytes(in);
+  }
+  return added > freed;
+}
+
+/// Siblings (under the vertical switch): a later elementwise group `b`
+/// that reads a tensor `v` which an earlier elementwise group `a` reads
+/// too, both element for element, joins `a` at a's place when every input
+/// of b exists there and b reads nothing a computes. The two become one
+/// segment (FusionUtils `segments`: a shared whole input joins them), so
+/// v is loaded once: SwiGLU's backward, `d_up = dy * silu(gate)` and
+/// `d_gate = silu_grad(gate, dy * up)`, reads dy once instead of twice.
+/// b's results are then live from a's place on: the move is made only
+/// when the inputs of b that die at a instead weigh at least as much.
+void fuseSiblings(func::FuncOp func) {
+  for (KernelOp b : groupsOf(func)) {
+    if (!isElementwiseGroup(b) || mayWriteInPlace(b, func) ||
+        holdsRecomputed(b) || segments(b).size() != 1)
+      continue;
+    SmallVector<Value> inputs = groupInputs(b);
+    KernelOp partner;
+    for (Value v : inputs) {
+      if (!isa<RankedTensorType>(v.getType()) || !readsWhole(b, v))
+        continue;
+      for (Operation *user : v.getUsers()) {
+        auto a = dyn_cast<KernelOp>(user->getParentOp());
+        if (!a || a == b || a->getBlock() != b->getBlock() ||
+            !a->isBeforeInBlock(b) || !isElementwiseGroup(a) ||
+            mayWriteInPlace(a, func) || holdsRecomputed(a) ||
+            segments(a).size() != 1 ||
+            !readsWhole(a, v))
+          continue;
+        bool available = llvm::all_of(inputs, [&](Value in) {
+          Operation *def = in.getDefiningOp();
+          return !def || (def->getBlock() == a->getBlock() &&
+                          def->isBeforeInBlock(a));
+        });
+        unsigned tensors = groupInputs(a).size() + inputs.size() +
+                           a.getNumResults() + b.getNumResults();
+        if (available && tensors <= kMaxKernelTensors &&
+            !growsLiveBytes(a, b, inputs)) {
+          partner = a;
+          break;
+        }
+      }
+      if (partner)
+        break;
+    }
+    if (partner)
+      mergeGroups({partner, b}, partner);
   }
 }
 
@@ -493,8 +612,10 @@ struct FuseElementwisePass
   using FuseElementwisePassBase::FuseElementwisePassBase;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (vertical)
+    if (vertical) {
       fuseVertical(func);
+      fuseSiblings(func);
+    }
     if (reductions)
       foldReductionCasts(func);
     if (normPrologue)

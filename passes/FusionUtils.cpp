@@ -50,14 +50,22 @@ bool absorbsOperandCast(Operation *op, unsigned i) {
     return i == ce.getLogitsMutable().getOperandNumber();
   if (auto ce = dyn_cast<CrossEntropyGradOp>(op))
     return i == ce.getLogitsMutable().getOperandNumber();
+  // Not a reduction, but an elementwise op with a gather (the pair
+  // partner): its kernel loads the input through loadAs and computes in
+  // f32, so a bf16 projection widened for the f32 RoPE of autocast rides
+  // in that load. The tables stay as they are (read per (t, r), shared).
+  if (auto rot = dyn_cast<RotaryOp>(op))
+    return i == rot.getInputMutable().getOperandNumber();
   return false;
 }
 
 bool absorbsResultCast(Operation *op, unsigned i) {
   // The first result of each is the row-wise one its kernel stores
   // through storeAs (y, dx, dlogits); norm-gradient weight sums are not.
+  // rotary: its f32 result rounded to bf16 for attention (forward) or for
+  // the projection's gradient GEMMs (backward), by the same storeAs.
   return i == 0 && isa<LayerNormOp, RmsNormOp, LayerNormGradOp, RmsNormGradOp,
-                       CrossEntropyGradOp>(op);
+                       CrossEntropyGradOp, RotaryOp>(op);
 }
 
 static bool sameShape(Value a, Value b) {
@@ -68,12 +76,24 @@ static bool sameShape(Value a, Value b) {
 
 SmallVector<SmallVector<Operation *>> segments(KernelOp group) {
   llvm::EquivalenceClasses<Operation *> classes;
+  // Ops that read the same outside tensor element for element (of their
+  // own result's shape) share an iteration space: one segment, so the
+  // kernel loads that tensor once (sibling fusion).
+  llvm::DenseMap<Value, Operation *> wholeReader;
   for (Operation &op : group.getGroupOps()) {
     classes.insert(&op);
-    for (Value v : op.getOperands())
+    for (Value v : op.getOperands()) {
       if (Operation *def = v.getDefiningOp();
-          def && def->getParentOp() == group.getOperation())
+          def && def->getParentOp() == group.getOperation()) {
         classes.unionSets(def, &op);
+        continue;
+      }
+      if (op.getNumResults() != 1 || !sameShape(op.getResult(0), v))
+        continue;
+      auto [it, first] = wholeReader.try_emplace(v, &op);
+      if (!first)
+        classes.unionSets(it->second, &op);
+    }
   }
   SmallVector<SmallVector<Operation *>> out;
   llvm::DenseMap<Operation *, unsigned> index;

@@ -28,7 +28,9 @@ bool isNarrowingFloatCast(Operation *op);
 
 /// Row reductions whose emitters load operand `i` / store result `i` with
 /// the element type of the value (NormEmitters, NormGradEmitters,
-/// LossEmitters), so that an exact cast can ride in that load or store.
+/// LossEmitters), so that an exact cast can ride in that load or store;
+/// also `rotary`'s input and result (AttentionEmitters: f32 arithmetic on
+/// loadAs/storeAs of each value's type).
 bool absorbsOperandCast(Operation *op, unsigned i);
 bool absorbsResultCast(Operation *op, unsigned i);
 
@@ -99,8 +101,9 @@ std::optional<std::string> normColumnSumBlocker(KernelOp producer,
 std::pair<CrossEntropyOp, CrossEntropyGradOp> classifierOps(KernelOp group);
 
 /// Segments of an Elementwise group: its ops partitioned by data flow
-/// inside the group, each in group order. Every op of a segment has the
-/// same result shape (the segment's iteration space).
+/// inside the group and by outside tensors read element for element by ops
+/// of that tensor's shape (siblings), each in group order. Every op of a
+/// segment has the same result shape (the segment's iteration space).
 SmallVector<SmallVector<Operation *>> segments(KernelOp group);
 
 /// Why `consumer` (an elementwise group) does not take the elementwise

@@ -145,7 +145,11 @@ def FuseElementwisePass : Pass<"llmc-fuse-elementwise", "::mlir::func::FuncOp"> 
       another elementwise group of the same shape takes that group's ops:
       one kernel reads the chain's inputs and writes only what is used
       outside it. A result that other groups read as well is still
-      written (materialized, never recomputed).
+      written (materialized, never recomputed). Siblings: a later
+      elementwise group that reads a tensor an earlier one reads, both
+      element for element, joins it at its place when all its inputs
+      exist there (SwiGLU's backward: `dy * silu(gate)` and
+      `silu_grad(gate, dy * up)` load dy once).
     ```mlir
     %c = llmc.kernel -> (tensor<4x8xf32>) {
       %0 = llmc.cast %m : tensor<4x8xbf16> to tensor<4x8xf32>
@@ -168,7 +172,9 @@ def FuseElementwisePass : Pass<"llmc-fuse-elementwise", "::mlir::func::FuncOp"> 
       grad), a cross-entropy or its gradient (logits) is copied into each
       reader's group; a narrowing cast (f32 to bf16/f16) that is the only
       reader of a norm's, norm gradient's dx or cross-entropy gradient's
-      result joins the producer's group. Both are bit-exact.
+      result joins the producer's group. `rotary` takes both on its input
+      and result (RoPE in f32 between bf16 matmuls and attention). Both
+      are bit-exact.
     - **norm prologues / epilogues**: a layer norm or norm gradient whose
       rows a warp row kernel takes (4k elements, at most 2048 / 1024)
       takes the elementwise group that computes its row operand

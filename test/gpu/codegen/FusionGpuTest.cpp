@@ -122,6 +122,38 @@ const std::vector<FusionCase> &cases() {
   %3 = llmc.cast %2 : tensor<4x9x515xf32> -> tensor<4x9x515xbf16>
   return %1, %3 : tensor<f32>, tensor<4x9x515xbf16>
 })"},
+      // Llama's RoPE under autocast: the bf16 projection (seq-major
+      // [B, T, H, D], tables [T, 1, R]) widened, rotated in f32 and
+      // rounded back for attention; partial rotary (R 32 of D 64) so the
+      // copied features round-trip through the casts too. And the f16,
+      // interleaved (GPT-J) pairing with [T, R] tables on [B, H, T, D].
+      {"RotaryCastsBf16",
+       R"(func.func @forward(%q: tensor<2x17x4x64xbf16>, %c: tensor<17x1x32xf32>, %s: tensor<17x1x32xf32>) -> tensor<2x17x4x64xbf16> {
+  %0 = llmc.cast %q : tensor<2x17x4x64xbf16> -> tensor<2x17x4x64xf32>
+  %1 = llmc.rotary %0, %c, %s : (tensor<2x17x4x64xf32>, tensor<17x1x32xf32>, tensor<17x1x32xf32>) -> tensor<2x17x4x64xf32>
+  %2 = llmc.cast %1 : tensor<2x17x4x64xf32> -> tensor<2x17x4x64xbf16>
+  return %2 : tensor<2x17x4x64xbf16>
+})"},
+      // SwiGLU's backward: d_up = dy * silu(gate) before the up
+      // projection's gradient GEMM, d_gate = silu_grad(gate, dy * up)
+      // after it; sibling fusion makes them one segment reading dy once
+      // (dy a product, so that it dies there: an argument would not).
+      {"SwigluBackwardSiblingsBf16",
+       R"(func.func @forward(%h: tensor<24x32xbf16>, %wd: tensor<32x96xbf16>, %gate: tensor<24x96xbf16>, %up: tensor<24x96xbf16>, %s: tensor<24x96xbf16>, %w: tensor<96x16xbf16>) -> (tensor<24x16xbf16>, tensor<24x96xbf16>) {
+  %dy = llmc.matmul %h, %wd : (tensor<24x32xbf16>, tensor<32x96xbf16>) -> tensor<24x96xbf16>
+  %0 = llmc.mul %dy, %s : (tensor<24x96xbf16>, tensor<24x96xbf16>) -> tensor<24x96xbf16>
+  %1 = llmc.matmul %0, %w : (tensor<24x96xbf16>, tensor<96x16xbf16>) -> tensor<24x16xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<24x96xbf16>, tensor<24x96xbf16>) -> tensor<24x96xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<24x96xbf16>
+  return %1, %3 : tensor<24x16xbf16>, tensor<24x96xbf16>
+})"},
+      {"RotaryCastsF16Interleaved",
+       R"(func.func @forward(%q: tensor<3x2x9x16xf16>, %c: tensor<9x16xf32>, %s: tensor<9x16xf32>) -> tensor<3x2x9x16xf16> {
+  %0 = llmc.cast %q : tensor<3x2x9x16xf16> -> tensor<3x2x9x16xf32>
+  %1 = llmc.rotary %0, %c, %s {interleaved} : (tensor<3x2x9x16xf32>, tensor<9x16xf32>, tensor<9x16xf32>) -> tensor<3x2x9x16xf32>
+  %2 = llmc.cast %1 : tensor<3x2x9x16xf32> -> tensor<3x2x9x16xf16>
+  return %2 : tensor<3x2x9x16xf16>
+})"},
   };
   return all;
 }
@@ -252,6 +284,23 @@ TEST(FusionGpuBandwidth, CrossEntropyGradBf16) {
   return %2 : tensor<1024x50304xbf16>
 })",
       1024.0 * 50304 * 4);
+}
+
+// Llama 1B's query RoPE under autocast (B 8, T 1024, 32 heads of 64): with
+// the casts in its load and store the rotary moves 2 + 2 bytes per element
+// (the tables, 256 KB each, stay in L2); unfused it was cast (2 + 4),
+// rotary (4 + 4), cast (4 + 2): 20 bytes.
+TEST(FusionGpuBandwidth, RotaryCastsBf16) {
+  LLMC_REQUIRE_GPU();
+  reportBandwidth(
+      "rotary bf16 in/out [8, 1024, 32, 64]",
+      R"(func.func @forward(%q: tensor<8x1024x32x64xbf16>, %c: tensor<1024x1x64xf32>, %s: tensor<1024x1x64xf32>) -> tensor<8x1024x32x64xbf16> {
+  %0 = llmc.cast %q : tensor<8x1024x32x64xbf16> -> tensor<8x1024x32x64xf32>
+  %1 = llmc.rotary %0, %c, %s : (tensor<8x1024x32x64xf32>, tensor<1024x1x64xf32>, tensor<1024x1x64xf32>) -> tensor<8x1024x32x64xf32>
+  %2 = llmc.cast %1 : tensor<8x1024x32x64xf32> -> tensor<8x1024x32x64xbf16>
+  return %2 : tensor<8x1024x32x64xbf16>
+})",
+      8.0 * 1024 * 32 * 64 * 4);
 }
 
 } // namespace

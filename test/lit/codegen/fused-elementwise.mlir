@@ -74,4 +74,47 @@ func.func @forward(%logits: tensor<4x16xbf16>, %t: tensor<4xi64>, %d: tensor<f32
   return %2 : tensor<4x16xbf16>
 }
 
-// NVRTC-COUNT-3: compiled {{[0-9]+}} kernels for sm_90
+// -----
+
+// RoPE under autocast: the rotary kernel loads the bf16 projection and
+// stores bf16 itself; its f32 arithmetic is the one-op kernel's, with the
+// widening in the load and one rounding in the store (the copied
+// features too). No cast kernel is left.
+// CHECK-LABEL: // ===== rotary_1.cu =====
+// CHECK:       //   (bf16[2, 5, 4, 16], f32[5, 1, 8], f32[5, 1, 8]) -> bf16[2, 5, 4, 16]
+// CHECK:       rotary_1(const __nv_bfloat16 *__restrict__ in, const float *__restrict__ cos_table, const float *__restrict__ sin_table, __nv_bfloat16 *__restrict__ out) {
+// CHECK:         const float x = __bfloat162float(in[i]);
+// CHECK:           out[i] = __float2bfloat16(x);
+// CHECK:         out[i] = __float2bfloat16(x * c + (d < kR / 2 ? -__bfloat162float(in[i + kR / 2]) : __bfloat162float(in[i - kR / 2])) * s);
+// PLAN:        step 0 launch rotary_1{{.*}} args (arg0, arg1, arg2, rotary_1.out0)
+// PLAN-NEXT:   phases: forward 0
+func.func @forward(%q: tensor<2x5x4x16xbf16>, %c: tensor<5x1x8xf32>, %s: tensor<5x1x8xf32>) -> tensor<2x5x4x16xbf16> {
+  %0 = llmc.cast %q : tensor<2x5x4x16xbf16> -> tensor<2x5x4x16xf32>
+  %1 = llmc.rotary %0, %c, %s : (tensor<2x5x4x16xf32>, tensor<5x1x8xf32>, tensor<5x1x8xf32>) -> tensor<2x5x4x16xf32>
+  %2 = llmc.cast %1 : tensor<2x5x4x16xf32> -> tensor<2x5x4x16xbf16>
+  return %2 : tensor<2x5x4x16xbf16>
+}
+
+// -----
+
+// Siblings: SwiGLU's two backward groups, joined because both read dy, are
+// one segment: dy is loaded once per item (x0) and read by both muls.
+// CHECK-LABEL: // ===== mul_1.cu =====
+// CHECK:       //   fused elementwise group (llmc-fuse-elementwise): 1 segment(s)
+// CHECK-NEXT:  //   segment [4, 16] V=8: llmc.mul at {{.*}}; llmc.mul at {{.*}}; llmc.silu_grad at {{.*}};
+// CHECK:         const Vec<__nv_bfloat16, 8> x0 = *reinterpret_cast<const Vec<__nv_bfloat16, 8> *>(in0 + i);
+// CHECK:           const float a = __bfloat162float(x0.v[e]);
+// CHECK:           const float a = __bfloat162float(x0.v[e]);
+// CHECK:         *reinterpret_cast<Vec<__nv_bfloat16, 8> *>(out1 + i) = y1;
+// PLAN:        step 1 launch mul_1{{.*}} args (matmul_0.out0, arg3, arg2, arg1, mul_1.out0, mul_1.out1)
+// PLAN-NEXT:   step 2 matmul matmul_4 {{.*}} (mul_1.out0, arg4 -> matmul_4.out0)
+func.func @forward(%h: tensor<4x8xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>, %wd: tensor<8x16xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+  %dy = llmc.matmul %h, %wd : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+  %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<4x16xbf16>
+  return %1, %3 : tensor<4x8xbf16>, tensor<4x16xbf16>
+}
+
+// NVRTC-COUNT-5: compiled {{[0-9]+}} kernels for sm_90

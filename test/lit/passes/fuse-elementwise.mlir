@@ -268,3 +268,154 @@ func.func @widen_through_shared_reshape(%x: tensor<2x4x8xf32>, %dy: tensor<8x8xb
   %3 = llmc.reduce_sum %1 axes [0, 1] : (tensor<2x4x8xf32>) -> tensor<8xf32>
   return %2#0, %2#1, %3 : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// RoPE under autocast (Llama): the bf16 projection is widened for the f32
+// rotary and its result rounded back for attention. Both casts ride in
+// the rotary kernel's load and store: one group, bf16 in and out.
+// CHECK-LABEL: func.func @rotary_casts
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<2x5x4x8xbf16>) {
+// CHECK-NEXT:    %[[W:.+]] = llmc.cast %arg0 : tensor<2x5x4x8xbf16> -> tensor<2x5x4x8xf32>
+// CHECK-NEXT:    %[[R:.+]] = llmc.rotary %[[W]], %arg1, %arg2
+// CHECK-NEXT:    %[[N:.+]] = llmc.cast %[[R]] : tensor<2x5x4x8xf32> -> tensor<2x5x4x8xbf16>
+// CHECK-NEXT:    llmc.yield %[[N]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return %[[K]]
+// OFF-LABEL:   func.func @rotary_casts
+// OFF-COUNT-3: llmc.kernel
+func.func @rotary_casts(%q: tensor<2x5x4x8xbf16>, %c: tensor<5x1x8xf32>, %s: tensor<5x1x8xf32>) -> tensor<2x5x4x8xbf16> {
+  %0 = llmc.cast %q : tensor<2x5x4x8xbf16> -> tensor<2x5x4x8xf32>
+  %1 = llmc.rotary %0, %c, %s : (tensor<2x5x4x8xf32>, tensor<5x1x8xf32>, tensor<5x1x8xf32>) -> tensor<2x5x4x8xf32>
+  %2 = llmc.cast %1 : tensor<2x5x4x8xf32> -> tensor<2x5x4x8xbf16>
+  return %2 : tensor<2x5x4x8xbf16>
+}
+
+// -----
+
+// Negative: the widened input is also returned (it is written once, and
+// the rotary reads it), and the rotary's f32 result is too (its cast
+// cannot replace the store): three groups.
+// CHECK-LABEL: func.func @rotary_casts_shared
+// CHECK:       %[[W:.+]] = llmc.kernel -> (tensor<2x5x8xf32>) {
+// CHECK-NEXT:    llmc.cast %arg0
+// CHECK-NEXT:    llmc.yield
+// CHECK:       %[[R:.+]] = llmc.kernel -> (tensor<2x5x8xf32>) {
+// CHECK-NEXT:    llmc.rotary %[[W]], %arg1, %arg2
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.kernel -> (tensor<2x5x8xbf16>) {
+// CHECK-NEXT:    llmc.cast %[[R]]
+// CHECK-NEXT:    llmc.yield
+func.func @rotary_casts_shared(%q: tensor<2x5x8xbf16>, %c: tensor<5x8xf32>, %s: tensor<5x8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xbf16>) {
+  %0 = llmc.cast %q : tensor<2x5x8xbf16> -> tensor<2x5x8xf32>
+  %1 = llmc.rotary %0, %c, %s : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  %2 = llmc.cast %1 : tensor<2x5x8xf32> -> tensor<2x5x8xbf16>
+  return %0, %1, %2 : tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xbf16>
+}
+
+// -----
+
+// Negative: widened tables are not loaded through their type by the
+// rotary kernel (only its input is): the cast stays a group of its own.
+// CHECK-LABEL: func.func @rotary_table_cast
+// CHECK:       %[[T:.+]] = llmc.kernel -> (tensor<5x8xf32>) {
+// CHECK-NEXT:    llmc.cast %arg1
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.kernel -> (tensor<2x5x8xf32>) {
+// CHECK-NEXT:    llmc.rotary %arg0, %[[T]], %[[T]]
+// CHECK-NEXT:    llmc.yield
+func.func @rotary_table_cast(%q: tensor<2x5x8xf32>, %t: tensor<5x8xbf16>) -> tensor<2x5x8xf32> {
+  %0 = llmc.cast %t : tensor<5x8xbf16> -> tensor<5x8xf32>
+  %1 = llmc.rotary %q, %0, %0 : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  return %1 : tensor<2x5x8xf32>
+}
+
+// -----
+
+// Siblings: SwiGLU's backward. d_up = dy * silu(gate) is read by the up
+// projection's gradient GEMM; d_gate = silu_grad(gate, dy * up) comes
+// after it. Both read dy element for element, so the later group joins
+// the earlier one at its place (every input exists there): one kernel
+// that loads dy once and writes both gradients. d_gate is then live from
+// there on, but dy (the product, read by nothing else) dies there
+// instead: no more bytes live in between.
+// CHECK-LABEL: func.func @swiglu_backward
+// CHECK:       %[[D:.+]] = llmc.kernel -> (tensor<4x16xbf16>) {
+// CHECK-NEXT:    llmc.matmul %arg0, %arg5
+// CHECK:       %[[K:.+]]:2 = llmc.kernel -> (tensor<4x16xbf16>, tensor<4x16xbf16>) {
+// CHECK-NEXT:    %[[U:.+]] = llmc.mul %[[D]], %arg3
+// CHECK-NEXT:    %[[M:.+]] = llmc.mul %[[D]], %arg2
+// CHECK-NEXT:    %[[G:.+]] = llmc.silu_grad %arg1, %[[M]]
+// CHECK-NEXT:    llmc.yield %[[U]], %[[G]]
+// CHECK:       llmc.matmul %[[K]]#0, %arg4
+// OFF-LABEL:   func.func @swiglu_backward
+// OFF-COUNT-5: llmc.kernel
+func.func @swiglu_backward(%h: tensor<4x8xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>, %wd: tensor<8x16xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+  %dy = llmc.matmul %h, %wd : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+  %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<4x16xbf16>
+  return %1, %3 : tensor<4x8xbf16>, tensor<4x16xbf16>
+}
+
+// -----
+
+// Negative siblings: the later group reads a value computed after the
+// earlier group (the matmul's product): it stays where it is.
+// CHECK-LABEL: func.func @sibling_input_later
+// CHECK:       llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.mul %arg0, %arg1
+// CHECK-NEXT:    llmc.yield
+// CHECK:       %[[P:.+]] = llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.matmul
+// CHECK:       llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.add %arg0, %[[P]]
+// CHECK-NEXT:    llmc.yield
+func.func @sibling_input_later(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %w: tensor<16x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %0 = llmc.mul %x, %y : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %2 = llmc.add %x, %1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %0, %2 : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Negative siblings: the later group broadcasts the shared value (its
+// iteration space is not the value's), so loading it once per item of one
+// segment is not possible: it stays where it is.
+// CHECK-LABEL: func.func @sibling_broadcast
+// CHECK:       llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.mul %arg0, %arg1
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.matmul
+// CHECK:       llmc.kernel -> (tensor<2x4x16xf32>) {
+// CHECK-NEXT:    llmc.sub %arg3, %arg0
+// CHECK-NEXT:    llmc.yield
+func.func @sibling_broadcast(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %w: tensor<16x16xf32>, %z: tensor<2x4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>) {
+  %0 = llmc.mul %x, %y : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %2 = llmc.sub %z, %x : (tensor<2x4x16xf32>, tensor<4x16xf32>) -> tensor<2x4x16xf32>
+  return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>
+}
+
+// -----
+
+// Negative siblings: here dy is an argument, whose buffer no move frees,
+// so joining would only make d_gate live earlier (more bytes across the
+// GEMM): the groups stay apart.
+// CHECK-LABEL: func.func @sibling_grows_live_bytes
+// CHECK:       llmc.kernel -> (tensor<4x16xbf16>) {
+// CHECK-NEXT:    llmc.mul %arg0, %arg3
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.matmul
+// CHECK:       llmc.kernel -> (tensor<4x16xbf16>) {
+// CHECK-NEXT:    llmc.mul %arg0, %arg2
+// CHECK-NEXT:    llmc.silu_grad
+func.func @sibling_grows_live_bytes(%dy: tensor<4x16xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %s: tensor<4x16xbf16>, %w: tensor<16x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x16xbf16>) {
+  %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %1 = llmc.matmul %0, %w : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<4x16xbf16>
+  return %1, %3 : tensor<4x8xbf16>, tensor<4x16xbf16>
+}

@@ -11,6 +11,8 @@
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_gpt2_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=norm-prologue,norm-epilogue --explain | FileCheck %s --check-prefix=HF-NONORM
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --explain | FileCheck %s --check-prefix=TINY-COLSUM
 // RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/gpt2-tiny.mlir -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=colsum --explain | FileCheck %s --check-prefix=TINY-NOCOLSUM
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_llama_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --explain | FileCheck %s --check-prefix=LLAMA
+// RUN: env LLMC_CACHE_DIR=%t.cache llmc compile %models/hf_llama_dynamo_loss.onnx -o %t.llmc --arch sm_90 --precision bf16 --no-fuse=reductions | FileCheck %s --check-prefix=LLAMA-OFF
 // RUN: %python -c "import json,sys; d=json.load(open(sys.argv[1])); g=d['groups']; print(len(g), sum(len(x['members'])>1 for x in g), g[0]['kind'], g[0]['members'][0]['names'][0], d['fusion']['elementwise'])" %t.json | FileCheck %s --check-prefix=JSON
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse=bogus 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not llmc compile %models/gpt2-tiny.mlir -o %t.x.llmc --no-fuse 2>&1 | FileCheck %s --check-prefix=EMPTY
@@ -75,6 +77,29 @@
 // HF-EPI:  launches        107 per step
 // HF-NONORM: norm prologues are off (--no-fuse=norm-prologue)
 // HF-NONORM: launches        82 per step
+// The HF Llama export (2 layers) in bf16: autocast runs RoPE in f32
+// between the bf16 projections and attention, so q and k are widened,
+// rotated and rounded back, and the same in the backward (dq, dk from
+// attention_grad to the projections' gradient GEMMs): the casts ride in
+// the rotary kernel's load and store, 8 launches a layer (128 -> 112).
+// SwiGLU's backward groups (d_up = dy * silu(gate), then d_gate =
+// silu_grad(gate, dy * up) after the up projection's GEMMs) both read dy:
+// sibling fusion makes them one kernel, one a layer (112 -> 110).
+// LLAMA:      group {{[0-9]+}} (reduction+casts, 3 ops)
+// LLAMA-NEXT:     llmc.cast "node_view" at
+// LLAMA-NEXT:     llmc.rotary "node_add_4" at
+// LLAMA-NEXT:     llmc.cast "node_transpose_1" at
+// LLAMA:      group {{[0-9]+}} (elementwise, 3 ops)
+// LLAMA-NEXT:     llmc.mul "node_mul_19" at
+// LLAMA-NEXT:     llmc.mul "node_mul_19" at
+// LLAMA-NEXT:     llmc.silu_grad "node_silu_1" at
+// LLAMA:          llmc.attention_grad "node_scaled_dot_product_attention_1" at
+// LLAMA:      group {{[0-9]+}} (reduction+casts, 3 ops)
+// LLAMA-NEXT:     llmc.cast "node_transpose_6" at
+// LLAMA-NEXT:     llmc.rotary "node_add_11" at
+// LLAMA-NEXT:     llmc.cast "node_view_5" at
+// LLAMA:      launches        110 per step
+// LLAMA-OFF:  launches        133 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
 // BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, colsum, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
