@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/CudnnAttention.h"
 
+#include "runtime/CudnnPlanCache.h"
+
 #include <cmath>
 #include <limits>
 
@@ -104,91 +106,98 @@ public:
                   true);
   }
 
+  /// An operation whose attributes are the descriptors it reads and
+  /// writes (null ones left unset), finalized and appended to `ops`.
+  Status operation(
+      cudnnBackendDescriptorType_t type, const char *what,
+      std::initializer_list<std::pair<cudnnBackendAttributeName_t, Desc>>
+          operands,
+      std::vector<Desc> &ops) {
+    Desc op;
+    LLMC_RETURN_IF_ERROR(make(type, op));
+    for (auto [name, operand] : operands)
+      if (operand)
+        LLMC_RETURN_IF_ERROR(
+            set(op, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &operand));
+    LLMC_RETURN_IF_ERROR(finalize(op, what));
+    ops.push_back(op);
+    return Status::ok();
+  }
+  /// The math descriptor an operation points at: `type` with its compute
+  /// precision (attribute `precision`) and one enum-valued setting, if any.
+  template <typename T>
+  Status math(cudnnBackendDescriptorType_t type,
+              cudnnBackendAttributeName_t precision, cudnnDataType_t prec,
+              cudnnBackendAttributeName_t setting,
+              cudnnBackendAttributeType_t settingType, const T *value,
+              Desc &out) {
+    LLMC_RETURN_IF_ERROR(make(type, out));
+    if (value)
+      LLMC_RETURN_IF_ERROR(set(out, setting, settingType, 1, value));
+    LLMC_RETURN_IF_ERROR(set(out, precision, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    return Status::ok(); // the caller finalizes (after any other setting)
+  }
+
   /// y = mode(x[, b[, t]]), computed in `prec`; `axis` for GEN_INDEX.
   Status pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc t, Desc y,
                    std::vector<Desc> &ops,
                    cudnnDataType_t prec = CUDNN_DATA_FLOAT, int64_t axis = -1) {
-    Desc pw, op;
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, pw));
-    LLMC_RETURN_IF_ERROR(
-        set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
-    LLMC_RETURN_IF_ERROR(
-        set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    Desc pw;
+    LLMC_RETURN_IF_ERROR(math(CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
+                              CUDNN_ATTR_POINTWISE_MATH_PREC, prec,
+                              CUDNN_ATTR_POINTWISE_MODE,
+                              CUDNN_TYPE_POINTWISE_MODE, &mode, pw));
     if (axis >= 0)
       LLMC_RETURN_IF_ERROR(
           set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis));
     LLMC_RETURN_IF_ERROR(finalize(pw, "pointwise"));
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-    if (b)
-      LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
-    if (t)
-      LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-    LLMC_RETURN_IF_ERROR(finalize(op, "pointwise operation"));
-    ops.push_back(op);
-    return Status::ok();
+    return operation(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                     "pointwise operation",
+                     {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw},
+                      {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x},
+                      {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b},
+                      {CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t},
+                      {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y}},
+                     ops);
   }
 
   Status reduction(cudnnReduceTensorOp_t mode, Desc x, Desc y,
                    std::vector<Desc> &ops) {
-    Desc r, op;
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, r));
-    LLMC_RETURN_IF_ERROR(set(r, CUDNN_ATTR_REDUCTION_OPERATOR,
-                             CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode));
-    LLMC_RETURN_IF_ERROR(
-        set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    Desc r;
+    LLMC_RETURN_IF_ERROR(math(CUDNN_BACKEND_REDUCTION_DESCRIPTOR,
+                              CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_DATA_FLOAT,
+                              CUDNN_ATTR_REDUCTION_OPERATOR,
+                              CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &mode, r));
     LLMC_RETURN_IF_ERROR(finalize(r, "reduction"));
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, op));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &r));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-    LLMC_RETURN_IF_ERROR(finalize(op, "reduction operation"));
-    ops.push_back(op);
-    return Status::ok();
+    return operation(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+                     "reduction operation",
+                     {{CUDNN_ATTR_OPERATION_REDUCTION_DESC, r},
+                      {CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x},
+                      {CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y}},
+                     ops);
   }
 
   Status matmul(Desc a, Desc b, Desc c, std::vector<Desc> &ops) {
-    Desc m, op;
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_MATMUL_DESCRIPTOR, m));
-    LLMC_RETURN_IF_ERROR(
-        set(m, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    Desc m;
+    LLMC_RETURN_IF_ERROR(math<int>(CUDNN_BACKEND_MATMUL_DESCRIPTOR,
+                                   CUDNN_ATTR_MATMUL_COMP_TYPE,
+                                   CUDNN_DATA_FLOAT, {}, {}, nullptr, m));
     LLMC_RETURN_IF_ERROR(finalize(m, "matmul"));
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, op));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &m));
-    LLMC_RETURN_IF_ERROR(finalize(op, "matmul operation"));
-    ops.push_back(op);
-    return Status::ok();
+    return operation(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+                     "matmul operation",
+                     {{CUDNN_ATTR_OPERATION_MATMUL_ADESC, a},
+                      {CUDNN_ATTR_OPERATION_MATMUL_BDESC, b},
+                      {CUDNN_ATTR_OPERATION_MATMUL_CDESC, c},
+                      {CUDNN_ATTR_OPERATION_MATMUL_DESC, m}},
+                     ops);
   }
 
   Status reshape(Desc x, Desc y, std::vector<Desc> &ops) {
-    Desc op;
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, op));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-    LLMC_RETURN_IF_ERROR(finalize(op, "reshape operation"));
-    ops.push_back(op);
-    return Status::ok();
+    return operation(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR,
+                     "reshape operation",
+                     {{CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x},
+                      {CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y}},
+                     ops);
   }
 
   const std::string &context() const { return context_; }
@@ -265,7 +274,8 @@ Status checkSupported(const CudnnAttentionDesc &d) {
 }
 
 Status CudnnAttention::create(const CudnnAttentionDesc &desc,
-                              std::unique_ptr<CudnnAttention> &out) {
+                              std::unique_ptr<CudnnAttention> &out,
+                              const CudnnPlanCacheOptions &cache) {
   out.reset();
   LLMC_RETURN_IF_ERROR(checkSupported(desc));
   std::unique_ptr<CudnnAttention> a(new CudnnAttention());
@@ -273,21 +283,50 @@ Status CudnnAttention::create(const CudnnAttentionDesc &desc,
   LLMC_RETURN_IF_ERROR(cuda::loadCudnn(a->api_));
   a->version_ = static_cast<int64_t>(a->api_->cudnnGetVersion());
   LLMC_CUDNN(a->api_->cudnnCreate(&a->handle_), describe(desc));
+  if (cache.dir.empty()) {
+    LLMC_RETURN_IF_ERROR(a->buildEither());
+    a->source_ = "built (no cache)";
+    out = std::move(a);
+    return Status::ok();
+  }
+  const std::string key = cudnnPlanKey(desc, a->version_, cache.device);
+  const std::string path = cudnnPlanPath(cache.dir, key);
+  CudnnPlanRecord record;
+  std::string rejected;
+  if (readCudnnPlan(path, key, record, rejected)) {
+    Status restored = a->restore(record);
+    if (restored) {
+      a->fromCache_ = true;
+      a->source_ = "restored from the cache";
+      out = std::move(a);
+      return Status::ok();
+    }
+    a->reset();
+    rejected = "'" + path + "' does not restore: " + restored.message();
+  }
+  LLMC_RETURN_IF_ERROR(a->buildEither());
+  std::string stored = a->store(path, key);
+  a->source_ = stored.empty() ? "built, stored in the cache"
+                              : "built (" + stored + ")";
+  if (rejected != "absent")
+    a->source_ += "; the cached plan was rejected: " + rejected;
+  out = std::move(a);
+  return Status::ok();
+}
+
+Status CudnnAttention::buildEither() {
   // The backward's mask may come before or after the stats are subtracted
   // (cudnn-frontend has emitted both orders over cuDNN 9's releases); a
   // library whose engines match only one of them gets that one.
-  Status first = a->build(/*maskAfterStats=*/false);
-  if (!first && desc.backward) {
-    a->reset();
-    Status second = a->build(/*maskAfterStats=*/true);
-    if (!second)
-      return Status::error(first.message() +
-                           "; with the mask after the stats: " +
-                           second.message());
-  } else if (!first) {
+  Status first = build(/*maskAfterStats=*/false);
+  if (first || !desc_.backward)
     return first;
-  }
-  out = std::move(a);
+  reset();
+  Status second = build(/*maskAfterStats=*/true);
+  if (!second)
+    return Status::error(first.message() +
+                         "; with the mask after the stats: " +
+                         second.message());
   return Status::ok();
 }
 
@@ -301,6 +340,10 @@ void CudnnAttention::reset() {
   plan_ = nullptr;
   packUids_.clear();
   planWorkspace_ = workspaceBytes_ = rowDotOffset_ = dqAccumOffset_ = 0;
+  extraBytes_ = 0;
+  engineIndex_ = -1;
+  noted_ = false;
+  engine_.clear();
 }
 
 CudnnAttention::~CudnnAttention() {
@@ -311,13 +354,34 @@ CudnnAttention::~CudnnAttention() {
     api_->cudnnDestroy(handle_);
 }
 
+// What a run binds does not depend on how the plan was made: a built plan
+// and a restored one share this.
+void CudnnAttention::layOut() {
+  const CudnnAttentionDesc &d = desc_;
+  scaleValue_ = static_cast<float>(d.scale);
+  lowestValue_ = std::numeric_limits<float>::lowest();
+  oneValue_ = 1.0f;
+  packUids_ = {kQ, kK, kV, kStats, kScale, kO};
+  if (d.causal)
+    packUids_.push_back(kLowest);
+  extraBytes_ = rowDotOffset_ = dqAccumOffset_ = 0; // after the plan's own
+  if (!d.backward)
+    return;
+  packUids_.insert(packUids_.end(), {kDO, kDQ, kDK, kDV, kOne, kRowDot});
+  extraBytes_ += alignUp(static_cast<uint64_t>(d.b * d.hq * d.sq) * 4, 256);
+  if (!d.deterministic) {
+    dqAccumOffset_ = extraBytes_;
+    extraBytes_ +=
+        alignUp(static_cast<uint64_t>(d.b * d.hq * d.sq * d.d) * 4, 256);
+    packUids_.push_back(kDqAccum);
+  }
+}
+
 Status CudnnAttention::build(bool maskAfterStats) {
   const CudnnAttentionDesc &d = desc_;
   GraphBuilder g(*api_, owned_, describe(d));
   cudnnDataType_t io = d.bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
-  scaleValue_ = static_cast<float>(d.scale);
-  lowestValue_ = std::numeric_limits<float>::lowest();
-  oneValue_ = 1.0f;
+  layOut();
 
   const int64_t b = d.b, hq = d.hq, hkv = d.hkv, sq = d.sq, skv = d.skv,
                 hd = d.d;
@@ -351,11 +415,6 @@ Status CudnnAttention::build(bool maskAfterStats) {
     LLMC_RETURN_IF_ERROR(
         causalMask(g, scaled, lowest, full, fullStrides, ops, masked));
 
-  packUids_ = {kQ, kK, kV, kStats, kScale};
-  if (d.causal)
-    packUids_.push_back(kLowest);
-
-  uint64_t extra = 0; // f32 buffers after the plan's workspace
   if (!d.backward) {
     Desc vIn, o, max, centered, e, sum, logSum, p;
     LLMC_RETURN_IF_ERROR(g.tensor(kV, io, {b, hkv, skv, hd}, d.v, false, vIn));
@@ -380,7 +439,6 @@ Status CudnnAttention::build(bool maskAfterStats) {
     LLMC_RETURN_IF_ERROR(
         g.pointwise(CUDNN_POINTWISE_DIV, e, sum, nullptr, p, ops));
     LLMC_RETURN_IF_ERROR(g.matmul(p, vIn, o, ops));
-    packUids_.push_back(kO);
   } else {
     Desc vT, o, dO, dQ, dK, dV, one, rowDot;
     LLMC_RETURN_IF_ERROR(
@@ -391,9 +449,8 @@ Status CudnnAttention::build(bool maskAfterStats) {
     LLMC_RETURN_IF_ERROR(g.tensor(kDK, io, {b, hkv, skv, hd}, d.dK, false, dK));
     LLMC_RETURN_IF_ERROR(g.tensor(kDV, io, {b, hkv, skv, hd}, d.dV, false, dV));
     LLMC_RETURN_IF_ERROR(g.scalar(kOne, one));
-    packUids_.insert(packUids_.end(), {kO, kDO, kDQ, kDK, kDV, kOne, kRowDot});
 
-    // D = rowsum(dO ∘ O), kept in the workspace (f32).
+    // D = rowsum(dO ∘ O), kept in the workspace (f32, layOut()).
     Desc prod, dot;
     LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, {b, hq, sq, hd},
                                 {hq * sq * hd, sq * hd, hq * hd, 1}, prod));
@@ -405,8 +462,6 @@ Status CudnnAttention::build(bool maskAfterStats) {
                                   rowStrides, false, rowDot));
     LLMC_RETURN_IF_ERROR(
         g.pointwise(CUDNN_POINTWISE_MUL, dot, one, nullptr, rowDot, ops));
-    rowDotOffset_ = extra;
-    extra += alignUp(static_cast<uint64_t>(b * hq * sq) * 4, 256);
 
     // P = exp(S - stats); dV = Pᵀ dO.
     Desc centered, p, pT;
@@ -465,9 +520,6 @@ Status CudnnAttention::build(bool maskAfterStats) {
       LLMC_RETURN_IF_ERROR(g.matmul(dS, k, accum, ops));
       LLMC_RETURN_IF_ERROR(g.pointwise(CUDNN_POINTWISE_IDENTITY, accum,
                                        nullptr, nullptr, dQ, ops));
-      dqAccumOffset_ = extra;
-      extra += alignUp(static_cast<uint64_t>(b * hq * sq * hd) * 4, 256);
-      packUids_.push_back(kDqAccum);
     }
   }
 
@@ -555,23 +607,108 @@ Status CudnnAttention::build(bool maskAfterStats) {
       continue;
     }
     plan_ = plan;
-    engine_ = "engine " + std::to_string(index) +
-              (noted ? " (noted nondeterministic)" : "");
+    engineIndex_ = index;
+    noted_ = noted;
   }
   if (!plan_)
     return Status::error(g.context() + ": no engine configuration finalizes "
                                        "(cuDNN " +
                          std::to_string(version_) + "):" + reasons);
+  return finishPlan(g.context());
+}
+
+Status CudnnAttention::finishPlan(const std::string &context) {
+  engine_ = "engine " + std::to_string(engineIndex_) +
+            (noted_ ? " (noted nondeterministic)" : "");
   int64_t ws = 0, n = 0;
   LLMC_CUDNN(api_->cudnnBackendGetAttribute(
                  plan_, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                  CUDNN_TYPE_INT64, 1, &n, &ws),
-             g.context());
+             context);
   planWorkspace_ = alignUp(static_cast<uint64_t>(ws), 256);
   rowDotOffset_ += planWorkspace_;
   dqAccumOffset_ += planWorkspace_;
-  workspaceBytes_ = planWorkspace_ + extra;
+  workspaceBytes_ = planWorkspace_ + extraBytes_;
   return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// The plan cache (CudnnPlanCache.h)
+//===----------------------------------------------------------------------===//
+
+// No graph and no heuristics: the serialized plan carries its engine, knobs
+// and compiled kernels, and finalizing it loads them.
+Status CudnnAttention::restore(const CudnnPlanRecord &record) {
+  GraphBuilder g(*api_, owned_, describe(desc_) + ", plan from the cache");
+  layOut();
+  Desc plan, config, engine;
+  LLMC_RETURN_IF_ERROR(g.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan));
+  LLMC_RETURN_IF_ERROR(g.set(plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                             CUDNN_TYPE_CHAR,
+                             static_cast<int64_t>(record.json.size()),
+                             record.json.data()));
+  LLMC_RETURN_IF_ERROR(g.set(plan, kExecutionPlanHandle, CUDNN_TYPE_HANDLE,
+                             1, &handle_));
+  LLMC_RETURN_IF_ERROR(g.finalize(plan, "execution plan"));
+  // The same engine as the build that stored it, or no restore: the
+  // engine decides the bits.
+  LLMC_RETURN_IF_ERROR(g.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, config));
+  LLMC_RETURN_IF_ERROR(g.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine));
+  int64_t n = 0, index = -1;
+  LLMC_CUDNN(api_->cudnnBackendGetAttribute(
+                 plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &config),
+             g.context());
+  LLMC_CUDNN(api_->cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                            &n, &engine),
+             g.context());
+  LLMC_CUDNN(api_->cudnnBackendGetAttribute(engine,
+                                            CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                                            CUDNN_TYPE_INT64, 1, &n, &index),
+             g.context());
+  if (index != record.engineIndex)
+    return Status::error(g.context() + ": the plan runs engine " +
+                         std::to_string(index) + ", the file names engine " +
+                         std::to_string(record.engineIndex));
+  plan_ = plan;
+  engineIndex_ = index;
+  noted_ = record.noted;
+  return finishPlan(g.context());
+}
+
+/// "" once stored, else why not ("not stored: ...": not fatal, the next
+/// load builds again).
+std::string CudnnAttention::store(const std::string &path,
+                                  const std::string &key) {
+  const std::string context = describe(desc_) + ", " + engine_;
+  auto failed = [&](cudnnStatus_t result) {
+    return "not stored: cuDNN does not serialize this plan: " +
+           cuda::cudnnError(result, "cudnnBackendGetAttribute(JSON)", __FILE__,
+                            __LINE__, context)
+               .message();
+  };
+  CudnnPlanRecord record;
+  record.key = key;
+  record.engineIndex = engineIndex_;
+  record.noted = noted_;
+  int64_t size = 0;
+  cudnnStatus_t result = api_->cudnnBackendGetAttribute(
+      plan_, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
+      &size, nullptr);
+  if (result != CUDNN_STATUS_SUCCESS)
+    return failed(result);
+  if (size <= 0)
+    return "not stored: cuDNN's serialized plan is empty";
+  record.json.resize(static_cast<size_t>(size));
+  result = api_->cudnnBackendGetAttribute(
+      plan_, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+      size, &size, record.json.data());
+  if (result != CUDNN_STATUS_SUCCESS)
+    return failed(result);
+  record.json.resize(static_cast<size_t>(size));
+  Status written = writeCudnnPlan(path, record);
+  return written ? "" : "not stored: " + written.message();
 }
 
 Status CudnnAttention::bindVariantPack(const CudnnAttentionArgs &args) {
