@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/CudnnAttention.h"
 
+#include "runtime/BinaryIdentity.h"
 #include "runtime/CudnnPlanCache.h"
 
 #include <cmath>
@@ -283,13 +284,17 @@ Status CudnnAttention::create(const CudnnAttentionDesc &desc,
   LLMC_RETURN_IF_ERROR(cuda::loadCudnn(a->api_));
   a->version_ = static_cast<int64_t>(a->api_->cudnnGetVersion());
   LLMC_CUDNN(a->api_->cudnnCreate(&a->handle_), describe(desc));
-  if (cache.dir.empty()) {
+  const std::string binary = cache.dir.empty() ? "" : binaryIdentity();
+  if (binary.empty()) {
     LLMC_RETURN_IF_ERROR(a->buildEither());
-    a->source_ = "built (no cache)";
+    a->source_ = cache.dir.empty()
+                     ? "built (no cache)"
+                     : "built (no cache: the llmc binary is not identified)";
     out = std::move(a);
     return Status::ok();
   }
-  const std::string key = cudnnPlanKey(desc, a->version_, cache.device);
+  const std::string key =
+      cudnnPlanKey(desc, a->version_, cache.device, binary);
   const std::string path = cudnnPlanPath(cache.dir, key);
   CudnnPlanRecord record;
   std::string rejected;

@@ -51,9 +51,10 @@ std::string attentionPlanKey(const CudnnAttentionDesc &d) {
 }
 
 std::string cudnnPlanKey(const CudnnAttentionDesc &desc, int64_t cudnnVersion,
-                         const std::string &device) {
+                         const std::string &device,
+                         const std::string &llmcBinary) {
   return attentionPlanKey(desc) + " | cuDNN " + std::to_string(cudnnVersion) +
-         " | " + device;
+         " | " + device + " | " + llmcBinary;
 }
 
 std::string cudnnPlanPath(const std::string &dir, const std::string &key) {

@@ -11,7 +11,8 @@
 // restore it.
 //
 // A file is trusted only as far as it checks out: its key line must be the
-// key asked for (shape, strides, types, scale, cuDNN's version, the device),
+// key asked for (shape, strides, types, scale, cuDNN's version, the device,
+// the llmc binary),
 // its length must be whole, cuDNN must accept the text, and the restored
 // plan must run the engine the file names. Anything else is a full build,
 // which then replaces the file.
@@ -42,9 +43,12 @@ std::string attentionPlanKey(const CudnnAttentionDesc &desc);
 
 /// attentionPlanKey() plus what makes a serialized plan usable: cuDNN's
 /// version (cudnnGetVersion) and the device ("NVIDIA H100 80GB HBM3
-/// sm_90"), so another library or GPU never restores it.
+/// sm_90"), so another library or GPU never restores it; and the llmc
+/// binary (BinaryIdentity.h), since the text holds the graph this build
+/// made: another build's graph may differ.
 std::string cudnnPlanKey(const CudnnAttentionDesc &desc, int64_t cudnnVersion,
-                         const std::string &device);
+                         const std::string &device,
+                         const std::string &llmcBinary);
 
 /// <dir>/cudnn-plan/<16 hex digits of the key's hash>.
 std::string cudnnPlanPath(const std::string &dir, const std::string &key);

@@ -34,6 +34,7 @@ CudnnAttentionDesc gpt2Backward() {
 }
 
 const char *kDevice = "NVIDIA H100 80GB HBM3 sm_90";
+const char *kBinary = "/opt/llmc/lib/libllmc.so 8123456 1764000000.5";
 
 CudnnPlanRecord sampleRecord(const std::string &key) {
   CudnnPlanRecord r;
@@ -54,7 +55,7 @@ std::string freshDir(const char *name) {
 }
 
 TEST(CudnnPlanCache, RoundTripKeepsEveryByte) {
-  std::string key = cudnnPlanKey(gpt2Backward(), 91400, kDevice);
+  std::string key = cudnnPlanKey(gpt2Backward(), 91400, kDevice, kBinary);
   CudnnPlanRecord r = sampleRecord(key);
   r.noted = true;
   r.engineIndex = 17;
@@ -72,24 +73,26 @@ TEST(CudnnPlanCache, RoundTripKeepsEveryByte) {
 
 TEST(CudnnPlanCache, KeyNamesShapeLibraryAndDevice) {
   CudnnAttentionDesc d = gpt2Backward();
-  std::string key = cudnnPlanKey(d, 91400, kDevice);
-  EXPECT_EQ(key, cudnnPlanKey(gpt2Backward(), 91400, kDevice));
+  std::string key = cudnnPlanKey(d, 91400, kDevice, kBinary);
+  EXPECT_EQ(key, cudnnPlanKey(gpt2Backward(), 91400, kDevice, kBinary));
   EXPECT_NE(key.find("cudnn attention bwd bf16 causal [16, 12/12, 1024x1024, "
                      "64] scale 0.125 "),
             std::string::npos)
       << key;
-  EXPECT_NE(key.find("| cuDNN 91400 | NVIDIA H100 80GB HBM3 sm_90"),
+  EXPECT_NE(key.find("| cuDNN 91400 | NVIDIA H100 80GB HBM3 sm_90 | "
+                     "/opt/llmc/lib/libllmc.so"),
             std::string::npos)
       << key;
   // Each of these changes the plan or where it may run.
   std::vector<std::string> others = {
-      cudnnPlanKey(d, 91900, kDevice),
-      cudnnPlanKey(d, 91400, "NVIDIA H200 sm_90"),
+      cudnnPlanKey(d, 91900, kDevice, kBinary),
+      cudnnPlanKey(d, 91400, "NVIDIA H200 sm_90", kBinary),
+      cudnnPlanKey(d, 91400, kDevice, "/opt/llmc/lib/libllmc.so 8123456 1"),
   };
   auto with = [&](auto change) {
     CudnnAttentionDesc e = gpt2Backward();
     change(e);
-    others.push_back(cudnnPlanKey(e, 91400, kDevice));
+    others.push_back(cudnnPlanKey(e, 91400, kDevice, kBinary));
   };
   with([](CudnnAttentionDesc &e) { e.backward = false; });
   with([](CudnnAttentionDesc &e) { e.deterministic = false; });
@@ -121,7 +124,7 @@ TEST(CudnnPlanCache, ScalesThatDifferInTheSeventhDigitDoNotShare) {
 
 TEST(CudnnPlanCache, RejectsDamagedAndStaleFiles) {
   CudnnAttentionDesc d = gpt2Backward();
-  std::string key = cudnnPlanKey(d, 91400, kDevice);
+  std::string key = cudnnPlanKey(d, 91400, kDevice, kBinary);
   std::string good = encodeCudnnPlan(sampleRecord(key));
   struct Case {
     const char *name;
@@ -135,7 +138,8 @@ TEST(CudnnPlanCache, RejectsDamagedAndStaleFiles) {
        "not a cuDNN plan file"},
       {"header only", "llmc cudnn plan 1\n", "no key line"},
       {"stale: another cuDNN",
-       encodeCudnnPlan(sampleRecord(cudnnPlanKey(d, 91300, kDevice))),
+       encodeCudnnPlan(
+           sampleRecord(cudnnPlanKey(d, 91300, kDevice, kBinary))),
        "written for another key: '"},
       {"no engine line", header + "json 3\nabc", "no 'engine <index> <0|1>'"},
       {"engine not a number", header + "engine two 0\njson 3\nabc",
@@ -162,7 +166,7 @@ TEST(CudnnPlanCache, RejectsDamagedAndStaleFiles) {
 
 TEST(CudnnPlanCache, WritesReadsAndNamesTheRejectedFile) {
   std::string dir = freshDir("io");
-  std::string key = cudnnPlanKey(gpt2Backward(), 91400, kDevice);
+  std::string key = cudnnPlanKey(gpt2Backward(), 91400, kDevice, kBinary);
   std::string path = cudnnPlanPath(dir, key);
   CudnnPlanRecord out;
   std::string why;
@@ -176,7 +180,7 @@ TEST(CudnnPlanCache, WritesReadsAndNamesTheRejectedFile) {
   EXPECT_EQ(out.engineIndex, 2);
 
   // Another key's reader (a library upgrade reusing the folder) rejects it.
-  std::string other = cudnnPlanKey(gpt2Backward(), 91900, kDevice);
+  std::string other = cudnnPlanKey(gpt2Backward(), 91900, kDevice, kBinary);
   EXPECT_FALSE(readCudnnPlan(path, other, out, why));
   EXPECT_NE(why.find("written for another key"), std::string::npos) << why;
 
@@ -193,7 +197,7 @@ TEST(CudnnPlanCache, AnUnwritableFolderIsAStatus) {
   std::string dir = freshDir("blocked");
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/cudnn-plan") << "a file where the folder should be";
-  std::string key = cudnnPlanKey(gpt2Backward(), 91400, kDevice);
+  std::string key = cudnnPlanKey(gpt2Backward(), 91400, kDevice, kBinary);
   Status written = writeCudnnPlan(cudnnPlanPath(dir, key), sampleRecord(key));
   EXPECT_FALSE(written);
   EXPECT_NE(written.message().find("cudnn-plan/"), std::string::npos)
