@@ -107,39 +107,23 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudnnAttentionGpu,
                            return std::string(info.param.name);
                          });
 
-/// Bits of the backward's outputs.
-std::vector<std::vector<uint16_t>> gradBits(DeviceSession &dev,
-                                            const AttentionCase &c) {
-  std::vector<std::vector<uint16_t>> out(3);
-  size_t qn = spanOf(c.qDims(), c.fwd.dQ), kn = spanOf(c.kvDims(), c.fwd.dK);
-  EXPECT_TRUE(dev.download(c.args.dQ, qn, out[0]));
-  EXPECT_TRUE(dev.download(c.args.dK, kn, out[1]));
-  EXPECT_TRUE(dev.download(c.args.dV, kn, out[2]));
-  return out;
-}
-
 // Two backward runs on the same inputs give the same bits: dQ is not
 // accumulated with atomics.
 TEST(CudnnAttentionGpuDeterminism, BackwardTwiceBitwiseEqual) {
   LLMC_REQUIRE_GPU_AND_CUDNN();
   DeviceSession dev;
-  ASSERT_TRUE(dev.open());
   AttentionCase c;
-  Status st = makeCase(dev, 4, 12, 12, 1024, 64, true, true, true, 99, c);
-  ASSERT_TRUE(st) << st.message();
   CudnnRun run;
-  st = prepareCudnn(dev, c, run);
+  Status st = openAndRun(dev, c, run, 4, 12, 1024, 99);
   ASSERT_TRUE(st) << st.message();
-  ASSERT_TRUE(runCudnn(dev, c, run));
-  auto first = gradBits(dev, c);
+  OutputBits first;
+  ASSERT_TRUE(st = readOutputs(dev, c, first)) << st.message();
   for (int repeat = 0; repeat < 3; ++repeat) {
     st = run.bwd->run(dev.stream(), c.args);
     ASSERT_TRUE(st) << st.message();
-    auto again = gradBits(dev, c);
-    for (int i = 0; i < 3; ++i)
-      EXPECT_TRUE(first[i] == again[i])
-          << (i == 0 ? "dQ" : i == 1 ? "dK" : "dV") << " differs on run "
-          << repeat + 2;
+    OutputBits again;
+    ASSERT_TRUE(st = readOutputs(dev, c, again)) << st.message();
+    expectSameBits(first, again, "on run " + std::to_string(repeat + 2));
   }
 }
 
@@ -148,25 +132,15 @@ TEST(CudnnAttentionGpuDeterminism, BackwardTwiceBitwiseEqual) {
 TEST(CudnnAttentionGpuGraph, CapturedReplayBitwiseEqual) {
   LLMC_REQUIRE_GPU_AND_CUDNN();
   DeviceSession dev;
-  ASSERT_TRUE(dev.open());
   AttentionCase c;
-  Status st = makeCase(dev, 2, 12, 12, 512, 64, true, true, true, 7, c);
-  ASSERT_TRUE(st) << st.message();
   CudnnRun run;
-  st = prepareCudnn(dev, c, run);
+  Status st = openAndRun(dev, c, run, 2, 12, 512, 7);
   ASSERT_TRUE(st) << st.message();
-  ASSERT_TRUE(runCudnn(dev, c, run));
-  auto direct = gradBits(dev, c);
-  std::vector<uint16_t> directO;
-  ASSERT_TRUE(dev.download(c.args.o, c.oSpan, directO));
-  // Clear the outputs so that the replay must write them.
-  const cuda::DriverApi &cu = dev.cu();
-  ASSERT_EQ(cu.cuMemsetD8Async(c.args.o, 0, c.oSpan * 2, dev.stream()),
-            CUDA_SUCCESS);
-  ASSERT_EQ(cu.cuMemsetD8Async(c.args.dQ, 0, c.oSpan * 2, dev.stream()),
-            CUDA_SUCCESS);
-  ASSERT_TRUE(dev.sync());
+  OutputBits direct;
+  ASSERT_TRUE(st = readOutputs(dev, c, direct)) << st.message();
+  ASSERT_TRUE(st = clearOutputs(dev, c)) << st.message();
 
+  const cuda::DriverApi &cu = dev.cu();
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
   ASSERT_EQ(cu.cuStreamBeginCapture(dev.stream(),
@@ -181,14 +155,9 @@ TEST(CudnnAttentionGpuGraph, CapturedReplayBitwiseEqual) {
   for (int i = 0; i < 2; ++i)
     ASSERT_EQ(cu.cuGraphLaunch(exec, dev.stream()), CUDA_SUCCESS);
   ASSERT_TRUE(dev.sync());
-  std::vector<uint16_t> replayO;
-  ASSERT_TRUE(dev.download(c.args.o, c.oSpan, replayO));
-  EXPECT_TRUE(replayO == directO) << "O differs after a graph replay";
-  auto replayed = gradBits(dev, c);
-  for (int i = 0; i < 3; ++i)
-    EXPECT_TRUE(direct[i] == replayed[i])
-        << (i == 0 ? "dQ" : i == 1 ? "dK" : "dV")
-        << " differs after a graph replay";
+  OutputBits replayed;
+  ASSERT_TRUE(st = readOutputs(dev, c, replayed)) << st.message();
+  expectSameBits(direct, replayed, "after a graph replay");
   cu.cuGraphExecDestroy(exec);
   cu.cuGraphDestroy(graph);
 }
