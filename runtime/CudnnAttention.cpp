@@ -2,14 +2,14 @@
 //
 // The graphs follow the op sequence cuDNN's fused flash-attention engines
 // match (the one cudnn-frontend's composite SDPA nodes emit); a graph that
-// differs, even in a virtual tensor's type, finds no engine. Deprecated
-// attribute names (the handle of a graph or plan) are passed by value so
-// that the build stays warning-free against newer headers.
+// differs, even in a virtual tensor's type, finds no engine. The
+// descriptors are made through CudnnGraphBuilder.h.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/CudnnAttention.h"
 
 #include "runtime/BinaryIdentity.h"
+#include "runtime/CudnnGraphBuilder.h"
 #include "runtime/CudnnPlanCache.h"
 
 #include <cmath>
@@ -18,10 +18,13 @@
 namespace llmc {
 namespace {
 
-using cuda::CudnnApi;
-using Desc = cudnnBackendDescriptor_t;
+using cudnn_graph::Desc;
+using cudnn_graph::GraphBuilder;
+using cudnn_graph::kExecutionPlanHandle;
+using cudnn_graph::kOperationGraphHandle;
+using cudnn_graph::Layout;
 
-// Unique ids of the tensors a caller binds; virtual tensors count from 100.
+// Unique ids of the tensors a caller binds.
 enum Uid : int64_t {
   kQ = 1,
   kK,
@@ -36,179 +39,10 @@ enum Uid : int64_t {
   kOne,
   kLowest,
   kRowDot,
-  kDqAccum,
-  kFirstVirtual = 100,
+  kDqAccum, // virtual tensors count from kFirstVirtual (CudnnGraphBuilder.h)
 };
-
-constexpr auto kOperationGraphHandle = static_cast<cudnnBackendAttributeName_t>(800);
-constexpr auto kExecutionPlanHandle = static_cast<cudnnBackendAttributeName_t>(400);
 
 uint64_t alignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
-
-/// Makes descriptors, records them for destruction, and names the step
-/// that failed in every Status.
-class GraphBuilder {
-public:
-  GraphBuilder(const CudnnApi &api, std::vector<Desc> &owned,
-               std::string context)
-      : api_(api), owned_(owned), context_(std::move(context)) {}
-
-  Status make(cudnnBackendDescriptorType_t type, Desc &out) {
-    out = nullptr;
-    LLMC_CUDNN(api_.cudnnBackendCreateDescriptor(type, &out), context_);
-    owned_.push_back(out);
-    return Status::ok();
-  }
-  template <typename T>
-  Status set(Desc d, cudnnBackendAttributeName_t name,
-             cudnnBackendAttributeType_t type, int64_t count, const T *v) {
-    LLMC_CUDNN(api_.cudnnBackendSetAttribute(d, name, type, count, v),
-               context_ + ", attribute " + std::to_string(name));
-    return Status::ok();
-  }
-  Status finalize(Desc d, const char *what) {
-    LLMC_CUDNN(api_.cudnnBackendFinalize(d), context_ + ", " + what);
-    return Status::ok();
-  }
-
-  Status tensor(int64_t uid, cudnnDataType_t type, const Strides4 &dims,
-                const Strides4 &strides, bool isVirtual, Desc &out,
-                bool byValue = false) {
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_TENSOR_DESCRIPTOR, out));
-    int64_t alignment = 16;
-    LLMC_RETURN_IF_ERROR(
-        set(out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
-    LLMC_RETURN_IF_ERROR(set(out, CUDNN_ATTR_TENSOR_DIMENSIONS,
-                             CUDNN_TYPE_INT64, 4, dims.data()));
-    LLMC_RETURN_IF_ERROR(set(out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
-                             4, strides.data()));
-    LLMC_RETURN_IF_ERROR(
-        set(out, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
-    LLMC_RETURN_IF_ERROR(set(out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
-                             CUDNN_TYPE_INT64, 1, &alignment));
-    bool v = isVirtual;
-    LLMC_RETURN_IF_ERROR(
-        set(out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v));
-    if (byValue) {
-      bool t = true;
-      LLMC_RETURN_IF_ERROR(
-          set(out, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &t));
-    }
-    return finalize(out, "tensor");
-  }
-  /// A virtual tensor with the next free id.
-  Status temp(cudnnDataType_t type, const Strides4 &dims,
-              const Strides4 &strides, Desc &out) {
-    return tensor(nextVirtual_++, type, dims, strides, true, out);
-  }
-  /// A by-value f32 scalar.
-  Status scalar(int64_t uid, Desc &out) {
-    return tensor(uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, false, out,
-                  true);
-  }
-
-  /// An operation whose attributes are the descriptors it reads and
-  /// writes (null ones left unset), finalized and appended to `ops`.
-  Status operation(
-      cudnnBackendDescriptorType_t type, const char *what,
-      std::initializer_list<std::pair<cudnnBackendAttributeName_t, Desc>>
-          operands,
-      std::vector<Desc> &ops) {
-    Desc op;
-    LLMC_RETURN_IF_ERROR(make(type, op));
-    for (auto [name, operand] : operands)
-      if (operand)
-        LLMC_RETURN_IF_ERROR(
-            set(op, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &operand));
-    LLMC_RETURN_IF_ERROR(finalize(op, what));
-    ops.push_back(op);
-    return Status::ok();
-  }
-  /// The math descriptor an operation points at: `type` with its compute
-  /// precision (attribute `precision`) and one enum-valued setting, if any.
-  template <typename T>
-  Status math(cudnnBackendDescriptorType_t type,
-              cudnnBackendAttributeName_t precision, cudnnDataType_t prec,
-              cudnnBackendAttributeName_t setting,
-              cudnnBackendAttributeType_t settingType, const T *value,
-              Desc &out) {
-    LLMC_RETURN_IF_ERROR(make(type, out));
-    if (value)
-      LLMC_RETURN_IF_ERROR(set(out, setting, settingType, 1, value));
-    LLMC_RETURN_IF_ERROR(set(out, precision, CUDNN_TYPE_DATA_TYPE, 1, &prec));
-    return Status::ok(); // the caller finalizes (after any other setting)
-  }
-
-  /// y = mode(x[, b[, t]]), computed in `prec`; `axis` for GEN_INDEX.
-  Status pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc t, Desc y,
-                   std::vector<Desc> &ops,
-                   cudnnDataType_t prec = CUDNN_DATA_FLOAT, int64_t axis = -1) {
-    Desc pw;
-    LLMC_RETURN_IF_ERROR(math(CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
-                              CUDNN_ATTR_POINTWISE_MATH_PREC, prec,
-                              CUDNN_ATTR_POINTWISE_MODE,
-                              CUDNN_TYPE_POINTWISE_MODE, &mode, pw));
-    if (axis >= 0)
-      LLMC_RETURN_IF_ERROR(
-          set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis));
-    LLMC_RETURN_IF_ERROR(finalize(pw, "pointwise"));
-    return operation(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
-                     "pointwise operation",
-                     {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw},
-                      {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x},
-                      {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b},
-                      {CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t},
-                      {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y}},
-                     ops);
-  }
-
-  Status reduction(cudnnReduceTensorOp_t mode, Desc x, Desc y,
-                   std::vector<Desc> &ops) {
-    Desc r;
-    LLMC_RETURN_IF_ERROR(math(CUDNN_BACKEND_REDUCTION_DESCRIPTOR,
-                              CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_DATA_FLOAT,
-                              CUDNN_ATTR_REDUCTION_OPERATOR,
-                              CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &mode, r));
-    LLMC_RETURN_IF_ERROR(finalize(r, "reduction"));
-    return operation(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
-                     "reduction operation",
-                     {{CUDNN_ATTR_OPERATION_REDUCTION_DESC, r},
-                      {CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x},
-                      {CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y}},
-                     ops);
-  }
-
-  Status matmul(Desc a, Desc b, Desc c, std::vector<Desc> &ops) {
-    Desc m;
-    LLMC_RETURN_IF_ERROR(math<int>(CUDNN_BACKEND_MATMUL_DESCRIPTOR,
-                                   CUDNN_ATTR_MATMUL_COMP_TYPE,
-                                   CUDNN_DATA_FLOAT, {}, {}, nullptr, m));
-    LLMC_RETURN_IF_ERROR(finalize(m, "matmul"));
-    return operation(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
-                     "matmul operation",
-                     {{CUDNN_ATTR_OPERATION_MATMUL_ADESC, a},
-                      {CUDNN_ATTR_OPERATION_MATMUL_BDESC, b},
-                      {CUDNN_ATTR_OPERATION_MATMUL_CDESC, c},
-                      {CUDNN_ATTR_OPERATION_MATMUL_DESC, m}},
-                     ops);
-  }
-
-  Status reshape(Desc x, Desc y, std::vector<Desc> &ops) {
-    return operation(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR,
-                     "reshape operation",
-                     {{CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x},
-                      {CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y}},
-                     ops);
-  }
-
-  const std::string &context() const { return context_; }
-
-private:
-  const CudnnApi &api_;
-  std::vector<Desc> &owned_;
-  std::string context_;
-  int64_t nextVirtual_ = kFirstVirtual;
-};
 
 Strides4 swapLast(const Strides4 &s) { return {s[0], s[1], s[3], s[2]}; }
 
@@ -394,8 +228,13 @@ Status CudnnAttention::build(bool maskAfterStats) {
   Strides4 fullStrides = {hq * sq * skv, sq * skv, skv, 1};
   Strides4 rowDims = {b, hq, sq, 1};
   Strides4 rowStrides = {hq * sq, sq, 1, 1};
-  Strides4 transposed = {b, hq, skv, sq};
-  Strides4 transposedStrides = {hq * sq * skv, sq * skv, 1, skv};
+  const Layout scores{CUDNN_DATA_FLOAT, full, fullStrides};
+  const Layout rows{CUDNN_DATA_FLOAT, rowDims, rowStrides};
+  // P in the inputs' type: a matmul's operand.
+  const Layout ioScores{io, full, fullStrides};
+  const Layout ioTransposed{io,
+                            {b, hq, skv, sq},
+                            {hq * sq * skv, sq * skv, 1, skv}};
 
   Desc q, kT, stats, scale, lowest = nullptr;
   LLMC_RETURN_IF_ERROR(g.tensor(kQ, io, {b, hq, sq, hd}, d.q, false, q));
@@ -410,11 +249,9 @@ Status CudnnAttention::build(bool maskAfterStats) {
   std::vector<Desc> ops;
   // Scores, scaled and masked: both directions start the same way.
   Desc s, scaled, masked;
-  LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, s));
-  LLMC_RETURN_IF_ERROR(g.matmul(q, kT, s, ops));
-  LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, scaled));
+  LLMC_RETURN_IF_ERROR(g.product(q, kT, scores, s, ops));
   LLMC_RETURN_IF_ERROR(
-      g.pointwise(CUDNN_POINTWISE_MUL, s, scale, nullptr, scaled, ops));
+      g.apply(CUDNN_POINTWISE_MUL, s, scale, scores, scaled, ops));
   masked = scaled;
   if (d.causal && !(d.backward && maskAfterStats))
     LLMC_RETURN_IF_ERROR(
@@ -424,25 +261,18 @@ Status CudnnAttention::build(bool maskAfterStats) {
     Desc vIn, o, max, centered, e, sum, logSum, p;
     LLMC_RETURN_IF_ERROR(g.tensor(kV, io, {b, hkv, skv, hd}, d.v, false, vIn));
     LLMC_RETURN_IF_ERROR(g.tensor(kO, io, {b, hq, sq, hd}, d.o, false, o));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, rowDims, rowStrides, max));
-    LLMC_RETURN_IF_ERROR(g.reduction(CUDNN_REDUCE_TENSOR_MAX, masked, max, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, centered));
+    LLMC_RETURN_IF_ERROR(g.reduce(CUDNN_REDUCE_TENSOR_MAX, masked, rows, max,
+                                  ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_SUB, masked, max, nullptr, centered, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, e));
+        g.apply(CUDNN_POINTWISE_SUB, masked, max, scores, centered, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_EXP, centered, nullptr, nullptr, e, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, rowDims, rowStrides, sum));
-    LLMC_RETURN_IF_ERROR(g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, rowDims, rowStrides, logSum));
+        g.apply(CUDNN_POINTWISE_EXP, centered, nullptr, scores, e, ops));
+    LLMC_RETURN_IF_ERROR(g.reduce(CUDNN_REDUCE_TENSOR_ADD, e, rows, sum, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, nullptr, logSum, ops));
+        g.apply(CUDNN_POINTWISE_LOG, sum, nullptr, rows, logSum, ops));
     LLMC_RETURN_IF_ERROR(
         g.pointwise(CUDNN_POINTWISE_ADD, max, logSum, nullptr, stats, ops));
-    // P in the inputs' type: the second matmul's A operand.
-    LLMC_RETURN_IF_ERROR(g.temp(io, full, fullStrides, p));
-    LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_DIV, e, sum, nullptr, p, ops));
+    LLMC_RETURN_IF_ERROR(g.apply(CUDNN_POINTWISE_DIV, e, sum, ioScores, p, ops));
     LLMC_RETURN_IF_ERROR(g.matmul(p, vIn, o, ops));
   } else {
     Desc vT, o, dO, dQ, dK, dV, one, rowDot;
@@ -457,12 +287,13 @@ Status CudnnAttention::build(bool maskAfterStats) {
 
     // D = rowsum(dO ∘ O), kept in the workspace (f32, layOut()).
     Desc prod, dot;
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, {b, hq, sq, hd},
-                                {hq * sq * hd, sq * hd, hq * hd, 1}, prod));
+    const Layout products{CUDNN_DATA_FLOAT,
+                          {b, hq, sq, hd},
+                          {hq * sq * hd, sq * hd, hq * hd, 1}};
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_MUL, dO, o, nullptr, prod, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, rowDims, rowStrides, dot));
-    LLMC_RETURN_IF_ERROR(g.reduction(CUDNN_REDUCE_TENSOR_ADD, prod, dot, ops));
+        g.apply(CUDNN_POINTWISE_MUL, dO, o, products, prod, ops));
+    LLMC_RETURN_IF_ERROR(
+        g.reduce(CUDNN_REDUCE_TENSOR_ADD, prod, rows, dot, ops));
     LLMC_RETURN_IF_ERROR(g.tensor(kRowDot, CUDNN_DATA_FLOAT, rowDims,
                                   rowStrides, false, rowDot));
     LLMC_RETURN_IF_ERROR(
@@ -470,50 +301,41 @@ Status CudnnAttention::build(bool maskAfterStats) {
 
     // P = exp(S - stats); dV = Pᵀ dO.
     Desc centered, p, pT;
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, centered));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_SUB, masked, stats, nullptr, centered, ops));
+        g.apply(CUDNN_POINTWISE_SUB, masked, stats, scores, centered, ops));
     if (d.causal && maskAfterStats)
       LLMC_RETURN_IF_ERROR(
           causalMask(g, centered, lowest, full, fullStrides, ops, centered));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, p));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_EXP, centered, nullptr, nullptr, p, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(io, transposed, transposedStrides, pT));
-    LLMC_RETURN_IF_ERROR(g.reshape(p, pT, ops));
+        g.apply(CUDNN_POINTWISE_EXP, centered, nullptr, scores, p, ops));
+    LLMC_RETURN_IF_ERROR(g.reshaped(p, ioTransposed, pT, ops));
     auto headReduced = [&](Desc a, Desc bOp, Desc target) -> Status {
       if (hq == hkv)
         return g.matmul(a, bOp, target, ops);
       // GQA: per query head, then summed over each group.
       Desc perHead;
-      LLMC_RETURN_IF_ERROR(g.temp(io, {b, hq, skv, hd},
-                                  {hq * skv * hd, skv * hd, hd, 1}, perHead));
-      LLMC_RETURN_IF_ERROR(g.matmul(a, bOp, perHead, ops));
+      const Layout heads{io, {b, hq, skv, hd}, {hq * skv * hd, skv * hd, hd, 1}};
+      LLMC_RETURN_IF_ERROR(g.product(a, bOp, heads, perHead, ops));
       return g.reduction(CUDNN_REDUCE_TENSOR_ADD, perHead, target, ops);
     };
     LLMC_RETURN_IF_ERROR(headReduced(pT, dO, dV));
 
     // dS = P ∘ (dO Vᵀ - D) · scale; dK = dSᵀ Q.
     Desc dP, diff, weighted, dS, dST;
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, dP));
-    LLMC_RETURN_IF_ERROR(g.matmul(dO, vT, dP, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, diff));
+    LLMC_RETURN_IF_ERROR(g.product(dO, vT, scores, dP, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_SUB, dP, rowDot, nullptr, diff, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, weighted));
+        g.apply(CUDNN_POINTWISE_SUB, dP, rowDot, scores, diff, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_MUL, diff, p, nullptr, weighted, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, dS));
+        g.apply(CUDNN_POINTWISE_MUL, diff, p, scores, weighted, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_MUL, weighted, scale, nullptr, dS, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(io, transposed, transposedStrides, dST));
-    LLMC_RETURN_IF_ERROR(g.reshape(dS, dST, ops));
+        g.apply(CUDNN_POINTWISE_MUL, weighted, scale, scores, dS, ops));
+    LLMC_RETURN_IF_ERROR(g.reshaped(dS, ioTransposed, dST, ops));
     LLMC_RETURN_IF_ERROR(headReduced(dST, q, dK));
 
     // dQ = dS K: straight into dQ (deterministic), or accumulated in f32.
     Desc k;
-    LLMC_RETURN_IF_ERROR(g.temp(io, {b, hkv, skv, hd}, d.k, k));
-    LLMC_RETURN_IF_ERROR(g.reshape(kT, k, ops));
+    LLMC_RETURN_IF_ERROR(
+        g.reshaped(kT, Layout{io, {b, hkv, skv, hd}, d.k}, k, ops));
     if (d.deterministic) {
       LLMC_RETURN_IF_ERROR(g.matmul(dS, k, dQ, ops));
     } else {
