@@ -31,7 +31,8 @@ bool nextLine(const std::string &bytes, size_t &pos, std::string &line) {
 }
 
 /// `line` is "<name> <rest>"; `rest` gets what follows the name.
-bool field(const std::string &line, const std::string &name, std::string &rest) {
+bool field(const std::string &line, const std::string &name,
+           std::string &rest) {
   if (line.compare(0, name.size() + 1, name + " ") != 0)
     return false;
   rest = line.substr(name.size() + 1);
@@ -136,8 +137,8 @@ bool readCudnnPlan(const std::string &path, const std::string &key,
 
 Status writeCudnnPlan(const std::string &path, const CudnnPlanRecord &record) {
   std::error_code ec;
-  std::filesystem::create_directories(
-      std::filesystem::path(path).parent_path(), ec);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(),
+                                      ec);
   return writeFileAtomically(path, encodeCudnnPlan(record));
 }
 

@@ -1,4 +1,4 @@
-//===- CudnnPlanCache.h - Finalized cuDNN plans kept across loads -*- C++ -*-===//
+//===- CudnnPlanCache.h - cuDNN plans kept across loads -----*- C++ -*-===//
 //
 // Finalizing a cuDNN attention plan compiles its engine's kernels at run
 // time: 0.10-0.18 s for GPT-2 124M's forward and backward pair on an H100,

@@ -107,57 +107,49 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudnnAttentionGpu,
                            return std::string(info.param.name);
                          });
 
+class CudnnAttentionGpuDeterminism : public CudnnCaseTest {};
+class CudnnAttentionGpuGraph : public CudnnCaseTest {};
+
 // Two backward runs on the same inputs give the same bits: dQ is not
 // accumulated with atomics.
-TEST(CudnnAttentionGpuDeterminism, BackwardTwiceBitwiseEqual) {
+TEST_F(CudnnAttentionGpuDeterminism, BackwardTwiceBitwiseEqual) {
   LLMC_REQUIRE_GPU_AND_CUDNN();
-  DeviceSession dev;
-  AttentionCase c;
-  CudnnRun run;
-  Status st = openAndRun(dev, c, run, 4, 12, 1024, 99);
-  ASSERT_TRUE(st) << st.message();
-  OutputBits first;
-  ASSERT_TRUE(st = readOutputs(dev, c, first)) << st.message();
+  ASSERT_NO_FATAL_FAILURE(start(4, 12, 1024, 99));
   for (int repeat = 0; repeat < 3; ++repeat) {
-    st = run.bwd->run(dev.stream(), c.args);
+    Status st = run_.bwd->run(dev_.stream(), c_.args);
     ASSERT_TRUE(st) << st.message();
     OutputBits again;
-    ASSERT_TRUE(st = readOutputs(dev, c, again)) << st.message();
-    expectSameBits(first, again, "on run " + std::to_string(repeat + 2));
+    ASSERT_TRUE(st = readOutputs(dev_, c_, again)) << st.message();
+    expectSameBits(first_, again, "on run " + std::to_string(repeat + 2));
   }
 }
 
 // The forward and backward captured into a CUDA graph (as the executor
 // captures a step) replay to the bits of the direct runs.
-TEST(CudnnAttentionGpuGraph, CapturedReplayBitwiseEqual) {
+TEST_F(CudnnAttentionGpuGraph, CapturedReplayBitwiseEqual) {
   LLMC_REQUIRE_GPU_AND_CUDNN();
-  DeviceSession dev;
-  AttentionCase c;
-  CudnnRun run;
-  Status st = openAndRun(dev, c, run, 2, 12, 512, 7);
+  ASSERT_NO_FATAL_FAILURE(start(2, 12, 512, 7));
+  Status st = clearOutputs(dev_, c_);
   ASSERT_TRUE(st) << st.message();
-  OutputBits direct;
-  ASSERT_TRUE(st = readOutputs(dev, c, direct)) << st.message();
-  ASSERT_TRUE(st = clearOutputs(dev, c)) << st.message();
 
-  const cuda::DriverApi &cu = dev.cu();
+  const cuda::DriverApi &cu = dev_.cu();
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
-  ASSERT_EQ(cu.cuStreamBeginCapture(dev.stream(),
+  ASSERT_EQ(cu.cuStreamBeginCapture(dev_.stream(),
                                     CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
             CUDA_SUCCESS);
-  Status fwd = run.fwd->run(dev.stream(), c.args);
-  Status bwd = fwd ? run.bwd->run(dev.stream(), c.args) : fwd;
-  CUresult ended = cu.cuStreamEndCapture(dev.stream(), &graph);
+  Status fwd = run_.fwd->run(dev_.stream(), c_.args);
+  Status bwd = fwd ? run_.bwd->run(dev_.stream(), c_.args) : fwd;
+  CUresult ended = cu.cuStreamEndCapture(dev_.stream(), &graph);
   ASSERT_TRUE(bwd) << "cuDNN attention is not capturable: " << bwd.message();
   ASSERT_EQ(ended, CUDA_SUCCESS) << "capture failed";
   ASSERT_EQ(cu.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
   for (int i = 0; i < 2; ++i)
-    ASSERT_EQ(cu.cuGraphLaunch(exec, dev.stream()), CUDA_SUCCESS);
-  ASSERT_TRUE(dev.sync());
+    ASSERT_EQ(cu.cuGraphLaunch(exec, dev_.stream()), CUDA_SUCCESS);
+  ASSERT_TRUE(dev_.sync());
   OutputBits replayed;
-  ASSERT_TRUE(st = readOutputs(dev, c, replayed)) << st.message();
-  expectSameBits(direct, replayed, "after a graph replay");
+  ASSERT_TRUE(st = readOutputs(dev_, c_, replayed)) << st.message();
+  expectSameBits(first_, replayed, "after a graph replay");
   cu.cuGraphExecDestroy(exec);
   cu.cuGraphDestroy(graph);
 }

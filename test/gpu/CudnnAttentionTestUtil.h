@@ -393,6 +393,24 @@ inline Status clearOutputs(DeviceSession &dev, const AttentionCase &c) {
   return dev.sync();
 }
 
+/// The bitwise tests' start: one random case (packed q/k/v, causal, bf16),
+/// its plans made and run once, the outputs' bits in `first_`.
+class CudnnCaseTest : public ::testing::Test {
+protected:
+  /// Fails the test on an error: call through ASSERT_NO_FATAL_FAILURE.
+  void start(int64_t b, int64_t h, int64_t t, uint64_t seed,
+             const CudnnPlanCacheOptions &cache = {}) {
+    Status st = openAndRun(dev_, c_, run_, b, h, t, seed, cache);
+    ASSERT_TRUE(st) << st.message();
+    ASSERT_TRUE(st = readOutputs(dev_, c_, first_)) << st.message();
+  }
+
+  DeviceSession dev_;
+  AttentionCase c_;
+  CudnnRun run_;
+  OutputBits first_;
+};
+
 } // namespace llmc::test
 
 #endif // LLMC_TEST_GPU_CUDNNATTENTIONTESTUTIL_H

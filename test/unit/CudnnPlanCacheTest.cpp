@@ -138,8 +138,7 @@ TEST(CudnnPlanCache, RejectsDamagedAndStaleFiles) {
        "not a cuDNN plan file"},
       {"header only", "llmc cudnn plan 1\n", "no key line"},
       {"stale: another cuDNN",
-       encodeCudnnPlan(
-           sampleRecord(cudnnPlanKey(d, 91300, kDevice, kBinary))),
+       encodeCudnnPlan(sampleRecord(cudnnPlanKey(d, 91300, kDevice, kBinary))),
        "written for another key: '"},
       {"no engine line", header + "json 3\nabc", "no 'engine <index> <0|1>'"},
       {"engine not a number", header + "engine two 0\njson 3\nabc",
