@@ -14,6 +14,7 @@
 
 #include "frontends/onnx/OnnxScan.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/BinaryIdentity.h"
 #include "runtime/Bundle.h"
 #include "runtime/Hash.h"
 #include "runtime/KernelCache.h"
@@ -32,13 +33,11 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <type_traits>
 #include <map>
-#include <sys/stat.h>
 #include <thread>
 
 using json = nlohmann::json;
@@ -68,29 +67,6 @@ static_assert(sizeof(ModelOptions) == 104,
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
-}
-
-/// The binary (executable or shared library) that holds this code, by path,
-/// size and modification time: a rebuilt llmc misses every entry. Empty
-/// when it cannot be found: then nothing is cached, since an entry could
-/// outlive the compiler that made it.
-std::string binaryIdentity() {
-  Dl_info info{};
-  std::string path;
-  char resolved[PATH_MAX];
-  // The main program's name is as it was invoked (maybe relative);
-  // /proc/self/exe is the file itself.
-  if (dladdr(reinterpret_cast<void *>(&binaryIdentity), &info) &&
-      info.dli_fname && realpath(info.dli_fname, resolved))
-    path = resolved;
-  else if (realpath("/proc/self/exe", resolved))
-    path = resolved;
-  struct stat st{};
-  if (path.empty() || stat(path.c_str(), &st) != 0)
-    return "";
-  return path + " " + std::to_string(st.st_size) + " " +
-         std::to_string(st.st_mtim.tv_sec) + "." +
-         std::to_string(st.st_mtim.tv_nsec);
 }
 
 /// Every option that changes the plan, one per line, in a fixed order.

@@ -2,12 +2,15 @@
 //
 // The graphs follow the op sequence cuDNN's fused flash-attention engines
 // match (the one cudnn-frontend's composite SDPA nodes emit); a graph that
-// differs, even in a virtual tensor's type, finds no engine. Deprecated
-// attribute names (the handle of a graph or plan) are passed by value so
-// that the build stays warning-free against newer headers.
+// differs, even in a virtual tensor's type, finds no engine. The
+// descriptors are made through CudnnGraphBuilder.h.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/CudnnAttention.h"
+
+#include "runtime/BinaryIdentity.h"
+#include "runtime/CudnnGraphBuilder.h"
+#include "runtime/CudnnPlanCache.h"
 
 #include <cmath>
 #include <limits>
@@ -15,10 +18,13 @@
 namespace llmc {
 namespace {
 
-using cuda::CudnnApi;
-using Desc = cudnnBackendDescriptor_t;
+using cudnn_graph::Desc;
+using cudnn_graph::GraphBuilder;
+using cudnn_graph::kExecutionPlanHandle;
+using cudnn_graph::kOperationGraphHandle;
+using cudnn_graph::Layout;
 
-// Unique ids of the tensors a caller binds; virtual tensors count from 100.
+// Unique ids of the tensors a caller binds.
 enum Uid : int64_t {
   kQ = 1,
   kK,
@@ -33,172 +39,10 @@ enum Uid : int64_t {
   kOne,
   kLowest,
   kRowDot,
-  kDqAccum,
-  kFirstVirtual = 100,
+  kDqAccum, // virtual tensors count from kFirstVirtual (CudnnGraphBuilder.h)
 };
-
-constexpr auto kOperationGraphHandle = static_cast<cudnnBackendAttributeName_t>(800);
-constexpr auto kExecutionPlanHandle = static_cast<cudnnBackendAttributeName_t>(400);
 
 uint64_t alignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
-
-/// Makes descriptors, records them for destruction, and names the step
-/// that failed in every Status.
-class GraphBuilder {
-public:
-  GraphBuilder(const CudnnApi &api, std::vector<Desc> &owned,
-               std::string context)
-      : api_(api), owned_(owned), context_(std::move(context)) {}
-
-  Status make(cudnnBackendDescriptorType_t type, Desc &out) {
-    out = nullptr;
-    LLMC_CUDNN(api_.cudnnBackendCreateDescriptor(type, &out), context_);
-    owned_.push_back(out);
-    return Status::ok();
-  }
-  template <typename T>
-  Status set(Desc d, cudnnBackendAttributeName_t name,
-             cudnnBackendAttributeType_t type, int64_t count, const T *v) {
-    LLMC_CUDNN(api_.cudnnBackendSetAttribute(d, name, type, count, v),
-               context_ + ", attribute " + std::to_string(name));
-    return Status::ok();
-  }
-  Status finalize(Desc d, const char *what) {
-    LLMC_CUDNN(api_.cudnnBackendFinalize(d), context_ + ", " + what);
-    return Status::ok();
-  }
-
-  Status tensor(int64_t uid, cudnnDataType_t type, const Strides4 &dims,
-                const Strides4 &strides, bool isVirtual, Desc &out,
-                bool byValue = false) {
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_TENSOR_DESCRIPTOR, out));
-    int64_t alignment = 16;
-    LLMC_RETURN_IF_ERROR(
-        set(out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
-    LLMC_RETURN_IF_ERROR(set(out, CUDNN_ATTR_TENSOR_DIMENSIONS,
-                             CUDNN_TYPE_INT64, 4, dims.data()));
-    LLMC_RETURN_IF_ERROR(set(out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
-                             4, strides.data()));
-    LLMC_RETURN_IF_ERROR(
-        set(out, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
-    LLMC_RETURN_IF_ERROR(set(out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
-                             CUDNN_TYPE_INT64, 1, &alignment));
-    bool v = isVirtual;
-    LLMC_RETURN_IF_ERROR(
-        set(out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v));
-    if (byValue) {
-      bool t = true;
-      LLMC_RETURN_IF_ERROR(
-          set(out, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &t));
-    }
-    return finalize(out, "tensor");
-  }
-  /// A virtual tensor with the next free id.
-  Status temp(cudnnDataType_t type, const Strides4 &dims,
-              const Strides4 &strides, Desc &out) {
-    return tensor(nextVirtual_++, type, dims, strides, true, out);
-  }
-  /// A by-value f32 scalar.
-  Status scalar(int64_t uid, Desc &out) {
-    return tensor(uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, false, out,
-                  true);
-  }
-
-  /// y = mode(x[, b[, t]]), computed in `prec`; `axis` for GEN_INDEX.
-  Status pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc t, Desc y,
-                   std::vector<Desc> &ops,
-                   cudnnDataType_t prec = CUDNN_DATA_FLOAT, int64_t axis = -1) {
-    Desc pw, op;
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, pw));
-    LLMC_RETURN_IF_ERROR(
-        set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
-    LLMC_RETURN_IF_ERROR(
-        set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
-    if (axis >= 0)
-      LLMC_RETURN_IF_ERROR(
-          set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis));
-    LLMC_RETURN_IF_ERROR(finalize(pw, "pointwise"));
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-    if (b)
-      LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
-    if (t)
-      LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-    LLMC_RETURN_IF_ERROR(finalize(op, "pointwise operation"));
-    ops.push_back(op);
-    return Status::ok();
-  }
-
-  Status reduction(cudnnReduceTensorOp_t mode, Desc x, Desc y,
-                   std::vector<Desc> &ops) {
-    Desc r, op;
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, r));
-    LLMC_RETURN_IF_ERROR(set(r, CUDNN_ATTR_REDUCTION_OPERATOR,
-                             CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode));
-    LLMC_RETURN_IF_ERROR(
-        set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &prec));
-    LLMC_RETURN_IF_ERROR(finalize(r, "reduction"));
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, op));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &r));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-    LLMC_RETURN_IF_ERROR(finalize(op, "reduction operation"));
-    ops.push_back(op);
-    return Status::ok();
-  }
-
-  Status matmul(Desc a, Desc b, Desc c, std::vector<Desc> &ops) {
-    Desc m, op;
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_MATMUL_DESCRIPTOR, m));
-    LLMC_RETURN_IF_ERROR(
-        set(m, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &prec));
-    LLMC_RETURN_IF_ERROR(finalize(m, "matmul"));
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, op));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &m));
-    LLMC_RETURN_IF_ERROR(finalize(op, "matmul operation"));
-    ops.push_back(op);
-    return Status::ok();
-  }
-
-  Status reshape(Desc x, Desc y, std::vector<Desc> &ops) {
-    Desc op;
-    LLMC_RETURN_IF_ERROR(make(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, op));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-    LLMC_RETURN_IF_ERROR(set(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-    LLMC_RETURN_IF_ERROR(finalize(op, "reshape operation"));
-    ops.push_back(op);
-    return Status::ok();
-  }
-
-  const std::string &context() const { return context_; }
-
-private:
-  const CudnnApi &api_;
-  std::vector<Desc> &owned_;
-  std::string context_;
-  int64_t nextVirtual_ = kFirstVirtual;
-};
 
 Strides4 swapLast(const Strides4 &s) { return {s[0], s[1], s[3], s[2]}; }
 
@@ -265,7 +109,8 @@ Status checkSupported(const CudnnAttentionDesc &d) {
 }
 
 Status CudnnAttention::create(const CudnnAttentionDesc &desc,
-                              std::unique_ptr<CudnnAttention> &out) {
+                              std::unique_ptr<CudnnAttention> &out,
+                              const CudnnPlanCacheOptions &cache) {
   out.reset();
   LLMC_RETURN_IF_ERROR(checkSupported(desc));
   std::unique_ptr<CudnnAttention> a(new CudnnAttention());
@@ -273,21 +118,54 @@ Status CudnnAttention::create(const CudnnAttentionDesc &desc,
   LLMC_RETURN_IF_ERROR(cuda::loadCudnn(a->api_));
   a->version_ = static_cast<int64_t>(a->api_->cudnnGetVersion());
   LLMC_CUDNN(a->api_->cudnnCreate(&a->handle_), describe(desc));
+  const std::string binary = cache.dir.empty() ? "" : binaryIdentity();
+  if (binary.empty()) {
+    LLMC_RETURN_IF_ERROR(a->buildEither());
+    a->source_ = cache.dir.empty()
+                     ? "built (no cache)"
+                     : "built (no cache: the llmc binary is not identified)";
+    out = std::move(a);
+    return Status::ok();
+  }
+  const std::string key =
+      cudnnPlanKey(desc, a->version_, cache.device, binary);
+  const std::string path = cudnnPlanPath(cache.dir, key);
+  CudnnPlanRecord record;
+  std::string rejected;
+  if (readCudnnPlan(path, key, record, rejected)) {
+    Status restored = a->restore(record);
+    if (restored) {
+      a->fromCache_ = true;
+      a->source_ = "restored from the cache";
+      out = std::move(a);
+      return Status::ok();
+    }
+    a->reset();
+    rejected = "'" + path + "' does not restore: " + restored.message();
+  }
+  LLMC_RETURN_IF_ERROR(a->buildEither());
+  std::string stored = a->store(path, key);
+  a->source_ = stored.empty() ? "built, stored in the cache"
+                              : "built (" + stored + ")";
+  if (rejected != "absent")
+    a->source_ += "; the cached plan was rejected: " + rejected;
+  out = std::move(a);
+  return Status::ok();
+}
+
+Status CudnnAttention::buildEither() {
   // The backward's mask may come before or after the stats are subtracted
   // (cudnn-frontend has emitted both orders over cuDNN 9's releases); a
   // library whose engines match only one of them gets that one.
-  Status first = a->build(/*maskAfterStats=*/false);
-  if (!first && desc.backward) {
-    a->reset();
-    Status second = a->build(/*maskAfterStats=*/true);
-    if (!second)
-      return Status::error(first.message() +
-                           "; with the mask after the stats: " +
-                           second.message());
-  } else if (!first) {
+  Status first = build(/*maskAfterStats=*/false);
+  if (first || !desc_.backward)
     return first;
-  }
-  out = std::move(a);
+  reset();
+  Status second = build(/*maskAfterStats=*/true);
+  if (!second)
+    return Status::error(first.message() +
+                         "; with the mask after the stats: " +
+                         second.message());
   return Status::ok();
 }
 
@@ -301,6 +179,10 @@ void CudnnAttention::reset() {
   plan_ = nullptr;
   packUids_.clear();
   planWorkspace_ = workspaceBytes_ = rowDotOffset_ = dqAccumOffset_ = 0;
+  extraBytes_ = 0;
+  engineIndex_ = -1;
+  noted_ = false;
+  engine_.clear();
 }
 
 CudnnAttention::~CudnnAttention() {
@@ -311,13 +193,34 @@ CudnnAttention::~CudnnAttention() {
     api_->cudnnDestroy(handle_);
 }
 
+// What a run binds does not depend on how the plan was made: a built plan
+// and a restored one share this.
+void CudnnAttention::layOut() {
+  const CudnnAttentionDesc &d = desc_;
+  scaleValue_ = static_cast<float>(d.scale);
+  lowestValue_ = std::numeric_limits<float>::lowest();
+  oneValue_ = 1.0f;
+  packUids_ = {kQ, kK, kV, kStats, kScale, kO};
+  if (d.causal)
+    packUids_.push_back(kLowest);
+  extraBytes_ = rowDotOffset_ = dqAccumOffset_ = 0; // after the plan's own
+  if (!d.backward)
+    return;
+  packUids_.insert(packUids_.end(), {kDO, kDQ, kDK, kDV, kOne, kRowDot});
+  extraBytes_ += alignUp(static_cast<uint64_t>(d.b * d.hq * d.sq) * 4, 256);
+  if (!d.deterministic) {
+    dqAccumOffset_ = extraBytes_;
+    extraBytes_ +=
+        alignUp(static_cast<uint64_t>(d.b * d.hq * d.sq * d.d) * 4, 256);
+    packUids_.push_back(kDqAccum);
+  }
+}
+
 Status CudnnAttention::build(bool maskAfterStats) {
   const CudnnAttentionDesc &d = desc_;
   GraphBuilder g(*api_, owned_, describe(d));
   cudnnDataType_t io = d.bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
-  scaleValue_ = static_cast<float>(d.scale);
-  lowestValue_ = std::numeric_limits<float>::lowest();
-  oneValue_ = 1.0f;
+  layOut();
 
   const int64_t b = d.b, hq = d.hq, hkv = d.hkv, sq = d.sq, skv = d.skv,
                 hd = d.d;
@@ -325,8 +228,13 @@ Status CudnnAttention::build(bool maskAfterStats) {
   Strides4 fullStrides = {hq * sq * skv, sq * skv, skv, 1};
   Strides4 rowDims = {b, hq, sq, 1};
   Strides4 rowStrides = {hq * sq, sq, 1, 1};
-  Strides4 transposed = {b, hq, skv, sq};
-  Strides4 transposedStrides = {hq * sq * skv, sq * skv, 1, skv};
+  const Layout scores{CUDNN_DATA_FLOAT, full, fullStrides};
+  const Layout rows{CUDNN_DATA_FLOAT, rowDims, rowStrides};
+  // P in the inputs' type: a matmul's operand.
+  const Layout ioScores{io, full, fullStrides};
+  const Layout ioTransposed{io,
+                            {b, hq, skv, sq},
+                            {hq * sq * skv, sq * skv, 1, skv}};
 
   Desc q, kT, stats, scale, lowest = nullptr;
   LLMC_RETURN_IF_ERROR(g.tensor(kQ, io, {b, hq, sq, hd}, d.q, false, q));
@@ -341,46 +249,31 @@ Status CudnnAttention::build(bool maskAfterStats) {
   std::vector<Desc> ops;
   // Scores, scaled and masked: both directions start the same way.
   Desc s, scaled, masked;
-  LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, s));
-  LLMC_RETURN_IF_ERROR(g.matmul(q, kT, s, ops));
-  LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, scaled));
+  LLMC_RETURN_IF_ERROR(g.product(q, kT, scores, s, ops));
   LLMC_RETURN_IF_ERROR(
-      g.pointwise(CUDNN_POINTWISE_MUL, s, scale, nullptr, scaled, ops));
+      g.apply(CUDNN_POINTWISE_MUL, s, scale, scores, scaled, ops));
   masked = scaled;
   if (d.causal && !(d.backward && maskAfterStats))
     LLMC_RETURN_IF_ERROR(
         causalMask(g, scaled, lowest, full, fullStrides, ops, masked));
 
-  packUids_ = {kQ, kK, kV, kStats, kScale};
-  if (d.causal)
-    packUids_.push_back(kLowest);
-
-  uint64_t extra = 0; // f32 buffers after the plan's workspace
   if (!d.backward) {
     Desc vIn, o, max, centered, e, sum, logSum, p;
     LLMC_RETURN_IF_ERROR(g.tensor(kV, io, {b, hkv, skv, hd}, d.v, false, vIn));
     LLMC_RETURN_IF_ERROR(g.tensor(kO, io, {b, hq, sq, hd}, d.o, false, o));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, rowDims, rowStrides, max));
-    LLMC_RETURN_IF_ERROR(g.reduction(CUDNN_REDUCE_TENSOR_MAX, masked, max, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, centered));
+    LLMC_RETURN_IF_ERROR(g.reduce(CUDNN_REDUCE_TENSOR_MAX, masked, rows, max,
+                                  ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_SUB, masked, max, nullptr, centered, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, e));
+        g.apply(CUDNN_POINTWISE_SUB, masked, max, scores, centered, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_EXP, centered, nullptr, nullptr, e, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, rowDims, rowStrides, sum));
-    LLMC_RETURN_IF_ERROR(g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, rowDims, rowStrides, logSum));
+        g.apply(CUDNN_POINTWISE_EXP, centered, nullptr, scores, e, ops));
+    LLMC_RETURN_IF_ERROR(g.reduce(CUDNN_REDUCE_TENSOR_ADD, e, rows, sum, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, nullptr, logSum, ops));
+        g.apply(CUDNN_POINTWISE_LOG, sum, nullptr, rows, logSum, ops));
     LLMC_RETURN_IF_ERROR(
         g.pointwise(CUDNN_POINTWISE_ADD, max, logSum, nullptr, stats, ops));
-    // P in the inputs' type: the second matmul's A operand.
-    LLMC_RETURN_IF_ERROR(g.temp(io, full, fullStrides, p));
-    LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_DIV, e, sum, nullptr, p, ops));
+    LLMC_RETURN_IF_ERROR(g.apply(CUDNN_POINTWISE_DIV, e, sum, ioScores, p, ops));
     LLMC_RETURN_IF_ERROR(g.matmul(p, vIn, o, ops));
-    packUids_.push_back(kO);
   } else {
     Desc vT, o, dO, dQ, dK, dV, one, rowDot;
     LLMC_RETURN_IF_ERROR(
@@ -391,69 +284,58 @@ Status CudnnAttention::build(bool maskAfterStats) {
     LLMC_RETURN_IF_ERROR(g.tensor(kDK, io, {b, hkv, skv, hd}, d.dK, false, dK));
     LLMC_RETURN_IF_ERROR(g.tensor(kDV, io, {b, hkv, skv, hd}, d.dV, false, dV));
     LLMC_RETURN_IF_ERROR(g.scalar(kOne, one));
-    packUids_.insert(packUids_.end(), {kO, kDO, kDQ, kDK, kDV, kOne, kRowDot});
 
-    // D = rowsum(dO ∘ O), kept in the workspace (f32).
+    // D = rowsum(dO ∘ O), kept in the workspace (f32, layOut()).
     Desc prod, dot;
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, {b, hq, sq, hd},
-                                {hq * sq * hd, sq * hd, hq * hd, 1}, prod));
+    const Layout products{CUDNN_DATA_FLOAT,
+                          {b, hq, sq, hd},
+                          {hq * sq * hd, sq * hd, hq * hd, 1}};
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_MUL, dO, o, nullptr, prod, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, rowDims, rowStrides, dot));
-    LLMC_RETURN_IF_ERROR(g.reduction(CUDNN_REDUCE_TENSOR_ADD, prod, dot, ops));
+        g.apply(CUDNN_POINTWISE_MUL, dO, o, products, prod, ops));
+    LLMC_RETURN_IF_ERROR(
+        g.reduce(CUDNN_REDUCE_TENSOR_ADD, prod, rows, dot, ops));
     LLMC_RETURN_IF_ERROR(g.tensor(kRowDot, CUDNN_DATA_FLOAT, rowDims,
                                   rowStrides, false, rowDot));
     LLMC_RETURN_IF_ERROR(
         g.pointwise(CUDNN_POINTWISE_MUL, dot, one, nullptr, rowDot, ops));
-    rowDotOffset_ = extra;
-    extra += alignUp(static_cast<uint64_t>(b * hq * sq) * 4, 256);
 
     // P = exp(S - stats); dV = Pᵀ dO.
     Desc centered, p, pT;
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, centered));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_SUB, masked, stats, nullptr, centered, ops));
+        g.apply(CUDNN_POINTWISE_SUB, masked, stats, scores, centered, ops));
     if (d.causal && maskAfterStats)
       LLMC_RETURN_IF_ERROR(
           causalMask(g, centered, lowest, full, fullStrides, ops, centered));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, p));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_EXP, centered, nullptr, nullptr, p, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(io, transposed, transposedStrides, pT));
-    LLMC_RETURN_IF_ERROR(g.reshape(p, pT, ops));
+        g.apply(CUDNN_POINTWISE_EXP, centered, nullptr, scores, p, ops));
+    LLMC_RETURN_IF_ERROR(g.reshaped(p, ioTransposed, pT, ops));
     auto headReduced = [&](Desc a, Desc bOp, Desc target) -> Status {
       if (hq == hkv)
         return g.matmul(a, bOp, target, ops);
       // GQA: per query head, then summed over each group.
       Desc perHead;
-      LLMC_RETURN_IF_ERROR(g.temp(io, {b, hq, skv, hd},
-                                  {hq * skv * hd, skv * hd, hd, 1}, perHead));
-      LLMC_RETURN_IF_ERROR(g.matmul(a, bOp, perHead, ops));
+      const Layout heads{io, {b, hq, skv, hd}, {hq * skv * hd, skv * hd, hd, 1}};
+      LLMC_RETURN_IF_ERROR(g.product(a, bOp, heads, perHead, ops));
       return g.reduction(CUDNN_REDUCE_TENSOR_ADD, perHead, target, ops);
     };
     LLMC_RETURN_IF_ERROR(headReduced(pT, dO, dV));
 
     // dS = P ∘ (dO Vᵀ - D) · scale; dK = dSᵀ Q.
     Desc dP, diff, weighted, dS, dST;
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, dP));
-    LLMC_RETURN_IF_ERROR(g.matmul(dO, vT, dP, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, diff));
+    LLMC_RETURN_IF_ERROR(g.product(dO, vT, scores, dP, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_SUB, dP, rowDot, nullptr, diff, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, weighted));
+        g.apply(CUDNN_POINTWISE_SUB, dP, rowDot, scores, diff, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_MUL, diff, p, nullptr, weighted, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(CUDNN_DATA_FLOAT, full, fullStrides, dS));
+        g.apply(CUDNN_POINTWISE_MUL, diff, p, scores, weighted, ops));
     LLMC_RETURN_IF_ERROR(
-        g.pointwise(CUDNN_POINTWISE_MUL, weighted, scale, nullptr, dS, ops));
-    LLMC_RETURN_IF_ERROR(g.temp(io, transposed, transposedStrides, dST));
-    LLMC_RETURN_IF_ERROR(g.reshape(dS, dST, ops));
+        g.apply(CUDNN_POINTWISE_MUL, weighted, scale, scores, dS, ops));
+    LLMC_RETURN_IF_ERROR(g.reshaped(dS, ioTransposed, dST, ops));
     LLMC_RETURN_IF_ERROR(headReduced(dST, q, dK));
 
     // dQ = dS K: straight into dQ (deterministic), or accumulated in f32.
     Desc k;
-    LLMC_RETURN_IF_ERROR(g.temp(io, {b, hkv, skv, hd}, d.k, k));
-    LLMC_RETURN_IF_ERROR(g.reshape(kT, k, ops));
+    LLMC_RETURN_IF_ERROR(
+        g.reshaped(kT, Layout{io, {b, hkv, skv, hd}, d.k}, k, ops));
     if (d.deterministic) {
       LLMC_RETURN_IF_ERROR(g.matmul(dS, k, dQ, ops));
     } else {
@@ -465,9 +347,6 @@ Status CudnnAttention::build(bool maskAfterStats) {
       LLMC_RETURN_IF_ERROR(g.matmul(dS, k, accum, ops));
       LLMC_RETURN_IF_ERROR(g.pointwise(CUDNN_POINTWISE_IDENTITY, accum,
                                        nullptr, nullptr, dQ, ops));
-      dqAccumOffset_ = extra;
-      extra += alignUp(static_cast<uint64_t>(b * hq * sq * hd) * 4, 256);
-      packUids_.push_back(kDqAccum);
     }
   }
 
@@ -555,23 +434,108 @@ Status CudnnAttention::build(bool maskAfterStats) {
       continue;
     }
     plan_ = plan;
-    engine_ = "engine " + std::to_string(index) +
-              (noted ? " (noted nondeterministic)" : "");
+    engineIndex_ = index;
+    noted_ = noted;
   }
   if (!plan_)
     return Status::error(g.context() + ": no engine configuration finalizes "
                                        "(cuDNN " +
                          std::to_string(version_) + "):" + reasons);
+  return finishPlan(g.context());
+}
+
+Status CudnnAttention::finishPlan(const std::string &context) {
+  engine_ = "engine " + std::to_string(engineIndex_) +
+            (noted_ ? " (noted nondeterministic)" : "");
   int64_t ws = 0, n = 0;
   LLMC_CUDNN(api_->cudnnBackendGetAttribute(
                  plan_, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                  CUDNN_TYPE_INT64, 1, &n, &ws),
-             g.context());
+             context);
   planWorkspace_ = alignUp(static_cast<uint64_t>(ws), 256);
   rowDotOffset_ += planWorkspace_;
   dqAccumOffset_ += planWorkspace_;
-  workspaceBytes_ = planWorkspace_ + extra;
+  workspaceBytes_ = planWorkspace_ + extraBytes_;
   return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// The plan cache (CudnnPlanCache.h)
+//===----------------------------------------------------------------------===//
+
+// No graph and no heuristics: the serialized plan carries its engine, knobs
+// and compiled kernels, and finalizing it loads them.
+Status CudnnAttention::restore(const CudnnPlanRecord &record) {
+  GraphBuilder g(*api_, owned_, describe(desc_) + ", plan from the cache");
+  layOut();
+  Desc plan, config, engine;
+  LLMC_RETURN_IF_ERROR(g.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan));
+  LLMC_RETURN_IF_ERROR(g.set(plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                             CUDNN_TYPE_CHAR,
+                             static_cast<int64_t>(record.json.size()),
+                             record.json.data()));
+  LLMC_RETURN_IF_ERROR(g.set(plan, kExecutionPlanHandle, CUDNN_TYPE_HANDLE,
+                             1, &handle_));
+  LLMC_RETURN_IF_ERROR(g.finalize(plan, "execution plan"));
+  // The same engine as the build that stored it, or no restore: the
+  // engine decides the bits.
+  LLMC_RETURN_IF_ERROR(g.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, config));
+  LLMC_RETURN_IF_ERROR(g.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine));
+  int64_t n = 0, index = -1;
+  LLMC_CUDNN(api_->cudnnBackendGetAttribute(
+                 plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &config),
+             g.context());
+  LLMC_CUDNN(api_->cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                            &n, &engine),
+             g.context());
+  LLMC_CUDNN(api_->cudnnBackendGetAttribute(engine,
+                                            CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                                            CUDNN_TYPE_INT64, 1, &n, &index),
+             g.context());
+  if (index != record.engineIndex)
+    return Status::error(g.context() + ": the plan runs engine " +
+                         std::to_string(index) + ", the file names engine " +
+                         std::to_string(record.engineIndex));
+  plan_ = plan;
+  engineIndex_ = index;
+  noted_ = record.noted;
+  return finishPlan(g.context());
+}
+
+/// "" once stored, else why not ("not stored: ...": not fatal, the next
+/// load builds again).
+std::string CudnnAttention::store(const std::string &path,
+                                  const std::string &key) {
+  const std::string context = describe(desc_) + ", " + engine_;
+  auto failed = [&](cudnnStatus_t result) {
+    return "not stored: cuDNN does not serialize this plan: " +
+           cuda::cudnnError(result, "cudnnBackendGetAttribute(JSON)", __FILE__,
+                            __LINE__, context)
+               .message();
+  };
+  CudnnPlanRecord record;
+  record.key = key;
+  record.engineIndex = engineIndex_;
+  record.noted = noted_;
+  int64_t size = 0;
+  cudnnStatus_t result = api_->cudnnBackendGetAttribute(
+      plan_, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
+      &size, nullptr);
+  if (result != CUDNN_STATUS_SUCCESS)
+    return failed(result);
+  if (size <= 0)
+    return "not stored: cuDNN's serialized plan is empty";
+  record.json.resize(static_cast<size_t>(size));
+  result = api_->cudnnBackendGetAttribute(
+      plan_, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+      size, &size, record.json.data());
+  if (result != CUDNN_STATUS_SUCCESS)
+    return failed(result);
+  record.json.resize(static_cast<size_t>(size));
+  Status written = writeCudnnPlan(path, record);
+  return written ? "" : "not stored: " + written.message();
 }
 
 Status CudnnAttention::bindVariantPack(const CudnnAttentionArgs &args) {

@@ -41,6 +41,8 @@
 
 namespace llmc {
 
+struct CudnnPlanRecord; // CudnnPlanCache.h
+
 using Strides4 = std::array<int64_t, 4>; // elements, [b, h, s, d]
 
 /// What one cuDNN attention graph computes.
@@ -72,6 +74,13 @@ struct CudnnAttentionArgs {
   CUdeviceptr workspace = 0;
 };
 
+/// Where create() keeps finalized plans across processes
+/// (CudnnPlanCache.h). An empty `dir` keeps none.
+struct CudnnPlanCacheOptions {
+  std::string dir;    // the compile cache's folder
+  std::string device; // "NVIDIA H100 80GB HBM3 sm_90": part of the key
+};
+
 /// One finalized execution plan and its descriptors.
 class CudnnAttention {
 public:
@@ -79,9 +88,12 @@ public:
   /// finalizes the first that works (for a deterministic backward, the
   /// first without CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC). Needs the
   /// device's context current. A shape no engine takes is a Status that
-  /// names cuDNN's reason.
+  /// names cuDNN's reason. With a cache, a plan stored by an earlier build
+  /// is restored instead (no graph, heuristics or compile), and a fresh
+  /// build is stored; a file that does not restore is rebuilt and replaced.
   static Status create(const CudnnAttentionDesc &desc,
-                       std::unique_ptr<CudnnAttention> &out);
+                       std::unique_ptr<CudnnAttention> &out,
+                       const CudnnPlanCacheOptions &cache = {});
   ~CudnnAttention();
   CudnnAttention(const CudnnAttention &) = delete;
   CudnnAttention &operator=(const CudnnAttention &) = delete;
@@ -93,6 +105,12 @@ public:
   /// The engine chosen ("engine 8", with its knob choices' count).
   const std::string &engineName() const { return engine_; }
   int64_t cudnnVersion() const { return version_; }
+  /// Whether the plan was restored from the cache rather than built.
+  bool fromCache() const { return fromCache_; }
+  /// Where the plan came from: "restored from the cache", "built, stored in
+  /// the cache", "built (no cache)", or "built (...)" with why the cache was
+  /// not used (a rejected file, a plan cuDNN cannot serialize).
+  const std::string &planSource() const { return source_; }
 
   /// Queues one execution on `stream` (capturable: no allocation, no
   /// synchronization). Binds the variant pack on the first call and
@@ -101,7 +119,12 @@ public:
 
 private:
   CudnnAttention() = default;
+  void layOut(); // the variant pack's tensors and the workspace's f32 buffers
   Status build(bool maskAfterStats);
+  Status buildEither(); // the mask before the stats, else after
+  Status restore(const CudnnPlanRecord &record);
+  std::string store(const std::string &path, const std::string &key);
+  Status finishPlan(const std::string &context); // the workspace's size
   void reset(); // destroys what a failed build made
   Status bindVariantPack(const CudnnAttentionArgs &args);
 
@@ -113,8 +136,10 @@ private:
   cudnnBackendDescriptor_t pack_ = nullptr;
   CudnnAttentionArgs bound_{};
   uint64_t planWorkspace_ = 0, workspaceBytes_ = 0;
-  uint64_t rowDotOffset_ = 0, dqAccumOffset_ = 0;
-  std::string engine_;
+  uint64_t rowDotOffset_ = 0, dqAccumOffset_ = 0, extraBytes_ = 0;
+  int64_t engineIndex_ = -1;
+  bool noted_ = false, fromCache_ = false;
+  std::string engine_, source_;
   int64_t version_ = 0;
   // By-value scalars: the variant pack points at them.
   float scaleValue_ = 1, oneValue_ = 1, lowestValue_ = 0;

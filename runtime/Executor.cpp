@@ -57,8 +57,9 @@ Status Executor::create(Plan plan, const ExecutorOptions &options,
   t.mark("driver, context, streams");
   // Before the arena: the largest plan's workspace is allocated with it.
   LLMC_RETURN_IF_ERROR(executor->prepareAttention());
-  if (executor->attention_)
-    t.mark("cuDNN attention plans");
+  if (const PreparedAttention *a = executor->attention_.get())
+    t.mark("cuDNN attention plans (" + std::to_string(a->fromCache) +
+           " of " + std::to_string(a->distinct) + " from the cache)");
   LLMC_RETURN_IF_ERROR(executor->checkFits());
   LLMC_RETURN_IF_ERROR(executor->allocateArena());
   t.mark("arena");

@@ -3,31 +3,23 @@
 // Finalizing a cuDNN plan takes milliseconds (its engine may compile at
 // run time), so equal steps share one: the key is everything but the
 // buffers. The plans are made before the arena is allocated, because the
-// largest plan's workspace is allocated with it (after cuBLASLt's).
+// largest plan's workspace is allocated with it (after cuBLASLt's). A plan
+// finalized once is kept in the cache directory, the matmul tuning's
+// (CudnnPlanCache.h), so that a warm start restores it instead.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Executor.h"
 #include "runtime/ExecutorAttention.h"
+#include "runtime/CudnnPlanCache.h"
 #include "runtime/PlanAttention.h"
 
 #include <map>
 
 namespace llmc {
 
-namespace {
-
-std::string planKey(const CudnnAttentionDesc &d) {
-  std::string key = describe(d) + " scale " + std::to_string(d.scale);
-  for (const Strides4 *s : {&d.q, &d.k, &d.v, &d.o, &d.dO, &d.dQ, &d.dK, &d.dV})
-    for (int64_t x : *s)
-      key += " " + std::to_string(x);
-  return key;
-}
-
-} // namespace
-
 Status Executor::prepareAttention() {
   std::map<std::string, std::shared_ptr<CudnnAttention>> byKey;
+  const CudnnPlanCacheOptions cache{tuneDir(), deviceName_ + " " + arch_};
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const auto *step = std::get_if<AttentionStep>(&plan_.steps[i].op);
     if (!step)
@@ -38,13 +30,14 @@ Status Executor::prepareAttention() {
       attention_->args.resize(plan_.steps.size());
     }
     CudnnAttentionDesc desc = attentionDesc(*step);
-    std::shared_ptr<CudnnAttention> &shared = byKey[planKey(desc)];
+    std::shared_ptr<CudnnAttention> &shared = byKey[attentionPlanKey(desc)];
     if (!shared) {
       std::unique_ptr<CudnnAttention> made;
-      LLMC_RETURN_IF_ERROR(
-          CudnnAttention::create(desc, made).withContext(stepContext(i)));
+      LLMC_RETURN_IF_ERROR(CudnnAttention::create(desc, made, cache)
+                               .withContext(stepContext(i)));
       shared = std::move(made);
       ++attention_->distinct;
+      attention_->fromCache += shared->fromCache();
       cudnnWorkspaceBytes_ =
           std::max(cudnnWorkspaceBytes_, shared->workspaceBytes());
     }

@@ -19,7 +19,8 @@ namespace llmc {
 struct PreparedAttention {
   std::vector<std::shared_ptr<CudnnAttention>> plans; // per step, or null
   std::vector<CudnnAttentionArgs> args;               // per step
-  size_t distinct = 0; // plans finalized
+  size_t distinct = 0;  // plans finalized
+  size_t fromCache = 0; // of them, restored from the cache
 };
 
 } // namespace llmc

@@ -107,88 +107,49 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudnnAttentionGpu,
                            return std::string(info.param.name);
                          });
 
-/// Bits of the backward's outputs.
-std::vector<std::vector<uint16_t>> gradBits(DeviceSession &dev,
-                                            const AttentionCase &c) {
-  std::vector<std::vector<uint16_t>> out(3);
-  size_t qn = spanOf(c.qDims(), c.fwd.dQ), kn = spanOf(c.kvDims(), c.fwd.dK);
-  EXPECT_TRUE(dev.download(c.args.dQ, qn, out[0]));
-  EXPECT_TRUE(dev.download(c.args.dK, kn, out[1]));
-  EXPECT_TRUE(dev.download(c.args.dV, kn, out[2]));
-  return out;
-}
+class CudnnAttentionGpuDeterminism : public CudnnCaseTest {};
+class CudnnAttentionGpuGraph : public CudnnCaseTest {};
 
 // Two backward runs on the same inputs give the same bits: dQ is not
 // accumulated with atomics.
-TEST(CudnnAttentionGpuDeterminism, BackwardTwiceBitwiseEqual) {
+TEST_F(CudnnAttentionGpuDeterminism, BackwardTwiceBitwiseEqual) {
   LLMC_REQUIRE_GPU_AND_CUDNN();
-  DeviceSession dev;
-  ASSERT_TRUE(dev.open());
-  AttentionCase c;
-  Status st = makeCase(dev, 4, 12, 12, 1024, 64, true, true, true, 99, c);
-  ASSERT_TRUE(st) << st.message();
-  CudnnRun run;
-  st = prepareCudnn(dev, c, run);
-  ASSERT_TRUE(st) << st.message();
-  ASSERT_TRUE(runCudnn(dev, c, run));
-  auto first = gradBits(dev, c);
+  ASSERT_NO_FATAL_FAILURE(start(4, 12, 1024, 99));
   for (int repeat = 0; repeat < 3; ++repeat) {
-    st = run.bwd->run(dev.stream(), c.args);
+    Status st = run_.bwd->run(dev_.stream(), c_.args);
     ASSERT_TRUE(st) << st.message();
-    auto again = gradBits(dev, c);
-    for (int i = 0; i < 3; ++i)
-      EXPECT_TRUE(first[i] == again[i])
-          << (i == 0 ? "dQ" : i == 1 ? "dK" : "dV") << " differs on run "
-          << repeat + 2;
+    OutputBits again;
+    ASSERT_TRUE(st = readOutputs(dev_, c_, again)) << st.message();
+    expectSameBits(first_, again, "on run " + std::to_string(repeat + 2));
   }
 }
 
 // The forward and backward captured into a CUDA graph (as the executor
 // captures a step) replay to the bits of the direct runs.
-TEST(CudnnAttentionGpuGraph, CapturedReplayBitwiseEqual) {
+TEST_F(CudnnAttentionGpuGraph, CapturedReplayBitwiseEqual) {
   LLMC_REQUIRE_GPU_AND_CUDNN();
-  DeviceSession dev;
-  ASSERT_TRUE(dev.open());
-  AttentionCase c;
-  Status st = makeCase(dev, 2, 12, 12, 512, 64, true, true, true, 7, c);
+  ASSERT_NO_FATAL_FAILURE(start(2, 12, 512, 7));
+  Status st = clearOutputs(dev_, c_);
   ASSERT_TRUE(st) << st.message();
-  CudnnRun run;
-  st = prepareCudnn(dev, c, run);
-  ASSERT_TRUE(st) << st.message();
-  ASSERT_TRUE(runCudnn(dev, c, run));
-  auto direct = gradBits(dev, c);
-  std::vector<uint16_t> directO;
-  ASSERT_TRUE(dev.download(c.args.o, c.oSpan, directO));
-  // Clear the outputs so that the replay must write them.
-  const cuda::DriverApi &cu = dev.cu();
-  ASSERT_EQ(cu.cuMemsetD8Async(c.args.o, 0, c.oSpan * 2, dev.stream()),
-            CUDA_SUCCESS);
-  ASSERT_EQ(cu.cuMemsetD8Async(c.args.dQ, 0, c.oSpan * 2, dev.stream()),
-            CUDA_SUCCESS);
-  ASSERT_TRUE(dev.sync());
 
+  const cuda::DriverApi &cu = dev_.cu();
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
-  ASSERT_EQ(cu.cuStreamBeginCapture(dev.stream(),
+  ASSERT_EQ(cu.cuStreamBeginCapture(dev_.stream(),
                                     CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
             CUDA_SUCCESS);
-  Status fwd = run.fwd->run(dev.stream(), c.args);
-  Status bwd = fwd ? run.bwd->run(dev.stream(), c.args) : fwd;
-  CUresult ended = cu.cuStreamEndCapture(dev.stream(), &graph);
+  Status fwd = run_.fwd->run(dev_.stream(), c_.args);
+  Status bwd = fwd ? run_.bwd->run(dev_.stream(), c_.args) : fwd;
+  CUresult ended = cu.cuStreamEndCapture(dev_.stream(), &graph);
   ASSERT_TRUE(bwd) << "cuDNN attention is not capturable: " << bwd.message();
   ASSERT_EQ(ended, CUDA_SUCCESS) << "capture failed";
   ASSERT_EQ(cu.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
   for (int i = 0; i < 2; ++i)
-    ASSERT_EQ(cu.cuGraphLaunch(exec, dev.stream()), CUDA_SUCCESS);
-  ASSERT_TRUE(dev.sync());
-  std::vector<uint16_t> replayO;
-  ASSERT_TRUE(dev.download(c.args.o, c.oSpan, replayO));
-  EXPECT_TRUE(replayO == directO) << "O differs after a graph replay";
-  auto replayed = gradBits(dev, c);
-  for (int i = 0; i < 3; ++i)
-    EXPECT_TRUE(direct[i] == replayed[i])
-        << (i == 0 ? "dQ" : i == 1 ? "dK" : "dV")
-        << " differs after a graph replay";
+    ASSERT_EQ(cu.cuGraphLaunch(exec, dev_.stream()), CUDA_SUCCESS);
+  ASSERT_TRUE(dev_.sync());
+  OutputBits replayed;
+  ASSERT_TRUE(st = readOutputs(dev_, c_, replayed)) << st.message();
+  expectSameBits(first_, replayed, "after a graph replay");
   cu.cuGraphExecDestroy(exec);
   cu.cuGraphDestroy(graph);
 }

@@ -316,9 +316,10 @@ struct CudnnRun {
 };
 
 inline Status prepareCudnn(DeviceSession &dev, AttentionCase &c,
-                           CudnnRun &run) {
-  LLMC_RETURN_IF_ERROR(CudnnAttention::create(c.fwd, run.fwd));
-  LLMC_RETURN_IF_ERROR(CudnnAttention::create(c.bwd, run.bwd));
+                           CudnnRun &run,
+                           const CudnnPlanCacheOptions &cache = {}) {
+  LLMC_RETURN_IF_ERROR(CudnnAttention::create(c.fwd, run.fwd, cache));
+  LLMC_RETURN_IF_ERROR(CudnnAttention::create(c.bwd, run.bwd, cache));
   uint64_t ws = std::max(run.fwd->workspaceBytes(), run.bwd->workspaceBytes());
   std::printf("[ cudnn ] %s: %s, workspace %llu B; %s: %s, workspace %llu B\n",
               describe(c.fwd).c_str(), run.fwd->engineName().c_str(),
@@ -335,6 +336,80 @@ inline Status runCudnn(DeviceSession &dev, AttentionCase &c, CudnnRun &run) {
   LLMC_RETURN_IF_ERROR(run.bwd->run(dev.stream(), c.args));
   return dev.sync();
 }
+
+/// A random case on a fresh session (packed q/k/v, same lengths), its plans
+/// made and run once: the start of every bitwise test.
+inline Status openAndRun(DeviceSession &dev, AttentionCase &c, CudnnRun &run,
+                         int64_t b, int64_t h, int64_t t, uint64_t seed,
+                         const CudnnPlanCacheOptions &cache = {}) {
+  LLMC_RETURN_IF_ERROR(dev.open());
+  LLMC_RETURN_IF_ERROR(makeCase(dev, b, h, h, t, 64, /*causal=*/true,
+                                /*bf16=*/true, /*packed=*/true, seed, c));
+  LLMC_RETURN_IF_ERROR(prepareCudnn(dev, c, run, cache));
+  return runCudnn(dev, c, run);
+}
+
+/// The bits of every output of the pair: O, the stats, dQ, dK, dV.
+struct OutputBits {
+  std::vector<uint16_t> o, dq, dk, dv;
+  std::vector<uint32_t> stats;
+};
+
+inline Status readOutputs(DeviceSession &dev, const AttentionCase &c,
+                          OutputBits &out) {
+  size_t kn = spanOf(c.kvDims(), c.fwd.dK);
+  LLMC_RETURN_IF_ERROR(dev.download(c.args.o, c.oSpan, out.o));
+  LLMC_RETURN_IF_ERROR(dev.download(
+      c.args.stats, static_cast<size_t>(c.fwd.b * c.fwd.hq * c.fwd.sq),
+      out.stats));
+  LLMC_RETURN_IF_ERROR(
+      dev.download(c.args.dQ, spanOf(c.qDims(), c.fwd.dQ), out.dq));
+  LLMC_RETURN_IF_ERROR(dev.download(c.args.dK, kn, out.dk));
+  return dev.download(c.args.dV, kn, out.dv);
+}
+
+/// Every output bitwise equal; a failure names the tensor and `when`.
+inline void expectSameBits(const OutputBits &want, const OutputBits &got,
+                           const std::string &when) {
+  EXPECT_TRUE(want.o == got.o) << "O differs " << when;
+  EXPECT_TRUE(want.stats == got.stats) << "the stats differ " << when;
+  EXPECT_TRUE(want.dq == got.dq) << "dQ differs " << when;
+  EXPECT_TRUE(want.dk == got.dk) << "dK differs " << when;
+  EXPECT_TRUE(want.dv == got.dv) << "dV differs " << when;
+}
+
+/// Zeroes the outputs (O, stats, dQ, dK, dV), so that a run must write them.
+inline Status clearOutputs(DeviceSession &dev, const AttentionCase &c) {
+  const cuda::DriverApi &cu = dev.cu();
+  size_t kn = spanOf(c.kvDims(), c.fwd.dK);
+  size_t rows = static_cast<size_t>(c.fwd.b * c.fwd.hq * c.fwd.sq);
+  std::pair<CUdeviceptr, size_t> all[] = {{c.args.o, c.oSpan * 2},
+                                          {c.args.stats, rows * 4},
+                                          {c.args.dQ, c.oSpan * 2},
+                                          {c.args.dK, kn * 2},
+                                          {c.args.dV, kn * 2}};
+  for (auto [p, bytes] : all)
+    LLMC_CU(cu.cuMemsetD8Async(p, 0, bytes, dev.stream()), "test");
+  return dev.sync();
+}
+
+/// The bitwise tests' start: one random case (packed q/k/v, causal, bf16),
+/// its plans made and run once, the outputs' bits in `first_`.
+class CudnnCaseTest : public ::testing::Test {
+protected:
+  /// Fails the test on an error: call through ASSERT_NO_FATAL_FAILURE.
+  void start(int64_t b, int64_t h, int64_t t, uint64_t seed,
+             const CudnnPlanCacheOptions &cache = {}) {
+    Status st = openAndRun(dev_, c_, run_, b, h, t, seed, cache);
+    ASSERT_TRUE(st) << st.message();
+    ASSERT_TRUE(st = readOutputs(dev_, c_, first_)) << st.message();
+  }
+
+  DeviceSession dev_;
+  AttentionCase c_;
+  CudnnRun run_;
+  OutputBits first_;
+};
 
 } // namespace llmc::test
 
