@@ -288,7 +288,20 @@ mlir::FailureOr<uint64_t> plannedPeak(mlir::ModuleOp module,
     return mlir::failure();
   codegen::PlanBuildOptions options;
   options.initialData = false; // the layout is the same; the draws are slow
-  auto planned = codegen::buildPlannedPlan(func, *lowered, options);
+  // Gradient accumulation: the accumulate step runs in one arena with the
+  // apply step (@train_step), so the budget bounds the plan of both, as
+  // compileModule builds it.
+  auto apply = module.lookupSymbol<mlir::func::FuncOp>("train_step");
+  mlir::FailureOr<codegen::PlannedFunction> planned;
+  if (name == "accumulate_step" && apply) {
+    auto applyLowered = codegen::lowerFunction(apply, codegen::CodegenOptions());
+    if (mlir::failed(applyLowered))
+      return mlir::failure();
+    planned = codegen::buildAccumulatingPlan(func, *lowered, apply,
+                                             *applyLowered, options);
+  } else {
+    planned = codegen::buildPlannedPlan(func, *lowered, options);
+  }
   if (mlir::failed(planned))
     return mlir::failure();
   Plan &plan = planned->plan;
