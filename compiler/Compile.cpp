@@ -327,8 +327,17 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
       failed(runKernelPipeline(module, config.fusion)))
     return failure();
   report.classifier = classifierChunkLines(chunks, /*candidates=*/false);
+  // Gradient accumulation: the micro-batch's step is the accumulate step.
+  auto accumulate = module.lookupSymbol<func::FuncOp>("accumulate_step");
   if (config.explain) {
     out.explanation = explainFusion(*func, config.fusion);
+    // The micro-batch's step, where the forward, the backward and any
+    // recomputed copies are, before the apply step.
+    FusionExplanation micro;
+    if (accumulate && !config.eval) {
+      micro = explainFusion(accumulate, config.fusion);
+      out.explanation.text = micro.text + out.explanation.text;
+    }
     std::string recomputed;
     for (const std::string &l : classifierChunkLines(chunks, true))
       recomputed += "classifier " + l + "\n";
@@ -350,14 +359,15 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
     if (doc.is_object()) {
       doc["precision"] = nlohmann::json::parse(precision.json, nullptr, false);
       doc["padding"] = padded;
+      if (!micro.json.empty())
+        doc["accumulate_step"] =
+            nlohmann::json::parse(micro.json, nullptr, false);
       out.explanation.json = doc.dump(1) + "\n";
     }
   }
   report.pipelineSeconds = secondsSince(start);
 
   auto t1 = std::chrono::steady_clock::now();
-  // Gradient accumulation: the micro-batch's step is the accumulate step.
-  auto accumulate = module.lookupSymbol<func::FuncOp>("accumulate_step");
   countModel(accumulate && !config.eval ? accumulate : *func, report);
   codegen::CodegenOptions codegenOptions;
   codegenOptions.vectorSingles = config.fusion.elementwise;

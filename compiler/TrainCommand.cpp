@@ -343,12 +343,6 @@ int runTrain(const Args &args) {
                       "--tokens-per-step on the GPU yet (the replay on the "
                       "reference evaluator is of one batch); drop one of "
                       "them");
-  if (cfg.tokensPerStep > 0 && cfg.device == "cuda" && cfg.recompute.active())
-    return usageError("--memory-budget and --recompute do not combine with "
-                      "--tokens-per-step on the GPU yet (recomputation looks "
-                      "for the loss's backward in @train_step, which "
-                      "accumulation moves to @accumulate_step); lower --batch "
-                      "instead, which accumulation makes up for");
   if (cfg.tokensPerStep > 0 && cfg.maskedDiffusion)
     return usageError("--data-mode masked-diffusion does not combine with "
                       "--tokens-per-step yet (one draw per micro-batch is "
@@ -474,6 +468,10 @@ int runTrainCpu(const TrainConfig &cfg) {
     llvm::outs() << " | data mode masked-diffusion (eps "
                  << llvm::format("%g", cfg.maskEps) << ")";
   llvm::outs() << "\n";
+  // What --recompute / --memory-budget recomputed (the step is rewritten in
+  // place, so the module holds the decision).
+  for (const std::string &line : recomputeLines(*module, /*values=*/false))
+    llvm::outs() << "llmc train: recompute " << line << "\n";
   llvm::outs().flush();
   return runTrainLoop(stepEngine, train, cfg.val.empty() ? nullptr : &val,
                       loopOptions(cfg));

@@ -2,7 +2,8 @@
 //
 // Activation checkpointing as an IR rewrite (docs/memory.md,
 // "Rematerialization"), after canonicalize/CSE and before kernel formation.
-// For every function that returns a `loss` and has a backward pass:
+// For every function that returns a `loss` (or, in gradient accumulation's
+// @accumulate_step, the "accum.loss" sum) and has a backward pass:
 //
 // 1. The forward is the backward slice of the loss in the function body.
 //    A candidate is a forward op (not a constant) whose results a
@@ -100,11 +101,17 @@ Analysis analyze(func::FuncOp func) {
   for (Operation &op : body)
     a.position[&op] = i++;
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  // The loss, or in gradient accumulation's @accumulate_step the running
+  // sum of the micro-batches' losses it returns into its "accum.loss"
+  // state: its slice is the micro-batch's forward, with that one add.
   Value loss;
-  for (unsigned r = 0; r < func.getNumResults(); ++r)
-    if (auto name = func.getResultAttrOfType<StringAttr>(r, "llmc.output");
-        name && name.getValue() == "loss")
+  for (unsigned r = 0; r < func.getNumResults(); ++r) {
+    auto name = func.getResultAttrOfType<StringAttr>(r, "llmc.output");
+    auto state = func.getResultAttrOfType<StringAttr>(r, "llmc.state");
+    if ((name && name.getValue() == "loss") ||
+        (state && state.getValue() == "accum.loss"))
       loss = ret.getOperand(r);
+  }
   if (!loss || !loss.getDefiningOp())
     return a;
   llvm::SmallVector<Operation *> work{loss.getDefiningOp()};

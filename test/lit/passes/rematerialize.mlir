@@ -113,3 +113,45 @@ func.func @no_loss(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = llmc.mul %h, %h : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// Gradient accumulation's @accumulate_step returns no `loss`: its loss is
+// the micro-batch's sum added into the "accum.loss" state, and the forward
+// is that sum's slice. The gelu is recomputed before the backward, as in a
+// plain step; the running sums (state results) are not candidates. The
+// apply step (@train_step: a loss from its inputs, no backward) is left
+// alone.
+
+// ONE: llmc.recompute = [{candidates = 1 : i64, func = "accumulate_step"{{.*}}op = "llmc.gelu"{{.*}}}]}]} {
+// ONE-LABEL: func.func @accumulate_step
+// ONE: %[[H:.+]] = llmc.gelu tanh %{{.+}} : tensor<4x8xf32>
+// ONE: %[[S:.+]] = llmc.reduce_sum %[[H]]
+// ONE: llmc.add %{{.+}}, %[[S]]
+// ONE: %[[RH:.+]] = llmc.gelu tanh %{{.+}} {llmc.recomputed}
+// ONE: llmc.gelu_grad tanh %{{.+}}, %[[RH]]
+// ONE-LABEL: func.func @train_step
+// ONE-NOT: llmc.recomputed
+// ALL-LABEL: func.func @accumulate_step
+// OFF-LABEL: func.func @accumulate_step
+// OFF-NOT: llmc.recomputed
+func.func @accumulate_step(%x: tensor<4x8xf32> {llmc.input = "x"},
+                           %acc_g: tensor<4x8xf32> {llmc.state = "accum.grad", llmc.state_of = "x"},
+                           %acc_l: tensor<f32> {llmc.state = "accum.loss"})
+    -> (tensor<4x8xf32> {llmc.state = "accum.grad", llmc.state_of = "x", llmc.next = 1 : i64},
+        tensor<f32> {llmc.state = "accum.loss", llmc.next = 2 : i64}) {
+  %h = llmc.gelu tanh %x : tensor<4x8xf32>
+  %sum = llmc.reduce_sum %h axes [0, 1] : (tensor<4x8xf32>) -> tensor<f32>
+  %loss = llmc.add %acc_l, %sum : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %e = llmc.exp %x : tensor<4x8xf32>
+  %dx = llmc.gelu_grad tanh %e, %h : tensor<4x8xf32>
+  %g = llmc.add %acc_g, %dx : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %g, %loss : tensor<4x8xf32>, tensor<f32>
+}
+
+func.func @train_step(%acc_l: tensor<f32> {llmc.input = "accum.loss"},
+                      %n: tensor<f32> {llmc.input = "accum.count"})
+    -> (tensor<f32> {llmc.output = "loss"}) {
+  %loss = llmc.div %acc_l, %n : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
