@@ -9,7 +9,8 @@
 // grouped-query attention, k and v repeated to the query heads by repeat_kv.
 // The pattern starts at the final matmul and walks up:
 //   1. strip the NaN guard; find the softmax over the last dim;
-//   2. split its input into scores and an additive mask (or a where mask);
+//   2. split its input into scores and an additive mask (or a where mask),
+//      through a scale applied after the mask (CodeGen: (q @ k^T + m) / s);
 //   3. peel scalar scales off the scores, q and k^T and multiply them;
 //   4. recover k from k^T and undo repeat_kv on k and v;
 //   5. classify the mask: constant causal -> `causal`, constant zero -> none,
@@ -244,9 +245,18 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     if (!sc.hasOneUse())
       return rewriter.notifyMatchFailure(op, "scores have other uses");
 
-    // 2. Scores and mask.
-    Value scores = sc, mask;
-    if (auto add = sc.getDefiningOp<AddOp>()) {
+    // 2. Scores and mask. CodeGen adds its mask before it scales:
+    // softmax((q @ k^T + mask) / s). That scale is peeled first; the mask
+    // must then be causal or none (an operand mask would need the scale).
+    Value scores = sc, mask, masked = sc;
+    double outerScale = 1.0;
+    if (auto [inner, s] = peelScale(sc);
+        inner != sc && inner.getDefiningOp<AddOp>() && inner.hasOneUse() &&
+        s > 0) {
+      masked = inner;
+      outerScale = s;
+    }
+    if (auto add = masked.getDefiningOp<AddOp>()) {
       for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()),
                           std::pair(add.getRhs(), add.getLhs())})
         if (peelScale(s).first.getDefiningOp<MatmulOp>() &&
@@ -263,6 +273,8 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
         mask = where.getCondition();
       }
     }
+    if (masked != sc && !mask)
+      return rewriter.notifyMatchFailure(op, "scaled sum is not scores + mask");
     if (scores != sc && !scores.hasOneUse())
       return rewriter.notifyMatchFailure(op, "unmasked scores have other uses");
 
@@ -275,7 +287,7 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(op, "q @ k^T has other uses");
     auto [q, qScale] = peelScale(mm.getLhs());
     auto [kt, kScale] = peelScale(mm.getRhs());
-    double scale = scoreScale * qScale * kScale;
+    double scale = scoreScale * qScale * kScale * outerScale;
     if (!(scale > 0) || !std::isfinite(scale))
       return rewriter.notifyMatchFailure(op, "scale is not positive");
 
@@ -302,6 +314,9 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
       if (!isBroadcastableTo(shapeOf(mask), scoreShape))
         return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
       maskKind = classifyMask(mask, scoreShape);
+      if (maskKind == MaskKind::Operand && outerScale != 1.0)
+        return rewriter.notifyMatchFailure(
+            op, "a mask added before the scale is neither causal nor zero");
     }
 
     Location loc = op.getLoc();

@@ -78,6 +78,12 @@ MaskedDiffusionEngine::MaskedDiffusionEngine(StepEngine &inner,
 
 Status MaskedDiffusionEngine::feed(uint64_t stream, uint64_t draw,
                                    std::vector<int64_t> &mask) {
+  // On the GPU a kernel draws the same masks into the step's buffers, and
+  // the step takes no host mask (runtime/MaskedDiffusionDevice.h).
+  if (inner_.canDrawMasks()) {
+    mask.clear();
+    return inner_.drawMasksOnDevice(pMaskInput_, stream, draw, eps_);
+  }
   std::vector<float> pMask;
   drawMasking(stream, draw, batch(), seq(), eps_, mask, pMask);
   return inner_.setFloatInput(pMaskInput_, pMask);

@@ -18,9 +18,12 @@
 // below keeps it as the checkpoint tensor `masked_diffusion.draws`, so a
 // resumed run draws what the uninterrupted run would have drawn.
 //
-// MaskedDiffusionEngine wraps the step engine of either device: it feeds
-// the drawn mask as the engine's second integer input (the "targets") and
-// p_mask through StepEngine::setFloatInput.
+// MaskedDiffusionEngine wraps the step engine of either device. An engine
+// that draws masks itself (StepEngine::drawMasksOnDevice: the GPU's, with a
+// kernel on its stream, runtime/MaskedDiffusionDevice.h) is told the draw;
+// for any other the host draws and feeds the mask as the engine's second
+// integer input (the "targets") and p_mask through
+// StepEngine::setFloatInput.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_MASKEDDIFFUSION_H

@@ -1,5 +1,6 @@
 //===- PlanStepEngine.cpp - A compiled training step as a StepEngine ------===//
 #include "runtime/PlanStepEngine.h"
+#include "runtime/MaskedDiffusionDevice.h"
 #include "runtime/Padding.h"
 
 #include <cmath>
@@ -89,6 +90,9 @@ Status copyLogical(Executor &executor, const BufferInfo &buffer,
       .withContext(what);
 }
 
+PlanStepEngine::PlanStepEngine(Executor &e) : exec_(e) {}
+PlanStepEngine::~PlanStepEngine() = default;
+
 Status PlanStepEngine::create(Executor &executor,
                               std::unique_ptr<PlanStepEngine> &out) {
   std::unique_ptr<PlanStepEngine> e(new PlanStepEngine(executor));
@@ -148,7 +152,11 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
   // micro-batch waits for the host. The last micro-batch's replay comes
   // with the apply step below (or inside the profiled graph).
   size_t rows = static_cast<size_t>(bind_.batch * bind_.seq); // B x T ids
-  if (tokens.size() != rows * micro_ || targets.size() != rows * micro_)
+  // Targets drawn on the device (drawMasksOnDevice) are in their buffer.
+  bool drawn = maskDrawn_ && targets.empty();
+  maskDrawn_ = false;
+  if (tokens.size() != rows * micro_ ||
+      (!drawn && targets.size() != rows * micro_))
     return Status::error("a step of '" + exec_.plan().name + "' takes " +
                          std::to_string(rows * micro_) +
                          " token ids and targets, got " +
@@ -157,8 +165,9 @@ Status PlanStepEngine::step(const std::vector<int64_t> &tokens,
   for (int64_t m = 0; m < micro_; ++m) {
     LLMC_RETURN_IF_ERROR(
         write(bind_.tokens, bind_.tokenType, tokens, static_cast<size_t>(m) * rows, rows));
-    LLMC_RETURN_IF_ERROR(
-        write(bind_.targets, bind_.targetType, targets, static_cast<size_t>(m) * rows, rows));
+    if (!drawn)
+      LLMC_RETURN_IF_ERROR(write(bind_.targets, bind_.targetType, targets,
+                                 static_cast<size_t>(m) * rows, rows));
     bool last = m + 1 == micro_;
     if (exec_.plan().accumulateSteps > 0 && !(last && profile))
       LLMC_RETURN_IF_ERROR(exec_.replayAccumulate());
@@ -292,6 +301,19 @@ Status PlanStepEngine::setFloatInput(const std::string &name,
   // Copied on the executor's stream before the step's own batch copy, so
   // the replay that follows reads it.
   return exec_.writeBuffer(name, values.data(), values.size() * 4);
+}
+
+Status PlanStepEngine::drawMasksOnDevice(const std::string &pMask,
+                                         uint64_t seed, uint64_t draw,
+                                         double eps) {
+  if (!canDrawMasks())
+    return StepEngine::drawMasksOnDevice(pMask, seed, draw, eps);
+  if (!drawer_)
+    LLMC_RETURN_IF_ERROR(
+        DeviceMaskDrawer::create(exec_, bind_.targets, pMask, drawer_));
+  LLMC_RETURN_IF_ERROR(drawer_->draw(seed, draw, eps));
+  maskDrawn_ = true;
+  return Status::ok();
 }
 
 std::vector<StateTensor> PlanStepEngine::stateTensors() const {

@@ -55,8 +55,11 @@ Status copyLogical(Executor &executor, const BufferInfo &buffer,
                    const std::vector<int64_t> &logicalShape,
                    std::vector<uint8_t> &bytes, bool toDevice);
 
+class DeviceMaskDrawer;
+
 class PlanStepEngine : public StepEngine {
 public:
+  ~PlanStepEngine() override;
   /// `executor` must outlive the engine.
   static Status create(Executor &executor, std::unique_ptr<PlanStepEngine> &out);
 
@@ -86,6 +89,12 @@ public:
   std::vector<std::string> floatInputs() const override;
   Status setFloatInput(const std::string &name,
                        const std::vector<float> &values) override;
+  /// On a plan with the mask and p_mask inputs and no accumulation: a
+  /// kernel draws them on the stream (runtime/MaskedDiffusionDevice.h),
+  /// compiled at the first draw.
+  bool canDrawMasks() const override { return micro_ == 1; }
+  Status drawMasksOnDevice(const std::string &pMask, uint64_t seed,
+                           uint64_t draw, double eps) override;
   Status endValidation() override;
   std::vector<StateTensor> stateTensors() const override;
   Status readState(const StateTensor &tensor,
@@ -101,7 +110,7 @@ public:
   StepTimeline *profileNext = nullptr;
 
 private:
-  explicit PlanStepEngine(Executor &e) : exec_(e) {}
+  explicit PlanStepEngine(Executor &e);
   Status write(const std::string &buffer, DType type,
                const std::vector<int64_t> &values, size_t first, size_t count);
 
@@ -113,6 +122,8 @@ private:
   double gate_ = 1.0; // llmc-inject-nan's `nan_gate` input, when the plan has it
   double flopsPerToken_ = 0;
   int64_t micro_ = 1;
+  std::unique_ptr<DeviceMaskDrawer> drawer_;
+  bool maskDrawn_ = false; // the next step's targets are drawn on the device
 };
 
 } // namespace llmc

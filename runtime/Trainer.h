@@ -116,6 +116,18 @@ public:
     return Status::error(description() + " has no float input '" + name +
                          "' to set");
   }
+  /// Whether drawMasksOnDevice works: the masked-diffusion data mode then draws
+  /// on the device (runtime/MaskedDiffusionDevice.h) instead of the host.
+  virtual bool canDrawMasks() const { return false; }
+  /// Draws the masking of draw `draw` of stream `seed` (drawMasking's, bit
+  /// for bit) into the step's mask (its second integer input) and the float
+  /// input `pMask`, for the next step() or evalLoss(), which then take an
+  /// empty `targets`.
+  virtual Status drawMasksOnDevice(const std::string &pMask, uint64_t seed,
+                             uint64_t draw, double eps) {
+    (void)pMask, (void)seed, (void)draw, (void)eps;
+    return Status::error(description() + " draws no masks itself");
+  }
   /// --detect-anomaly: after a non-finite step that was not applied
   /// (step(..., skipNonFinite = true)), replays it on the same batch from
   /// the same state and sets `where` to the first op that produced a NaN or

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -171,6 +172,31 @@ std::string GraphImporter::unboundHint() const {
   return hint;
 }
 
+/// An earlier constant of `block` with the type and bytes of `attr`, a
+/// resource blob; null when there is none. The exporter's optimizer folds a
+/// table once per use: RoPE's cos and sin come as 4 equal initializers each
+/// in hf_llama_dynamo_opt_loss (one per layer and q/k), where the plain
+/// export computes them once. As one value, CSE merges what is computed
+/// from them, as in the plain export (the rotary backward's negated sin
+/// tables: 12 launches of the step otherwise). Small constants are uniqued
+/// attributes, which CSE merges already.
+static Value equalConstant(Block *block, ElementsAttr attr) {
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob || !block)
+    return {};
+  for (auto c : block->getOps<mlir::llmc::ConstantOp>()) {
+    auto other = dyn_cast<DenseResourceElementsAttr>(c.getValue());
+    if (!other || other.getType() != resource.getType())
+      continue;
+    AsmResourceBlob *otherBlob = other.getRawHandle().getBlob();
+    if (otherBlob && otherBlob->getData() == blob->getData())
+      return c.getResult();
+  }
+  return {};
+}
+
 FailureOr<Value> GraphImporter::materialize(ImportValue &v, Location loc,
                                             llvm::StringRef name) {
   if (v.value)
@@ -192,6 +218,8 @@ FailureOr<Value> GraphImporter::materialize(ImportValue &v, Location loc,
                       "bf16, f64, i32, i64 and i1)";
     return failure();
   }
+  if (Value same = equalConstant(builder.getInsertionBlock(), *attr))
+    return v.value = same;
   v.value = builder.create<mlir::llmc::ConstantOp>(loc, *attr);
   return v.value;
 }
@@ -323,7 +351,14 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
       if (!foldedConstant)
         foldedParams.push_back({init.name(), std::move(params)});
     }
-    if (!isFloatType(type) || foldedScalar || foldedConstant) {
+    // torch.export's lifted tensor constants (`lifted_tensor_N`: CodeGen's
+    // and GPT-J's causal-mask fill value, DeBERTa's scale) are constants of
+    // the program, not state: as constants the raising patterns see their
+    // values (CodeGen's mask is where(causal, lifted_tensor_0, min), causal
+    // only when lifted_tensor_0 is known to be 0).
+    bool liftedConstant = kinds.lookup(init.name()) == "CONSTANT_TENSOR";
+    if (!isFloatType(type) || foldedScalar || foldedConstant ||
+        liftedConstant) {
       values[init.name()] = ImportValue::of(std::move(*data));
       continue;
     }
@@ -338,12 +373,10 @@ mlir::OwningOpRef<ModuleOp> GraphImporter::run() {
     NamedAttrList attrs;
     attrs.append("llmc.param", builder.getStringAttr(init.name()));
     attrs.append("llmc.init", *attr);
-    // Buffers (rotary inv_freq, ...) and the tensor constants torch.export
-    // lifts out of the code (CodeGen's and GPT-J's causal-mask fill value,
-    // DeBERTa's scale: `lifted_tensor_N`) keep their value but are not
-    // trained: they are not parameters of the PyTorch model.
+    // Buffers (rotary inv_freq, ...) keep their value but are not trained:
+    // they are not parameters of the PyTorch model.
     llvm::StringRef kind = kinds.lookup(init.name());
-    if (kind == "BUFFER" || kind == "CONSTANT_TENSOR")
+    if (kind == "BUFFER")
       attrs.append("llmc.frozen", builder.getUnitAttr());
     argTypes.push_back(cast<TypedAttr>(*attr).getType());
     argLocs.push_back(loc);

@@ -152,6 +152,18 @@ def last_error(text):
     return (lines[-1] if lines else text.strip().splitlines()[-1:] or [""])[0][:160]
 
 
+def failures(text):
+    """What a failed verify or import said: its FAIL rows and summary (a
+    report), or its first error lines (an error), for the JSON line."""
+    lines = text.splitlines()
+    rows = [" ".join(l.split()) for l in lines
+            if " FAIL" in l or l.endswith(" failed")]
+    if rows:
+        return rows[:12]
+    errors = [l.strip() for l in lines if "error" in l.lower()]
+    return (errors or [l.strip() for l in lines if l.strip()][-3:])[:3]
+
+
 def check(llmc, path, ref, bf16_ref, gpu):
     row = {}
     code, out = run([llmc, "import", "--list-unsupported", path])
@@ -177,7 +189,12 @@ def check(llmc, path, ref, bf16_ref, gpu):
         with open(path[:-len(".onnx")] + "." + name.replace(" ", "_") +
                   ".log", "w") as f:
             f.write(out)
-        row[name] = "pass" if code == 0 else "FAIL: " + last_error(out)
+        if code == 0:
+            row[name] = "pass"
+        else:
+            lines = failures(out)
+            row[name] = "FAIL: " + (lines[-1] if lines else "")[:160]
+            row[name + " details"] = lines
     return row
 
 
@@ -217,8 +234,13 @@ def main():
                 bf16_path = None
                 if gpu:
                     l16, g16, a16 = bf16_references(w, inputs)
+                    # The exact run's trajectory and gradients beside
+                    # AMP's: verify widens a bar where AMP itself strays
+                    # from them (docs/precision.md).
                     ref16 = dict(ref, precision="bf16", fp32_loss=loss,
                                  loss=l16, grad_norms=g16, adamw_losses=a16,
+                                 fp32_adamw_losses=adamw,
+                                 fp32_grad_norms=grads,
                                  recipe="torch.autocast(cuda, bf16), fp32 "
                                         "master weights and AdamW state")
                     bf16_path = base + ".bf16.ref.json"

@@ -167,3 +167,60 @@ TEST(MaskedDiffusion, DataInputsMatchTheMode) {
   EXPECT_NE(s.message().find("--data-mode masked-diffusion"),
             std::string::npos);
 }
+
+namespace {
+
+/// An engine that draws its own masks (as the GPU's does): records the
+/// draws it is told and the targets the step gets.
+struct DeviceRecorder : Recorder {
+  struct Draw {
+    uint64_t seed, draw;
+    double eps;
+  };
+  std::vector<Draw> draws;
+  bool canDrawMasks() const override { return true; }
+  Status drawMasksOnDevice(const std::string &pMask, uint64_t seed,
+                           uint64_t draw, double eps) override {
+    if (pMask != "p_mask")
+      return Status::error("wrong input " + pMask);
+    draws.push_back({seed, draw, eps});
+    return Status::ok();
+  }
+};
+
+} // namespace
+
+// On an engine that draws on the device the wrapper draws nothing on the
+// host: it names the draw (the training stream's seed and count, or the
+// validation stream's), and the step gets no mask and no p_mask upload.
+TEST(MaskedDiffusion, DeviceEngineIsToldTheDraw) {
+  DeviceRecorder inner;
+  MaskedDiffusionEngine md(inner, "p_mask", 3, 1e-3);
+  std::vector<int64_t> tokens(16, 5), nextToken(16, 6);
+  StepResult r;
+  for (int64_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(md.step(tokens, nextToken, 1e-3, i, false, r).isOk());
+    EXPECT_TRUE(inner.lastTargets.empty());
+  }
+  EXPECT_TRUE(inner.lastP.empty()); // setFloatInput never called
+  ASSERT_EQ(inner.draws.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(inner.draws[i].seed, 3u);
+    EXPECT_EQ(inner.draws[i].draw, i);
+    EXPECT_EQ(inner.draws[i].eps, 1e-3);
+  }
+  double loss = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    ASSERT_TRUE(md.beginValidation().isOk());
+    ASSERT_TRUE(md.evalLoss(tokens, nextToken, loss).isOk());
+    ASSERT_TRUE(md.endValidation().isOk());
+    EXPECT_TRUE(inner.lastTargets.empty());
+  }
+  ASSERT_EQ(inner.draws.size(), 5u);
+  // Validation's stream is its own, and restarts with each pass.
+  EXPECT_NE(inner.draws[3].seed, 3u);
+  EXPECT_EQ(inner.draws[3].seed, inner.draws[4].seed);
+  EXPECT_EQ(inner.draws[3].draw, 0u);
+  EXPECT_EQ(inner.draws[4].draw, 0u);
+  EXPECT_EQ(md.draws(), 3u);
+}

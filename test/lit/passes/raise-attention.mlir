@@ -301,3 +301,61 @@ func.func @negative_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: 
   %o = llmc.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// CodeGen: the mask is added before the scale, softmax((q @ k^T + m) / s),
+// with m = where(causal, 0, finfo.min). The scale is peeled off the sum
+// first: causal attention at scale 1/s = 1/4 (D 8: not the default).
+// CHECK-LABEL: func.func @mask_before_scale
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x8xf32>, %[[K:.+]]: tensor<1x2x4x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>)
+// CHECK: %[[O:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 2.500000e-01 : f64}
+// CHECK-NOT: llmc.softmax
+// CHECK: return %[[O]]
+func.func @mask_before_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %four = llmc.constant dense<4.0> : tensor<f32>
+  %zero = llmc.constant dense<0.0> : tensor<f32>
+  %min = llmc.constant dense<-3.40282347E+38> : tensor<f32>
+  %keep = llmc.constant dense<[[[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]]]> : tensor<1x1x4x4xi1>
+  %mask = llmc.where %keep, %zero, %min : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %kt = llmc.transpose %k [0, 1, 3, 2] : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+  %sc = llmc.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %m = llmc.add %sc, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = llmc.div %m, %four : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %d {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %o = llmc.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Not raised: a mask from the inputs added before the scale would have to
+// be scaled too (the attention op adds its mask to the scaled scores).
+// CHECK-LABEL: func.func @operand_mask_before_scale
+// CHECK-NOT: llmc.attention
+// CHECK: llmc.softmax
+func.func @operand_mask_before_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<1x1x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %four = llmc.constant dense<4.0> : tensor<f32>
+  %kt = llmc.transpose %k [0, 1, 3, 2] : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+  %sc = llmc.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %m = llmc.add %sc, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = llmc.div %m, %four : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %d {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %o = llmc.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Not raised: the scaled sum is of two score-shaped values neither of which
+// is q @ k^T (no mask to split off).
+// CHECK-LABEL: func.func @scaled_sum_without_scores
+// CHECK-NOT: llmc.attention
+func.func @scaled_sum_without_scores(%a: tensor<1x2x4x4xf32>, %b: tensor<1x2x4x4xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %four = llmc.constant dense<4.0> : tensor<f32>
+  %m = llmc.add %a, %b : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = llmc.div %m, %four : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %d {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %o = llmc.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
