@@ -77,14 +77,16 @@
 // HF-EPI:  launches        107 per step
 // HF-NONORM: norm prologues are off (--no-fuse=norm-prologue)
 // HF-NONORM: launches        82 per step
-// The HF Llama export (2 layers) in bf16: autocast runs RoPE in f32
-// between the bf16 projections and attention, so q and k are widened,
-// rotated and rounded back, and the same in the backward (dq, dk from
-// attention_grad to the projections' gradient GEMMs): the casts ride in
-// the rotary kernel's load and store, 8 launches a layer (128 -> 112).
+// The HF Llama export (2 layers) in bf16: its 5 RMS norm gradients (2 a
+// layer and the final norm) sum their weight gradients in the same launch
+// as the rows, no separate _params kernel (128 -> 123). Autocast runs RoPE
+// in f32 between the bf16 projections and attention, so q and k are
+// widened, rotated and rounded back, and the same in the backward (dq, dk
+// from attention_grad to the projections' gradient GEMMs): the casts ride
+// in the rotary kernel's load and store, 8 launches a layer (123 -> 107).
 // SwiGLU's backward groups (d_up = dy * silu(gate), then d_gate =
 // silu_grad(gate, dy * up) after the up projection's GEMMs) both read dy:
-// sibling fusion makes them one kernel, one a layer (112 -> 110).
+// sibling fusion makes them one kernel, one a layer (107 -> 105).
 // LLAMA:      group {{[0-9]+}} (reduction+casts, 3 ops)
 // LLAMA-NEXT:     llmc.cast "node_view" at
 // LLAMA-NEXT:     llmc.rotary "node_add_4" at
@@ -98,8 +100,8 @@
 // LLAMA-NEXT:     llmc.cast "node_transpose_6" at
 // LLAMA-NEXT:     llmc.rotary "node_add_11" at
 // LLAMA-NEXT:     llmc.cast "node_view_5" at
-// LLAMA:      launches        110 per step
-// LLAMA-OFF:  launches        133 per step
+// LLAMA:      launches        105 per step
+// LLAMA-OFF:  launches        128 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
 // BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, colsum, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
