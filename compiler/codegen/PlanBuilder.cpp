@@ -521,18 +521,8 @@ void Builder::emitSteps(Plan &plan) {
     if (l.kind == OpLowering::Kind::Alias ||
         l.kind == OpLowering::Kind::Constant)
       continue;
-    size_t firstStep = plan.steps.size();
-    // Set on the op's first step when this iteration ends (continues
-    // included), so a multi-kernel op counts its bytes once.
-    struct RecordBytes {
-      Plan &plan;
-      size_t first;
-      uint64_t bytes;
-      ~RecordBytes() {
-        if (plan.steps.size() > first)
-          plan.steps[first].bytes = bytes;
-      }
-    } record{plan, firstStep, opBytes(lo)};
+    // On the op's first step only: a multi-kernel op counts them once.
+    uint64_t bytes = opBytes(lo);
     if (l.kind == OpLowering::Kind::Matmul) {
       MatmulStep mm = *l.matmul;
       mm.a = bufferName(lo.operands[0]);
@@ -550,7 +540,7 @@ void Builder::emitSteps(Plan &plan) {
           mm.biasGrad = bufferName(lo.results[1]);
       }
       plan.steps.push_back(
-          {mm, lo.name, phases[k], KernelSource::origin(lo.op)});
+          {mm, lo.name, phases[k], KernelSource::origin(lo.op), bytes});
       continue;
     }
     if (l.kind == OpLowering::Kind::Attention) {
@@ -565,7 +555,7 @@ void Builder::emitSteps(Plan &plan) {
         views[i]->offset = a.byteOffset;
       }
       plan.steps.push_back(
-          {step, lo.name, phases[k], KernelSource::origin(lo.op)});
+          {step, lo.name, phases[k], KernelSource::origin(lo.op), bytes});
       continue;
     }
     for (const EmittedKernel &kernel : l.kernels) {
@@ -586,7 +576,9 @@ void Builder::emitSteps(Plan &plan) {
               meta_[scratchSlots_[opBase_ + k][a.index]].name);
         }
       });
-      plan.steps.push_back({std::move(step), kernel.name, phases[k]});
+      plan.steps.push_back(
+          {std::move(step), kernel.name, phases[k], "", bytes});
+      bytes = 0;
     }
   }
   CodegenOptions codegen;
