@@ -127,6 +127,27 @@ def flops_per_token(params, seq=1024):
     return 6 * params + 12 * MODEL["layers"] * MODEL["d"] * seq
 
 
+def time_steps(step, warmup, steps):
+    """Times a PyTorch training step: the first call's seconds (compilation
+    included), then the mean ms of `steps` calls after `warmup` more, between
+    CUDA events, and the last loss. Resets the peak-memory statistics first."""
+    torch.cuda.reset_peak_memory_stats()
+    t0 = time.time()
+    step()
+    torch.cuda.synchronize()
+    first_s = time.time() - t0
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+    start.record()
+    for _ in range(steps):
+        loss = step()
+    end.record()
+    torch.cuda.synchronize()
+    return first_s, start.elapsed_time(end) / steps, loss
+
+
 def time_pytorch(mode, args):
     engine, precision, vocab = parse_mode(mode)
     dev = "cuda"
@@ -152,21 +173,7 @@ def time_pytorch(mode, args):
         opt.step()
         return loss
 
-    torch.cuda.reset_peak_memory_stats()
-    t0 = time.time()
-    step()
-    torch.cuda.synchronize()
-    compile_s = time.time() - t0
-    for _ in range(args.warmup):
-        step()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-    start.record()
-    for _ in range(args.steps):
-        loss = step()
-    end.record()
-    torch.cuda.synchronize()
-    ms = start.elapsed_time(end) / args.steps
+    compile_s, ms, loss = time_steps(step, args.warmup, args.steps)
     tok_s = args.batch * 1024 / (ms / 1000)
     return {"mode": mode, "vocab": vocab, "params": params, "ms": ms,
             "tok_s": tok_s,

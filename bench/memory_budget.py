@@ -202,21 +202,7 @@ def time_torch(args, mode, batch):
         return loss
 
     try:
-        torch.cuda.reset_peak_memory_stats()
-        t0 = time.time()
-        step()
-        torch.cuda.synchronize()
-        first_s = time.time() - t0
-        for _ in range(args.warmup):
-            step()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-        start.record()
-        for _ in range(args.steps):
-            loss = step()
-        end.record()
-        torch.cuda.synchronize()
-        ms = start.elapsed_time(end) / args.steps
+        first_s, ms, loss = g.time_steps(step, args.warmup, args.steps)
         return {"mode": f"torch-{mode}", "batch": batch, "ms": ms,
                 "tok_s": batch * 1024 / (ms / 1000),
                 "peak_mib": torch.cuda.max_memory_allocated() / MIB,

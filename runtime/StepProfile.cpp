@@ -10,6 +10,17 @@
 
 namespace llmc {
 
+namespace {
+
+/// Whether a part of a kernel name between underscores is an op counter.
+bool numericPart(const std::string &part) {
+  return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+}
+
+} // namespace
+
 std::string kernelFamily(const std::string &name) {
   std::string out;
   size_t start = 0;
@@ -18,11 +29,7 @@ std::string kernelFamily(const std::string &name) {
     if (end == std::string::npos)
       end = name.size();
     std::string part = name.substr(start, end - start);
-    bool numeric = !part.empty() && std::all_of(part.begin(), part.end(),
-                                                [](char c) {
-                                                  return c >= '0' && c <= '9';
-                                                });
-    if (!numeric && !part.empty())
+    if (!numericPart(part) && !part.empty())
       out += (out.empty() ? "" : "_") + part;
     start = end + 1;
   }
@@ -127,10 +134,7 @@ std::string opKey(const std::string &name) {
     size_t end = name.find('_', start);
     if (end == std::string::npos)
       end = name.size();
-    bool numeric = end > start &&
-                   std::all_of(name.begin() + start, name.begin() + end,
-                               [](char c) { return c >= '0' && c <= '9'; });
-    if (numeric)
+    if (numericPart(name.substr(start, end - start)))
       return name.substr(0, end);
     start = end + 1;
   }
