@@ -9,7 +9,7 @@ measured in the same call.
 
 Usage (GPU machine, repository root):
   python3 bench/torch_kernels.py [--batch 16] [--vocab 50304] [--model gpt2-124M]
-      [--llmc EXPORT.onnx] [--no-sdpa] [--no-compile]
+      [--llmc EXPORT.onnx] [--no-sdpa] [--no-compile] [--nano]
 
 --llmc profiles llmc's step (bf16, through the Python API, $LLMC_LIBRARY)
 with the same profiler, so both sides' kernel times come from CUPTI; llmc's
@@ -43,7 +43,11 @@ def family(name):
 
 
 def compile_step(args, idx, tgt):
-    model = g.Wrap(g.make_model(args.vocab)).cuda()
+    if args.nano:
+        m = g.MODEL
+        model = g.nano_gpt.NanoGPT(args.vocab, m["layers"], m["d"], m["heads"]).cuda()
+    else:
+        model = g.Wrap(g.make_model(args.vocab)).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     fn = torch.compile(model)
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -54,7 +58,8 @@ def compile_step(args, idx, tgt):
             loss = fn(idx, tgt)
         loss.backward()
         opt.step()
-    return step, f"torch.compile {args.model} B {args.batch} vocab {args.vocab}"
+    style = " (nanoGPT-style)" if args.nano else ""
+    return step, f"torch.compile {args.model}{style} B {args.batch} vocab {args.vocab}"
 
 
 def llmc_step(args, idx, tgt):
@@ -170,6 +175,9 @@ def main():
                     "from the HF model at the model's vocabulary when missing)")
     ap.add_argument("--no-sdpa", action="store_true")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--nano", action="store_true",
+                    help="torch.compile the nanoGPT-style model (bench/nano_gpt.py), "
+                    "the one issue 19's recorded medians were measured on")
     args = ap.parse_args()
     print(torch.cuda.get_device_name())
     if not args.no_sdpa:

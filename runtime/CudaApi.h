@@ -116,6 +116,9 @@ namespace llmc::cuda {
   X(cublasLtMatmulPreferenceDestroy)                                           \
   X(cublasLtMatmulPreferenceSetAttribute)                                      \
   X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmulAlgoCapGetAttribute)                                         \
+  X(cublasLtMatmulAlgoConfigSetAttribute)                                      \
+  X(cublasLtMatmulAlgoCheck)                                                   \
   X(cublasLtMatmul)
 
 // One member per function, typed from the header's declaration. The argument

@@ -75,6 +75,7 @@ Status PreparedMatmul::prepare(const cuda::CublasLtApi &api,
                                uint64_t workspaceBytes,
                                const std::string &context) {
   api_ = &api;
+  workspaceBytes_ = workspaceBytes;
   pointers_ = pointers;
   alpha_ = mm.alpha;
   beta_ = mm.beta;
@@ -209,11 +210,65 @@ Status PreparedMatmul::fetchCandidates(cublasLtHandle_t handle,
                          key_ + ") [" + context_ + "]");
   algo_ = results[0].algo;
   candidates_.clear();
+  splits_.clear();
   for (int i = 0; i < found; ++i)
-    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS) {
       candidates_.push_back(results[i].algo);
+      splits_.push_back(0); // the heuristic's own configuration
+    }
+  if (candidates > 1)
+    addSplitKVariants(handle);
   return Status::ok();
 }
+
+// A weight gradient [768, 3072] over K = 16384 tokens is 72 output tiles of
+// 128 x 256 on 132 SMs: the heuristic's kernels leave SMs idle for the
+// whole K loop (GPT-2 124M's four weight-gradient shapes ran at 440-500
+// TFLOP/s on the H100 against ~780 for a square GEMM; BENCHMARKS.md session
+// 8). Splitting K fills them. Only the COMPUTE_TYPE reduction is offered:
+// the slices' f32 partials go to the workspace and one reduction adds them
+// in a fixed order, so the result is the same bits every run; the in-place
+// scheme accumulates into the output and is not deterministic. Variants of
+// the heuristic's first answers only, in a fixed order, so that a cached
+// rank names the same algorithm in the next process.
+void PreparedMatmul::addSplitKVariants(cublasLtHandle_t handle) {
+  constexpr size_t kBases = 4;
+  const size_t heuristic = candidates_.size();
+  for (size_t i = 0; i < std::min(heuristic, kBases); ++i) {
+    const cublasLtMatmulAlgo_t base = candidates_[i];
+    int32_t support = 0;
+    uint32_t schemes = 0;
+    size_t written = 0;
+    if (api_->cublasLtMatmulAlgoCapGetAttribute(
+            &base, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &support,
+            sizeof(support), &written) != CUBLAS_STATUS_SUCCESS ||
+        !support ||
+        api_->cublasLtMatmulAlgoCapGetAttribute(
+            &base, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &schemes,
+            sizeof(schemes), &written) != CUBLAS_STATUS_SUCCESS ||
+        !(schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE))
+      continue;
+    for (int32_t split : {2, 3, 4}) {
+      cublasLtMatmulAlgo_t algo = base;
+      const uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+      cublasLtMatmulHeuristicResult_t check{};
+      if (api_->cublasLtMatmulAlgoConfigSetAttribute(
+              &algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+              sizeof(split)) != CUBLAS_STATUS_SUCCESS ||
+          api_->cublasLtMatmulAlgoConfigSetAttribute(
+              &algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+              sizeof(scheme)) != CUBLAS_STATUS_SUCCESS ||
+          api_->cublasLtMatmulAlgoCheck(handle, desc_, layoutA_, layoutB_,
+                                        layoutC_, layoutD_, &algo,
+                                        &check) != CUBLAS_STATUS_SUCCESS ||
+          check.workspaceSize > workspaceBytes_)
+        continue;
+      candidates_.push_back(algo);
+      splits_.push_back(split);
+    }
+  }
+}
+
 
 Status PreparedMatmul::run(cublasLtHandle_t handle, CUstream stream,
                            CUdeviceptr workspace,

@@ -61,22 +61,31 @@ public:
   const cublasLtMatmulAlgo_t &algo() const { return algo_; }
   void setAlgo(const cublasLtMatmulAlgo_t &algo) { algo_ = algo; }
   /// Asks the heuristic again for its first `candidates` answers (kept for
-  /// tune() and setCandidate()); the algorithm becomes the first.
+  /// tune() and setCandidate()), followed by split-K variants of the first
+  /// of them (addSplitKVariants); the algorithm becomes the first answer.
   Status fetchCandidates(cublasLtHandle_t handle, int candidates);
-  /// Runs the heuristic's answer of rank `i` (< candidateCount()).
+  /// Runs the candidate of rank `i` (< candidateCount()).
   void setCandidate(size_t i) { algo_ = candidates_[i]; }
 
   /// Enqueues the matmul on `stream`.
   Status run(cublasLtHandle_t handle, CUstream stream, CUdeviceptr workspace,
              uint64_t workspaceBytes) const;
 
+  /// The split-K factor a variant of rank `i` sets (0: the heuristic's own
+  /// configuration).
+  int candidateSplit(size_t i) const { return splits_[i]; }
+
 private:
+  void addSplitKVariants(cublasLtHandle_t handle);
+
   const cuda::CublasLtApi *api_ = nullptr;
+  uint64_t workspaceBytes_ = 0;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t layoutA_ = nullptr, layoutB_ = nullptr,
                          layoutC_ = nullptr, layoutD_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   std::vector<cublasLtMatmulAlgo_t> candidates_; // heuristic order
+  std::vector<int> splits_;                       // per candidate
   cublasLtMatmulPreference_t preference_ = nullptr;
   MatmulPointers pointers_;
   float alpha_ = 1, beta_ = 0;

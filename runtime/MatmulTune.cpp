@@ -89,8 +89,10 @@ constexpr int kDefaultCandidates = 8;
 /// timing (bitwise resume depends on it: docs/runtime.md).
 std::string tunePath(const std::string &dir, const std::string &device,
                      int version, int candidates, const std::string &key) {
+  // "splitk": ranks past the heuristic's answers name its split-K variants
+  // (a cache written before them holds ranks of the heuristic's list only).
   std::string what = device + "|" + std::to_string(version) + "|" +
-                     std::to_string(candidates) + "|" + key;
+                     std::to_string(candidates) + "|splitk|" + key;
   char name[40];
   std::snprintf(name, sizeof(name), "%016llx",
                 static_cast<unsigned long long>(
@@ -124,7 +126,7 @@ Status Executor::tuneMatmuls() {
   const std::string dir = tuneDir();
   const int version = static_cast<int>(lt_ ? lt_->cublasLtGetVersion() : 0);
   std::map<std::string, size_t> tuned; // key -> the step that holds it
-  size_t timedShapes = 0, cachedShapes = 0;
+  size_t timedShapes = 0, cachedShapes = 0, splitShapes = 0;
   double heuristicTotal = 0, bestTotal = 0;
   for (size_t i = 0; i < matmuls_.size(); ++i) {
     if (!matmuls_[i])
@@ -146,6 +148,7 @@ Status Executor::tuneMatmuls() {
                                 static_cast<size_t>(rank) < mm.candidateCount()) {
       mm.setCandidate(static_cast<size_t>(rank));
       ++cachedShapes;
+      splitShapes += mm.candidateSplit(static_cast<size_t>(rank)) > 0;
       continue;
     }
     double heuristicMs = 0, bestMs = 0;
@@ -166,22 +169,24 @@ Status Executor::tuneMatmuls() {
       chosen = 0;
       bestMs = heuristicMs;
     }
+    splitShapes += mm.candidateSplit(static_cast<size_t>(chosen)) > 0;
     heuristicTotal += heuristicMs * uses;
     bestTotal += bestMs * uses;
 
     if (std::getenv("LLMC_MATMUL_TUNE_LOG"))
       std::fprintf(stderr,
                    "matmul tune: %s x%zu: %zu candidates, heuristic %.4f ms, "
-                   "best #%d %.4f ms\n",
+                   "best #%d (split-K %d) %.4f ms\n",
                    mm.key().c_str(), uses, mm.candidateCount(), heuristicMs,
-                   chosen, bestMs);
+                   chosen, mm.candidateSplit(static_cast<size_t>(chosen)),
+                   bestMs);
   }
   char line[200];
   std::snprintf(line, sizeof(line),
                 "%zu matmul shapes: %zu timed (step's matmuls %.3f -> %.3f "
-                "ms), %zu from the cache",
+                "ms), %zu from the cache; %zu split over K",
                 tuned.size(), timedShapes, heuristicTotal, bestTotal,
-                cachedShapes);
+                cachedShapes, splitShapes);
   matmulTuning_ = line;
   return Status::ok();
 }
