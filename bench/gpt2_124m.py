@@ -238,6 +238,7 @@ def run_llmc(mode, args, out):
         compile_cmd += ["--precision", precision]
     if nopad:
         compile_cmd.append("--no-pad")
+    compile_cmd += args.llmc_flags.split()
     t0 = time.time()
     r = subprocess.run(compile_cmd,
                        capture_output=True, text=True, timeout=args.timeout)
@@ -300,6 +301,9 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/bench"))
     ap.add_argument("--profile", action="store_true",
                     help="print llmc's per-kernel breakdown of one step")
+    ap.add_argument("--llmc-flags", default="",
+                    help="more `llmc compile` options for the llmc modes, e.g. "
+                    "'--attention-backward atomic' or '--no-fuse=bias-grad-epilogue'")
     ap.add_argument("--timeout", type=int, default=240,
                     help="seconds for each llmc command")
     args = ap.parse_args()

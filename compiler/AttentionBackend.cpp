@@ -255,7 +255,11 @@ void chooseAttentionBackend(func::FuncOp func, const std::string &backend,
                                        n += c;
                                      return n;
                                    }()) +
-                    " of " + std::to_string(ops.size()) + " ops");
+                    " of " + std::to_string(ops.size()) + " ops" +
+                    (options.deterministicAttention
+                         ? ""
+                         : "; backward with atomic dQ "
+                           "(--attention-backward atomic)"));
     refusals();
     return;
   }
@@ -285,9 +289,10 @@ void chooseAttentionBackend(func::FuncOp func, const std::string &backend,
     }
     bool pick = viaCudnn > 0 && viaCudnn < generated;
     std::snprintf(buf, sizeof buf,
-                  "%s for %s (auto: fwd+bwd cuDNN %.3f ms, generated %.3f ms; "
-                  "%zu ops)",
+                  "%s for %s (auto: fwd+bwd cuDNN%s %.3f ms, generated %.3f "
+                  "ms; %zu ops)",
                   pick ? "cuDNN" : "generated kernels", shape.text().c_str(),
+                  options.deterministicAttention ? "" : " (atomic dQ)",
                   viaCudnn, generated, shapeOps.size());
     lines.push_back(buf);
     if (pick)

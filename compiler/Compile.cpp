@@ -371,6 +371,8 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   countModel(accumulate && !config.eval ? accumulate : *func, report);
   codegen::CodegenOptions codegenOptions;
   codegenOptions.vectorSingles = config.fusion.elementwise;
+  codegenOptions.deterministicAttention =
+      config.precision.deterministicAttention;
   chooseAttentionBackend(*func, config.precision.attentionBackend,
                          codegenOptions, report.attention);
   auto lowered = codegen::lowerFunction(*func, codegenOptions);

@@ -54,10 +54,10 @@ constexpr const char *kEntryFormat = "llmc-compile-cache-1";
 static_assert(sizeof(OptimizerConfig) == 96,
               "OptimizerConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(PrecisionConfig) == 184,
+static_assert(sizeof(PrecisionConfig) == 192,
               "PrecisionConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
-static_assert(sizeof(CompileConfig) == 472,
+static_assert(sizeof(CompileConfig) == 480,
               "CompileConfig changed: add the field to optionsText "
               "(compiler/CompileCache.cpp), then update this size");
 static_assert(sizeof(ModelOptions) == 104,
@@ -107,6 +107,9 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("precision", c.precision.precision);
   add("mutation", c.precision.mutation);
   add("attentionBackend", c.precision.attentionBackend);
+  // Only when not the default, so that the keys of plain steps stay.
+  if (!c.precision.deterministicAttention)
+    add("attentionBackward", "atomic");
   add("pad", std::to_string(c.precision.pad));
   add("padAlways", std::to_string(c.precision.padAlways));
   add("padDims", c.precision.padDims);

@@ -134,6 +134,16 @@ bool parsePrecisionOption(const Args &args, size_t &i, PrecisionConfig &p,
     i += i + 1 < args.size() ? 1 : 0;
     return true;
   }
+  if (a == "--attention-backward") {
+    const std::string v = i + 1 < args.size() ? args[i + 1] : "";
+    if (v != "deterministic" && v != "atomic")
+      error = "--attention-backward needs deterministic or atomic" +
+              (i + 1 < args.size() ? ", got '" + v + "'" : std::string());
+    else
+      p.deterministicAttention = v == "deterministic";
+    i += i + 1 < args.size() ? 1 : 0;
+    return true;
+  }
   // --precision-mutation is for the mutation test only (docs/precision.md):
   // it plants a known mistake in the policy and is not in --help.
   if (a != "--precision" && a != "--precision-mutation")

@@ -51,6 +51,11 @@ struct PrecisionConfig {
   // Where attention runs (docs/codegen.md "cuDNN attention"): auto (cuDNN
   // where it is measured faster on this GPU), generated, or cudnn.
   std::string attentionBackend = "auto";
+  // cuDNN's attention backward: deterministic (dQ from dS in a workspace,
+  // the same bits every replay) or atomic (dQ accumulated with float
+  // atomics: ~0.6 ms a GPT-2 124M step and 385 MiB less on the H100,
+  // BENCHMARKS.md session 8). `--attention-backward deterministic|atomic`.
+  bool deterministicAttention = true;
 };
 
 /// Activation checkpointing (llmc-rematerialize, docs/memory.md): forward

@@ -68,6 +68,10 @@ static void printUsage(llvm::raw_ostream &os) {
         "                         attention through llmc's kernels or cuDNN's\n"
         "                         fused engines; auto (default) measures both\n"
         "                         on the GPU (docs/codegen.md)\n"
+        "  --attention-backward deterministic|atomic\n"
+        "                         cuDNN's backward: the same bits every run\n"
+        "                         (default), or dQ with float atomics (faster,\n"
+        "                         less memory, not bitwise reproducible)\n"
         "  --precision fp32|bf16|fp16|tf32\n"
         "                         bf16: autocast's mixed precision, fp32 master\n"
         "                         weights and optimizer (docs/precision.md;\n"
@@ -301,6 +305,9 @@ int runTrain(const Args &args) {
       else if (a == "--attention-backend")
         ok = (v == "auto" || v == "generated" || v == "cudnn") &&
              (cfg.precision.attentionBackend = v, true);
+      else if (a == "--attention-backward")
+        ok = (v == "deterministic" || v == "atomic") &&
+             (cfg.precision.deterministicAttention = v == "deterministic", true);
       else if (a == "--loss-scale-init")
         ok = real(cfg.precision.lossScaleInit, 0) &&
              cfg.precision.lossScaleInit > 0 &&
