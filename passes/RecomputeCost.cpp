@@ -4,8 +4,9 @@
 // what each piece costs (docs/memory.md, "The order"):
 //
 // - a matmul: its FLOPs at the GEMM rate (or its bytes, if more), plus a
-//   launch; a row-vector bias add and a GELU behind it ride in its cuBLASLt
-//   epilogue (llmc-fuse-epilogues) and cost nothing more;
+//   launch; a row-vector bias add, and a tanh GELU behind it on a bf16 or
+//   f16 product, ride in its cuBLASLt epilogue (llmc-fuse-epilogues) and
+//   cost nothing more;
 // - attention: its FLOPs at cuDNN's measured forward rate, plus a launch;
 //   the reshapes, and the transposes and splits that only connect q, k, v
 //   and the output to attention, are views (llmc-fold-attention-transposes,
@@ -92,7 +93,15 @@ bool isEpilogue(Operation *op, const OpSet &set) {
     }
     return false;
   }
-  if (isa<GeluOp>(op)) {
+  if (auto gelu = dyn_cast<GeluOp>(op)) {
+    // cuBLASLt's GELU_AUX (passes/MatmulEpilogues.cpp): tanh, on a bf16 or
+    // f16 product whose rows are a multiple of 8 long.
+    auto type = dyn_cast<RankedTensorType>(gelu->getOperand(0).getType());
+    if (gelu.getApproximation() != GeluApproximation::tanh || !type ||
+        !type.hasStaticShape() || type.getRank() < 2 ||
+        !isa<BFloat16Type, Float16Type>(type.getElementType()) ||
+        type.getShape().back() % 8 != 0)
+      return false;
     Operation *def = op->getOperand(0).getDefiningOp();
     return def && set.contains(def) &&
            (isa<MatmulOp>(def) || (isa<AddOp>(def) && isEpilogue(def, set)));

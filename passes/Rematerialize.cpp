@@ -10,18 +10,28 @@
 //    non-forward op reads (a saved activation), that the function does not
 //    return, and whose saved result outlives the start of the backward
 //    (a value only the first backward ops read, like the logits that the
-//    loss gradient reads right away, would be recomputed next to itself).
+//    loss gradient reads right away, would be recomputed next to itself;
+//    a value computed once the backward began, like the chunked
+//    classifier's later chunks, is alive over none of it, and one the
+//    forward still reads after its first backward reader, like the tied
+//    embedding's weight copy there, would be copied beside itself).
 // 2. A candidate's closure is the op and, transitively, the forward ops
 //    it reads that no non-forward op reads (dead after the forward unless
-//    recomputed); its class is the most expensive op of the closure: 0
-//    elementwise/norm/shape ops, 1 attention, 2 matmul. Candidates are
-//    sorted by class, then by forward position (earlier values are alive
-//    longer, so recomputing them lowers the backward's peak more).
-// 3. Level j of L recomputes the first round(j * N / L) candidates. With a
-//    budget, levels 0, 1, ... are planned on copies of the module until one
-//    fits: the shortest fitting prefix of a fixed order, so the planned
-//    peak is monotonic in the budget whatever shape the peak has over the
-//    levels. None fitting is an error naming the smallest peak found.
+//    recomputed); a closure of views only (a reshape of a kept value)
+//    saves nothing and is dropped. Its class (the report's) is the most
+//    expensive op of the closure: 0 elementwise/norm/shape ops, 1
+//    attention, 2 matmul. The order is greedy: next the candidate whose
+//    recomputation adds the least modelled time (RecomputeCost.h) per
+//    byte no longer kept, given those before it; earlier in the forward
+//    first among equals (alive longer, so recomputing it lowers the
+//    backward's peak more); candidates sharing a matmul or attention op
+//    are one unit, priced and taken together.
+// 3. Level j of L recomputes the first round(j * N / L) candidates, the
+//    cut moved to the end of its unit. With a budget, levels 0, 1, ... are
+//    planned on copies of the module until one fits: the shortest fitting
+//    prefix of a fixed order, so the planned peak is monotonic in the
+//    budget whatever shape the peak has over the levels. None fitting is
+//    an error naming the smallest peak found.
 // 4. Recomputing a set clones the union of its closures (each op once),
 //    in forward order, each before the earliest non-forward reader of it or
 //    of a clone that reads it; non-forward readers then read the clones.
@@ -234,7 +244,7 @@ Analysis analyze(func::FuncOp func) {
   };
   struct Saved {
     Operation *op;
-    int64_t first, last;
+    int64_t first, last, lastForward;
     uint64_t bytes;
   };
   std::vector<Saved> saved;
@@ -246,11 +256,14 @@ Analysis analyze(func::FuncOp func) {
     auto readers = readAfter(&op);
     if (readers.empty())
       continue;
-    Saved s{&op, INT64_MAX, 0, 0};
+    Saved s{&op, INT64_MAX, 0, 0, 0};
     for (Operation *r : readers) {
       s.first = std::min(s.first, a.position[r]);
       s.last = std::max(s.last, a.position[r]);
     }
+    for (Operation *user : op.getUsers())
+      if (a.forward.contains(user))
+        s.lastForward = std::max(s.lastForward, a.position[user]);
     for (Value v : op.getResults())
       if (llvm::any_of(v.getUsers(),
                        [&](Operation *u) { return !a.forward.contains(u); }))
@@ -274,6 +287,10 @@ Analysis analyze(func::FuncOp func) {
       continue; // freed before any other saved value is read
     if (a.position[s.op] > first0)
       continue; // computed once the backward began: alive over none of it
+    if (s.lastForward > s.first)
+      continue; // read by the forward after the backward reads it (a tied
+                // embedding's weight copy in the chunked classifier): a
+                // copy would live beside the original
     Candidate c;
     c.op = s.op;
     c.position = a.position[s.op];
@@ -460,6 +477,10 @@ struct RematerializePass
     int64_t smallestLevel = 0;
     for (int64_t level = 0; level <= levels; ++level) {
       size_t count = prefixOf(a, level, levels);
+      // A cut moved to a unit's end can repeat the previous level's prefix,
+      // which did not fit: nothing to plan.
+      if (!tried.empty() && tried.back().count == count)
+        continue;
       auto peak = peakWith(func, count);
       if (failed(peak))
         return failure();
