@@ -14,10 +14,12 @@ T 1024:
    the runtime's fixed costs and the process's CUDA context), and the
    ratio (bar: at most 8% slower).
 2. The smallest batch that does not fit this GPU without recomputation:
-   the planner's answer (`llmc compile --batch N` reports the peak; the
-   search starts from a linear estimate out of B 16's plan, in steps of
-   --batch-step), then trained for a few steps with the budget set to the
-   GPU's free memory less --margin-mib.
+   the planner's answer (`llmc compile --batch N` reports the peak without
+   recomputation), probed from --big-start (256) in steps of --batch-step
+   (32): session 7's search stopped at B 224, which still fitted an 80 GB
+   H100. The first batch over is trained for a few steps with the budget
+   set to the GPU's free memory less --margin-mib: tokens/s, planned and
+   measured peak.
 3. PyTorch on the same model (HF GPT-2, bf16 autocast, AdamW fused): eager
    with and without `model.gradient_checkpointing_enable()`, torch.compile
    with and without `torch._functorch.config.activation_memory_budget =
@@ -26,12 +28,14 @@ T 1024:
 
 llmc compiles the model from `llmc recipe gpt2 --size 124M` (the same
 architecture as HF's GPT-2; its batch is a dim, so no ONNX export per
-batch). The whole run takes about 6 minutes on an H100; --torch-modes and
---steps trim it.
+batch). The whole run takes about 7 minutes on an H100; the PyTorch modes
+left after --time-limit seconds (420) are skipped, so that it ends within
+8; --torch-modes and --steps trim it.
 
 Usage (on the GPU machine, from the repository root, with build/bin/llmc or
 the binary named by $LLMC):
   python3 bench/memory_budget.py [--steps 10] [--warmup 3] [--big-steps 3]
+      [--big-start 256] [--batch-step 32] [--max-probes 6] [--time-limit 420]
       [--torch-modes eager,eager-ckpt,compile,compile-amb0.5,big-eager-ckpt]
       [--out DIR]
 """
@@ -133,6 +137,9 @@ def compile_llmc(args, batch, budget_bytes=None, tag=""):
                        out, re.M)
     r["peak_without_recompute"] = gib_text(before.group(1)) if before \
         else r["planned"]
+    modelled = re.search(r"modelled recompute time ([0-9.]+) ms", out)
+    if modelled:
+        r["modelled_ms"] = float(modelled.group(1))
     return r
 
 
@@ -217,18 +224,21 @@ def time_torch(args, mode, batch):
 
 
 def find_big_batch(args, base, avail):
-    """The smallest batch (a multiple of --batch-step) whose plan without
-    recomputation exceeds `avail`, asking the planner; the linear estimate
-    from B 16 (persistent + 16ths of the rest per row) is where it starts.
-    Each probe compiles with the budget `avail`, whose report gives the
-    peak without recomputation and, for the batch found, the bundle to
-    train."""
+    """The smallest batch of --big-start + k * --batch-step (k >= 0; below
+    --big-start too, in the same steps, when --big-start is already over)
+    whose plan without recomputation exceeds `avail`, asking the planner.
+    Session 7 stopped at B 224 (planned 79.4 GB without recomputation,
+    under the 80 GB H100's budget), so the probes start at B 256 in steps
+    of 32. Each probe compiles with the budget `avail`, whose report gives
+    the peak without recomputation and, for the batch found, the bundle to
+    train. The linear estimate from B 16 is printed for comparison."""
     per_row = (base["planned"] - base["persistent"]) / 16
     step = args.batch_step
-    guess = int((avail - base["persistent"]) / per_row) // step * step + step
+    guess = int((avail - base["persistent"]) / per_row)
     print(f"estimate: ({avail / MIB:.0f} MiB available - "
           f"{base['persistent'] / MIB:.0f} persistent) / {per_row / MIB:.1f} "
-          f"MiB per row -> first batch over it about {guess}", flush=True)
+          f"MiB per row at B 16 -> about B {guess} fits (the classifier's "
+          f"chunks grow slower than that)", flush=True)
     probes = {}
 
     def probe(b):
@@ -237,23 +247,25 @@ def find_big_batch(args, base, avail):
             p = probes[b]
             print(f"planner: B {b}: peak without recomputation "
                   f"{p.get('peak_without_recompute', float('nan')) / MIB:.0f} "
-                  f"MiB, {'error: ' + p['error'] if 'error' in p else 'compiled'}",
-                  flush=True)
+                  f"MiB, {'error: ' + p['error'] if 'error' in p else 'compiled'}"
+                  f" ({p['compile_s']:.0f} s)", flush=True)
         return probes[b]
 
-    b = guess
-    for _ in range(args.max_probes):
-        p = probe(b)
-        over = "error" in p or p["peak_without_recompute"] > avail
-        if not over:
-            b += step
-            continue
-        if b - step <= 16:
-            return p, probes
-        q = probe(b - step)
-        if "error" not in q and q["peak_without_recompute"] <= avail:
-            return p, probes
-        b -= step
+    def over(p):
+        return "error" in p or p["peak_without_recompute"] > avail
+
+    b = args.big_start
+    if over(probe(b)):
+        # Already over: step down to the last batch that fits.
+        for _ in range(args.max_probes - 1):
+            if b - step <= 16 or not over(probe(b - step)):
+                return probes[b], probes
+            b -= step
+        return probes[b], probes
+    for _ in range(args.max_probes - 1):
+        b += step
+        if over(probe(b)):
+            return probes[b], probes
     return None, probes
 
 
@@ -263,9 +275,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--big-steps", type=int, default=3,
                     help="timed steps at the large batch (one warm-up)")
-    ap.add_argument("--batch-step", type=int, default=8,
+    ap.add_argument("--big-start", type=int, default=256,
+                    help="first batch of the large-batch search")
+    ap.add_argument("--batch-step", type=int, default=32,
                     help="granularity of the large-batch search")
-    ap.add_argument("--max-probes", type=int, default=4)
+    ap.add_argument("--max-probes", type=int, default=6)
+    ap.add_argument("--time-limit", type=int, default=420,
+                    help="seconds after which the remaining PyTorch modes "
+                         "are skipped (the whole run stays under 8 minutes)")
     ap.add_argument("--margin-mib", type=int, default=1024,
                     help="free memory left to the CUDA context and others")
     ap.add_argument("--torch-modes",
@@ -275,6 +292,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/membench"))
     ap.add_argument("--timeout", type=int, default=300)
     args = ap.parse_args()
+    started = time.time()
     os.makedirs(args.out, exist_ok=True)
     args.recipe = os.path.join(args.out, "gpt2_124m.json")
     rc, out = run([llmc_bin(), "recipe", "gpt2", "--size", "124M", "-o",
@@ -336,6 +354,11 @@ def main():
             if big is None:
                 continue
             batch, mode = big["batch"], mode[len("big-"):]
+        if time.time() - started > args.time_limit:
+            rows.append({"mode": f"torch-{mode}", "batch": batch,
+                         "error": f"skipped: past --time-limit "
+                                  f"{args.time_limit} s"})
+            continue
         try:
             rows.append(time_torch(args, mode, batch))
         except Exception as e:  # an OOM must not hide the other rows
@@ -369,6 +392,18 @@ def main():
               f"{(halfr['planned'] - halfr['persistent']) / MIB:.0f} MiB "
               f"({halfr['activation_fraction']:.1%}), tokens/s x{ratio:.3f} "
               f"({ratio - 1:+.1%}): {verdict} the bar of at most 8% slower")
+        if "modelled_ms" in halfr:
+            print(f"  measured {halfr['ms'] - base['ms']:+.2f} ms a step, "
+                  f"modelled recompute time {halfr['modelled_ms']:.2f} ms "
+                  f"({halfr['modelled_ms'] / base['ms']:+.1%} of the "
+                  f"no-budget step)")
+    if big is not None and "tok_s" in big:
+        print(f"B {big['batch']}: planned {big['peak_without_recompute'] / MIB:.0f}"
+              f" MiB without recomputation > {avail / MIB:.0f} MiB available; "
+              f"trained with the budget: planned {big['planned'] / MIB:.0f} "
+              f"MiB, measured {big['measured_mib']:.0f} MiB, "
+              f"{big['tok_s']:.0f} tok/s ({big['ms']:.0f} ms/step), loss "
+              f"{big['loss']:.3f}")
     torch_rows = {r["mode"]: r for r in rows
                   if r.get("mode", "").startswith("torch") and "tok_s" in r
                   and r["batch"] == 16}

@@ -216,6 +216,13 @@ std::vector<std::string> paddingLines(ModuleOp module) {
   return lines;
 }
 
+/// "0.074 ms" from nanoseconds.
+std::string msText(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
 std::vector<std::string> recomputeLines(ModuleOp module, bool values) {
   std::vector<std::string> lines;
   auto decisions = module->getAttrOfType<ArrayAttr>("llmc.recompute");
@@ -254,6 +261,8 @@ std::vector<std::string> recomputeLines(ModuleOp module, bool values) {
               std::to_string(ops.getInt()) + " op" +
               (ops.getInt() == 1 ? "" : "s") + " recomputed (" +
               kClass[cls.getInt()] + ")";
+      if (auto ns = vd.getAs<IntegerAttr>("modelled_ns"))
+        line += ", modelled " + msText(ns.getInt());
       valueLines.push_back(line);
     }
     std::string line = "@" + func.getValue().str() + ": " +
@@ -278,9 +287,27 @@ std::vector<std::string> recomputeLines(ModuleOp module, bool values) {
       line += ", budget " + formatMemoryBytes(budget.getInt());
     else
       line += " (forced: --recompute all)";
+    if (auto ns = d.getAs<IntegerAttr>("modelled_ns"))
+      line += "; modelled recompute time " + msText(ns.getInt());
     lines.push_back(line);
-    if (values)
-      lines.insert(lines.end(), valueLines.begin(), valueLines.end());
+    if (!values)
+      continue;
+    lines.insert(lines.end(), valueLines.begin(), valueLines.end());
+    // The levels the budget search planned, up to the one it took.
+    if (auto tried = d.getAs<ArrayAttr>("tried"))
+      for (Attribute t : tried) {
+        auto td = dyn_cast<DictionaryAttr>(t);
+        auto level = td ? td.getAs<IntegerAttr>("level") : nullptr;
+        auto count = td ? td.getAs<IntegerAttr>("count") : nullptr;
+        auto peak = td ? td.getAs<IntegerAttr>("peak") : nullptr;
+        auto ns = td ? td.getAs<IntegerAttr>("modelled_ns") : nullptr;
+        if (level && count && peak && ns)
+          lines.push_back("  level " + std::to_string(level.getInt()) + ": " +
+                          std::to_string(count.getInt()) +
+                          " values, planned peak " +
+                          formatMemoryBytes(peak.getInt()) + ", modelled " +
+                          msText(ns.getInt()));
+      }
   }
   return lines;
 }

@@ -244,11 +244,12 @@ void addRematerialize(mlir::OpPassManager &pm, const RecomputeConfig &recompute,
   mlir::llmc::RematerializePassOptions o;
   o.budget = recompute.budget;
   o.levels = recompute.levels;
-  // Twice the pass's default: the smallest peak a prefix reaches falls as
-  // the levels get finer (GPT-2 124M bf16 B 16: 5011.54 MiB at 12 levels,
-  // 4911.54 at 24, below the 4949 MiB that halves its activation memory),
-  // for about 1 s more of planning at most (docs/memory.md).
-  o.maxLevels = 24;
+  // Four times the pass's default: a budget between two levels recomputes
+  // up to the next cut, so finer levels recompute less (GPT-2 124M bf16
+  // B 16 at the budget that halves its activation memory: 57 values, 2.28
+  // ms modelled at 24 levels, 54 values, 2.20 ms at 48), for a few more
+  // planner runs (docs/memory.md, "The order").
+  o.maxLevels = 48;
   pm.addPass(mlir::llmc::createRematerializePass(
       o, [fusion](mlir::ModuleOp module, llvm::StringRef func) {
         return plannedPeak(module, func, fusion);

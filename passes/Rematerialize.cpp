@@ -10,18 +10,28 @@
 //    non-forward op reads (a saved activation), that the function does not
 //    return, and whose saved result outlives the start of the backward
 //    (a value only the first backward ops read, like the logits that the
-//    loss gradient reads right away, would be recomputed next to itself).
+//    loss gradient reads right away, would be recomputed next to itself;
+//    a value computed once the backward began, like the chunked
+//    classifier's later chunks, is alive over none of it, and one the
+//    forward still reads after its first backward reader, like the tied
+//    embedding's weight copy there, would be copied beside itself).
 // 2. A candidate's closure is the op and, transitively, the forward ops
 //    it reads that no non-forward op reads (dead after the forward unless
-//    recomputed); its class is the most expensive op of the closure: 0
-//    elementwise/norm/shape ops, 1 attention, 2 matmul. Candidates are
-//    sorted by class, then by forward position (earlier values are alive
-//    longer, so recomputing them lowers the backward's peak more).
-// 3. Level j of L recomputes the first round(j * N / L) candidates. With a
-//    budget, levels 0, 1, ... are planned on copies of the module until one
-//    fits: the shortest fitting prefix of a fixed order, so the planned
-//    peak is monotonic in the budget whatever shape the peak has over the
-//    levels. None fitting is an error naming the smallest peak found.
+//    recomputed); a closure of views only (a reshape of a kept value)
+//    saves nothing and is dropped. Its class (the report's) is the most
+//    expensive op of the closure: 0 elementwise/norm/shape ops, 1
+//    attention, 2 matmul. The order is greedy: next the candidate whose
+//    recomputation adds the least modelled time (RecomputeCost.h) per
+//    byte no longer kept, given those before it; earlier in the forward
+//    first among equals (alive longer, so recomputing it lowers the
+//    backward's peak more); candidates sharing a matmul or attention op
+//    are one unit, priced and taken together.
+// 3. Level j of L recomputes the first round(j * N / L) candidates, the
+//    cut moved to the end of its unit. With a budget, levels 0, 1, ... are
+//    planned on copies of the module until one fits: the shortest fitting
+//    prefix of a fixed order, so the planned peak is monotonic in the
+//    budget whatever shape the peak has over the levels. None fitting is
+//    an error naming the smallest peak found.
 // 4. Recomputing a set clones the union of its closures (each op once),
 //    in forward order, each before the earliest non-forward reader of it or
 //    of a clone that reads it; non-forward readers then read the clones.
@@ -30,6 +40,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/llmc/LlmcOps.h"
+#include "passes/RecomputeCost.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -38,6 +49,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -77,6 +89,8 @@ struct Candidate {
   int cls = 0;
   int64_t position = 0;
   uint64_t bytes = 0; // of the results a non-forward op reads
+  double seconds = 0; // its share of its unit's modelled recompute time
+  size_t unit = 0;    // candidates taken together share one (q, k, v)
 };
 
 /// Steps 1-2 for one function: its forward ops and ordered candidates.
@@ -92,6 +106,101 @@ bool isForwardOnly(Operation *op, const Analysis &a) {
     if (!a.forward.contains(user))
       return false;
   return true;
+}
+
+/// Whether score x is below y, beyond the rounding of summing the same
+/// prices in another order.
+bool lessScore(double x, double y) {
+  return x < y - 1e-9 * std::max(std::abs(x), std::abs(y));
+}
+
+/// The modelled time of recomputing the first `count` candidates.
+double modelledSeconds(const Analysis &a, size_t count) {
+  llvm::DenseSet<Operation *> set;
+  for (size_t i = 0; i < count; ++i)
+    set.insert(a.candidates[i].closure.begin(), a.candidates[i].closure.end());
+  return recompute::CostModel(a.forward, a.position).cost(set);
+}
+
+/// Step 2's order, greedy: next comes the candidate whose recomputation
+/// adds the least modelled time per byte no longer kept, given those
+/// before it (so a GELU's pre-activation, once the GELU is recomputed,
+/// costs only what its matmul adds over the GELU's own kernel), earlier in
+/// the forward first among equals. Candidates whose closures share a
+/// matmul or attention op (q, k and v of one projection) are one unit,
+/// priced and taken together: alone, each would pay the whole product.
+void order(Analysis &a) {
+  size_t n = a.candidates.size();
+  recompute::CostModel model(a.forward, a.position);
+  llvm::DenseMap<Operation *, llvm::SmallVector<size_t>> byHeavy;
+  for (size_t i = 0; i < n; ++i)
+    for (Operation *op : a.candidates[i].closure)
+      if (costClass(op) > 0)
+        byHeavy[op].push_back(i);
+  std::vector<llvm::SmallVector<size_t>> unitOf(n);
+  for (size_t i = 0; i < n; ++i) {
+    unitOf[i].push_back(i);
+    for (Operation *op : a.candidates[i].closure)
+      if (costClass(op) > 0)
+        for (size_t j : byHeavy[op])
+          if (!llvm::is_contained(unitOf[i], j))
+            unitOf[i].push_back(j);
+  }
+  std::vector<bool> taken(n, false);
+  llvm::DenseSet<Operation *> set;
+  std::vector<Candidate> sorted;
+  while (sorted.size() < n) {
+    size_t best = n;
+    double bestScore = 0, bestDelta = 0;
+    llvm::SmallVector<size_t> bestUnit;
+    llvm::SmallVector<Operation *> bestOps;
+    for (size_t i = 0; i < n; ++i) {
+      if (taken[i])
+        continue;
+      llvm::SmallVector<size_t> unit;
+      llvm::SmallVector<Operation *> ops;
+      llvm::DenseSet<Operation *> inOps;
+      uint64_t bytes = 0;
+      for (size_t j : unitOf[i]) {
+        if (taken[j])
+          continue;
+        unit.push_back(j);
+        bytes += a.candidates[j].bytes;
+        for (Operation *op : a.candidates[j].closure)
+          if (!set.contains(op) && inOps.insert(op).second)
+            ops.push_back(op);
+      }
+      double delta = model.delta(set, ops);
+      double score = delta / static_cast<double>(std::max<uint64_t>(bytes, 1));
+      if (best == n || lessScore(score, bestScore) ||
+          (!lessScore(bestScore, score) &&
+           a.candidates[i].position < a.candidates[best].position)) {
+        best = i;
+        bestScore = score;
+        bestDelta = delta;
+        bestUnit = std::move(unit);
+        bestOps = std::move(ops);
+      }
+    }
+    llvm::sort(bestUnit, [&](size_t x, size_t y) {
+      return a.candidates[x].position < a.candidates[y].position;
+    });
+    uint64_t unitBytes = 0;
+    for (size_t j : bestUnit)
+      unitBytes += a.candidates[j].bytes;
+    size_t unitIndex = sorted.empty() ? 0 : sorted.back().unit + 1;
+    for (size_t j : bestUnit) {
+      Candidate c = a.candidates[j];
+      c.seconds = unitBytes ? bestDelta * static_cast<double>(c.bytes) /
+                                  static_cast<double>(unitBytes)
+                            : bestDelta / static_cast<double>(bestUnit.size());
+      c.unit = unitIndex;
+      taken[j] = true;
+      sorted.push_back(std::move(c));
+    }
+    set.insert(bestOps.begin(), bestOps.end());
+  }
+  a.candidates = std::move(sorted);
 }
 
 Analysis analyze(func::FuncOp func) {
@@ -135,7 +244,7 @@ Analysis analyze(func::FuncOp func) {
   };
   struct Saved {
     Operation *op;
-    int64_t first, last;
+    int64_t first, last, lastForward;
     uint64_t bytes;
   };
   std::vector<Saved> saved;
@@ -147,11 +256,14 @@ Analysis analyze(func::FuncOp func) {
     auto readers = readAfter(&op);
     if (readers.empty())
       continue;
-    Saved s{&op, INT64_MAX, 0, 0};
+    Saved s{&op, INT64_MAX, 0, 0, 0};
     for (Operation *r : readers) {
       s.first = std::min(s.first, a.position[r]);
       s.last = std::max(s.last, a.position[r]);
     }
+    for (Operation *user : op.getUsers())
+      if (a.forward.contains(user))
+        s.lastForward = std::max(s.lastForward, a.position[user]);
     for (Value v : op.getResults())
       if (llvm::any_of(v.getUsers(),
                        [&](Operation *u) { return !a.forward.contains(u); }))
@@ -173,6 +285,12 @@ Analysis analyze(func::FuncOp func) {
     int64_t others = s.first == first0 ? first1 : first0;
     if (others != INT64_MAX && s.last < others)
       continue; // freed before any other saved value is read
+    if (a.position[s.op] > first0)
+      continue; // computed once the backward began: alive over none of it
+    if (s.lastForward > s.first)
+      continue; // read by the forward after the backward reads it (a tied
+                // embedding's weight copy in the chunked classifier): a
+                // copy would live beside the original
     Candidate c;
     c.op = s.op;
     c.position = a.position[s.op];
@@ -192,13 +310,13 @@ Analysis analyze(func::FuncOp func) {
           stack.push_back(def);
       }
     }
+    // Views of a kept value (a reshape, attention's folded transposes)
+    // keep it alive in their copy: nothing is saved.
+    if (llvm::all_of(c.closure, recompute::isView))
+      continue;
     a.candidates.push_back(std::move(c));
   }
-  std::stable_sort(a.candidates.begin(), a.candidates.end(),
-                   [](const Candidate &x, const Candidate &y) {
-                     return std::make_pair(x.cls, x.position) <
-                            std::make_pair(y.cls, y.position);
-                   });
+  order(a);
   return a;
 }
 
@@ -211,14 +329,27 @@ std::string sizeText(uint64_t bytes) {
   return buf;
 }
 
-/// The number of candidates level `level` of `levels` recomputes.
-size_t prefixOf(int64_t level, int64_t levels, size_t n) {
+/// The number of candidates level `level` of `levels` recomputes: an even
+/// cut of the order, moved to the end of the unit it falls in.
+size_t prefixOf(const Analysis &a, int64_t level, int64_t levels) {
+  size_t n = a.candidates.size();
   if (levels <= 0 || level <= 0)
     return 0;
   if (level >= levels)
     return n;
-  return static_cast<size_t>((static_cast<double>(level) * n) / levels + 0.5);
+  auto k = static_cast<size_t>((static_cast<double>(level) * n) / levels + 0.5);
+  while (k > 0 && k < n && a.candidates[k].unit == a.candidates[k - 1].unit)
+    ++k;
+  return k;
 }
+
+/// One level the budget search planned.
+struct Tried {
+  int64_t level;
+  size_t count;
+  uint64_t peak;
+  double seconds; // modelled
+};
 
 /// Step 4: recompute the first `count` candidates of `a` in `func`.
 void recompute(func::FuncOp func, const Analysis &a, size_t count) {
@@ -274,8 +405,12 @@ void recompute(func::FuncOp func, const Analysis &a, size_t count) {
 DictionaryAttr describe(func::FuncOp func, const Analysis &a, size_t count,
                         int64_t level, int64_t levels,
                         std::optional<uint64_t> before,
-                        std::optional<uint64_t> after, uint64_t budget) {
+                        std::optional<uint64_t> after, uint64_t budget,
+                        double seconds, llvm::ArrayRef<Tried> tried) {
   Builder b(func.getContext());
+  auto nanoseconds = [&](double seconds) {
+    return b.getI64IntegerAttr(static_cast<int64_t>(seconds * 1e9 + 0.5));
+  };
   SmallVector<Attribute> values;
   for (size_t i = 0; i < count; ++i) {
     const Candidate &c = a.candidates[i];
@@ -284,7 +419,8 @@ DictionaryAttr describe(func::FuncOp func, const Analysis &a, size_t count,
         b.getNamedAttr("position", b.getI64IntegerAttr(c.position)),
         b.getNamedAttr("bytes", b.getI64IntegerAttr(c.bytes)),
         b.getNamedAttr("class", b.getI64IntegerAttr(c.cls)),
-        b.getNamedAttr("ops", b.getI64IntegerAttr(c.closure.size()))};
+        b.getNamedAttr("ops", b.getI64IntegerAttr(c.closure.size())),
+        b.getNamedAttr("modelled_ns", nanoseconds(c.seconds))};
     if (auto name = dyn_cast<NameLoc>(c.op->getLoc()))
       d.push_back(b.getNamedAttr("name", name.getName()));
     values.push_back(b.getDictionaryAttr(d));
@@ -294,7 +430,17 @@ DictionaryAttr describe(func::FuncOp func, const Analysis &a, size_t count,
       b.getNamedAttr("candidates", b.getI64IntegerAttr(a.candidates.size())),
       b.getNamedAttr("level", b.getI64IntegerAttr(level)),
       b.getNamedAttr("levels", b.getI64IntegerAttr(levels)),
+      b.getNamedAttr("modelled_ns", nanoseconds(seconds)),
       b.getNamedAttr("values", b.getArrayAttr(values))};
+  SmallVector<Attribute> levelsTried;
+  for (const Tried &t : tried)
+    levelsTried.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("level", b.getI64IntegerAttr(t.level)),
+         b.getNamedAttr("count", b.getI64IntegerAttr(t.count)),
+         b.getNamedAttr("peak", b.getI64IntegerAttr(t.peak)),
+         b.getNamedAttr("modelled_ns", nanoseconds(t.seconds))}));
+  if (!levelsTried.empty())
+    d.push_back(b.getNamedAttr("tried", b.getArrayAttr(levelsTried)));
   if (budget)
     d.push_back(b.getNamedAttr("budget", b.getI64IntegerAttr(budget)));
   if (before)
@@ -325,13 +471,20 @@ struct RematerializePass
   /// Step 3: the level the budget needs, or failure (emitted).
   FailureOr<int64_t> chooseLevel(func::FuncOp func, const Analysis &a,
                                  int64_t levels, uint64_t &peakBefore,
-                                 uint64_t &peakAfter) {
+                                 uint64_t &peakAfter,
+                                 std::vector<Tried> &tried) {
     uint64_t smallest = UINT64_MAX;
     int64_t smallestLevel = 0;
     for (int64_t level = 0; level <= levels; ++level) {
-      auto peak = peakWith(func, prefixOf(level, levels, a.candidates.size()));
+      size_t count = prefixOf(a, level, levels);
+      // A cut moved to a unit's end can repeat the previous level's prefix,
+      // which did not fit: nothing to plan.
+      if (!tried.empty() && tried.back().count == count)
+        continue;
+      auto peak = peakWith(func, count);
       if (failed(peak))
         return failure();
+      tried.push_back({level, count, *peak, modelledSeconds(a, count)});
       if (level == 0)
         peakBefore = *peak;
       if (*peak < smallest) {
@@ -347,7 +500,7 @@ struct RematerializePass
            << "the memory budget of " << sizeText(budget)
            << " is below the smallest planned peak recomputation reaches: "
            << sizeText(smallest) << ", recomputing "
-           << prefixOf(smallestLevel, levels, a.candidates.size()) << " of "
+           << prefixOf(a, smallestLevel, levels) << " of "
            << a.candidates.size() << " saved values of @" << func.getSymName()
            << " (" << sizeText(peakBefore)
            << " without recomputation); raise the budget or lower the batch";
@@ -374,19 +527,21 @@ struct RematerializePass
                                     a.candidates.size());
       int64_t level = std::min<int64_t>(levels, l);
       std::optional<uint64_t> before, after;
+      std::vector<Tried> tried;
       if (levels < 0) {
         uint64_t b = 0, f = 0;
-        auto chosen = chooseLevel(func, a, l, b, f);
+        auto chosen = chooseLevel(func, a, l, b, f, tried);
         if (failed(chosen))
           return signalPassFailure();
         level = *chosen;
         before = b;
         after = f;
       }
-      size_t count = prefixOf(level, l, a.candidates.size());
+      size_t count = prefixOf(a, level, l);
+      double seconds = modelledSeconds(a, count); // before the IR changes
       recompute(func, a, count);
-      decisions.push_back(
-          describe(func, a, count, level, l, before, after, budget));
+      decisions.push_back(describe(func, a, count, level, l, before, after,
+                                   budget, seconds, tried));
     }
     module->setAttr("llmc.recompute",
                     ArrayAttr::get(module.getContext(), decisions));

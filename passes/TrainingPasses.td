@@ -378,11 +378,16 @@ def RematerializePass : Pass<"llmc-rematerialize", "::mlir::ModuleOp"> {
     %g = llmc.matmul %r2, %dy {transpose_lhs} : ...
     ```
 
-    Candidates are ordered once, cheapest recompute first: closures of
-    elementwise ops and norms, then those that hold attention, then those
-    that hold a matmul; earlier in the forward first within a class (their
-    values are alive longest). The order is cut into at most `max-levels`
-    prefixes; with a `budget`, the pass takes the shortest prefix whose
+    Candidates are ordered once, greedily, by modelled recompute time per
+    byte no longer kept given those before (passes/RecomputeCost.h: GEMM and
+    attention FLOPs, the bytes other ops move, launches, with what fusion
+    makes of the copies: a GELU behind a recomputed matmul rides in its
+    epilogue); earlier in the forward first among equals (their values are
+    alive longest); candidates that share a matmul or attention op (q, k, v)
+    are taken together. A view of a kept value and a value computed once
+    the backward began are not candidates. The order is cut into at most
+    `max-levels` prefixes, each cut moved to the end of such a group; with
+    a `budget`, the pass takes the shortest prefix whose
     planned device peak (kernel formation, fusion and memory planning of a
     copy of the module, by the planner the compiler gives it) fits, so a
     smaller budget never gives a larger peak. A budget below the smallest

@@ -12,6 +12,7 @@
 //   16 x 1024) from `llmc recipe`: each planned peak is within its budget,
 //   a smaller budget never gives a larger peak, and every budget below the
 //   smallest reachable peak is refused with a message naming it.
+// - The order on GPT-2 124M: cheapest modelled bytes first (below).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ModelLoader.h"
@@ -197,6 +198,68 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto &info) {
       return std::string("gpt2_") + info.param.size;
     });
+
+// The order (docs/memory.md, "The order"): GPT-2 124M bf16 at 16 x 1024 under
+// a budget that needs about 3 GiB recomputed takes the cheapest bytes per
+// modelled second first: each layer's GELU output and its pre-activation
+// (the c_fc GEMM again, with the GELU in its epilogue), layer by layer from
+// the first, and never attention (3.7 ms per GiB against the GEMMs' 0.4 to
+// 1.2); the modelled time stays under 8% of the measured 33.6 ms step
+// (the class order's prefix for the same halving modelled 4.74 ms).
+TEST(RecomputeOrder, Gpt2CheapestBytesFirst) {
+  MLIRContext context;
+  Diagnostics diag(context);
+  auto graph = json::buildGpt2("124M");
+  ASSERT_TRUE(graph.has_value());
+  std::string path = ::testing::TempDir() + "/remat-order-gpt2-124M.json";
+  std::ofstream(path) << json::dump(*graph);
+  ModelOptions options;
+  options.batch = 16;
+  options.seq = 1024;
+  auto module = loadModel(path, options, context);
+  ASSERT_TRUE(module) << diag.text;
+  PrecisionConfig p;
+  p.precision = "bf16";
+  ASSERT_TRUE(succeeded(runTrainingPipeline(*module, OptimizerConfig(), p)));
+  OwningOpRef<ModuleOp> copy = module->clone();
+  auto none = plannedPeak(*copy, "train_step");
+  ASSERT_TRUE(succeeded(none)) << diag.text;
+  RecomputeConfig r;
+  r.budget = *none - (uint64_t(3) << 30);
+  ASSERT_TRUE(succeeded(runRematerialize(*module, r))) << diag.text;
+  auto decisions = (*module)->getAttrOfType<ArrayAttr>("llmc.recompute");
+  ASSERT_TRUE(decisions && decisions.size() == 1);
+  auto d = cast<DictionaryAttr>(decisions[0]);
+  auto values = d.getAs<ArrayAttr>("values");
+  ASSERT_GE(values.size(), 24u);
+  int64_t lastPosition = -1;
+  for (size_t i = 0; i < values.size(); ++i) {
+    auto v = cast<DictionaryAttr>(values[i]);
+    std::string op = v.getAs<StringAttr>("op").getValue().str();
+    EXPECT_NE(op, "llmc.attention_lse") << "value " << i;
+    if (i >= 24)
+      continue;
+    // gelu, then the add that is its pre-activation, a layer at a time.
+    EXPECT_EQ(op, i % 2 ? "llmc.add" : "llmc.gelu") << "value " << i;
+    int64_t position = v.getAs<IntegerAttr>("position").getInt();
+    if (i % 2 == 0) {
+      EXPECT_GT(position, lastPosition) << "value " << i;
+      lastPosition = position;
+    } else {
+      EXPECT_EQ(position, lastPosition - 1) << "value " << i;
+    }
+  }
+  double ms = static_cast<double>(d.getAs<IntegerAttr>("modelled_ns").getInt()) / 1e6;
+  std::printf("%zu values recomputed, peak %lld -> %lld, modelled %.3f ms\n",
+              values.size(),
+              static_cast<long long>(d.getAs<IntegerAttr>("peak_before").getInt()),
+              static_cast<long long>(d.getAs<IntegerAttr>("peak_after").getInt()),
+              ms);
+  EXPECT_LE(d.getAs<IntegerAttr>("peak_after").getInt(),
+            static_cast<int64_t>(r.budget));
+  EXPECT_LT(ms, 0.08 * 33.6);
+  std::remove(path.c_str());
+}
 
 } // namespace
 } // namespace llmc::test

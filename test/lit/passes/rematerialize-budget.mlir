@@ -11,8 +11,8 @@
 // (The exact byte counts move with fusion; the unit test
 // RematerializeTest checks the peaks against the budgets.)
 
-// AMPLE: llmc.recompute = [{budget = 1073741824 : i64, candidates = 13 : i64, func = "train_step", level = 0 : i64, levels = 12 : i64, peak_after = [[PEAK:[0-9]+]] : i64, peak_before = [[PEAK]] : i64, values = []}]
+// AMPLE: llmc.recompute = [{budget = 1073741824 : i64, candidates = 12 : i64, func = "train_step", level = 0 : i64, levels = 12 : i64, modelled_ns = 0 : i64, peak_after = [[PEAK:[0-9]+]] : i64, peak_before = [[PEAK]] : i64, tried = [{count = 0 : i64, level = 0 : i64, modelled_ns = 0 : i64, peak = [[PEAK]] : i64}], values = []}]
 // AMPLE-LABEL: func.func @train_step
 // AMPLE-NOT: llmc.recomputed
 
-// BELOW: error: the memory budget of 1048576 bytes (1.00 MiB) is below the smallest planned peak recomputation reaches: [[MIN:[0-9]+ bytes \([0-9.]+ MiB\)]], recomputing 0 of 13 saved values of @train_step ([[MIN]] without recomputation); raise the budget or lower the batch
+// BELOW: error: the memory budget of 1048576 bytes (1.00 MiB) is below the smallest planned peak recomputation reaches: [[MIN:[0-9]+ bytes \([0-9.]+ MiB\)]], recomputing 0 of 12 saved values of @train_step ([[MIN]] without recomputation); raise the budget or lower the batch

@@ -2,13 +2,15 @@
 // RUN: llmc-opt %s --split-input-file --llmc-rematerialize=levels=2 | FileCheck %s --check-prefix=ALL
 // RUN: llmc-opt %s --split-input-file --llmc-rematerialize | FileCheck %s --check-prefix=OFF
 
-// The cheap value (gelu) is recomputed first, the matmul next; each copy
+// The cheaper value per byte (the gelu: 128 bytes read and written and a
+// launch, against the matmul's 512 bytes and a launch) is recomputed
+// first, the matmul next; each copy
 // goes right before its first backward reader (the gelu's before the
 // earlier of its own and the matmul copy's), and the matmul's copy reads
 // the gelu's copy. Forward readers keep the originals.
 // Without a budget or levels the pass changes nothing.
 
-// ONE: llmc.recompute = [{candidates = 2 : i64, func = "train_step", level = 1 : i64, levels = 2 : i64, values = [{bytes = 128 : i64, class = 0 : i64, op = "llmc.gelu", ops = 1 : i64, position = 1 : i64}]}]
+// ONE: llmc.recompute = [{candidates = 2 : i64, func = "train_step", level = 1 : i64, levels = 2 : i64, modelled_ns = 2000 : i64, values = [{bytes = 128 : i64, class = 0 : i64, modelled_ns = 2000 : i64, op = "llmc.gelu", ops = 1 : i64, position = 1 : i64}]}]
 // ONE-LABEL: func.func @train_step
 // ONE-SAME: (%[[X:[^:]+]]: tensor<4x8xf32>
 // ONE: %[[H:.+]] = llmc.gelu tanh %[[X]] : tensor<4x8xf32>
@@ -20,7 +22,7 @@
 // ONE: %[[DY:.+]] = llmc.gelu_grad tanh %[[Y]], %[[D1]]
 // ONE: llmc.matmul %[[RH]], %[[DY]] {transpose_lhs}
 
-// ALL: values = [{bytes = 128 : i64, class = 0 : i64, op = "llmc.gelu"{{.*}}}, {bytes = 128 : i64, class = 2 : i64, op = "llmc.matmul"
+// ALL: values = [{bytes = 128 : i64, class = 0 : i64, {{.*}}op = "llmc.gelu"{{.*}}}, {bytes = 128 : i64, class = 2 : i64, {{.*}}op = "llmc.matmul"
 // ALL-LABEL: func.func @train_step
 // ALL-SAME: (%[[X:[^:]+]]: tensor<4x8xf32> {llmc.input = "x"}, %[[W:[^:]+]]: tensor<8x8xf32>
 // ALL: %[[RH:.+]] = llmc.gelu tanh %[[X]] {llmc.recomputed} : tensor<4x8xf32>
