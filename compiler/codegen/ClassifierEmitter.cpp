@@ -71,7 +71,9 @@ int64_t maxCacheRegisters() {
 }
 
 /// Where the gradient pass finds the row the statistics pass read.
-enum class RowCache { Registers, Shared, L2 };
+/// Cluster: a thread-block cluster per row (sm_90), each CTA staging its
+/// slice in its own shared memory (ClusterRows below).
+enum class RowCache { Registers, Shared, L2, Cluster };
 
 /// An SM's shared memory on sm_90 (H100, H200: 228 KiB, of which a block
 /// may take 227), the 1 KiB the driver reserves per block, and the static
@@ -107,6 +109,122 @@ RowCache rowCacheOf(const CrossEntropyRows &r, int64_t iters, int64_t vec,
     return RowCache::L2;
   return blocksPerSm(r.cols * floatBytes(r.lt), block) >= 2 ? RowCache::Shared
                                                             : RowCache::L2;
+}
+
+/// A row kernel's vectors and threads. Vectors of 8 elements whatever the
+/// type (16 bytes of bf16, 32 of f32), so that a row's elements meet in
+/// the same order whether the logits are loaded as bf16 or f32: the fused
+/// and unfused kernels round alike. Every row cache visits them in that
+/// order too (each thread its vectors thread + i * kBlock, i rising), so
+/// their results are bitwise the same.
+struct RowLayout {
+  int64_t vec, vecs, iters;
+  unsigned block;
+  RowCache cache;
+};
+RowLayout layoutOf(const CrossEntropyRows &r) {
+  RowLayout l;
+  l.vec = r.cols % 8 == 0 ? 8 : 1;
+  l.vecs = r.cols / l.vec;
+  l.block = rowBlockSize(l.vecs);
+  l.iters = (l.vecs + l.block - 1) / l.block;
+  l.cache = rowCacheOf(r, l.iters, l.vec, l.block);
+  return l;
+}
+
+/// CTAs per row of the cluster row cache, or 0 where it does not apply.
+/// LLMC_CE_ROW_CACHE=cluster (4 CTAs) or clusterN (N of 2, 4, 8, the
+/// portable cluster sizes) selects it for rows that would not stay in
+/// registers: the kBlock threads of the one-block kernel are split into N
+/// CTAs of kBlock / N threads (whole warps), thread t of CTA c playing
+/// thread c * kBlock / N + t, so each CTA stages and folds exactly the
+/// vectors that thread range folds, and the warp partials meet in the same
+/// butterfly (clusterOnline): bitwise the one-block kernel. Small slices
+/// (28 KiB for GPT-2's bf16 rows at N = 4) let 7 CTAs share an SM, so
+/// that some load while others reduce or store: one read and one write
+/// of HBM, with both in flight (docs/codegen.md "The cluster row cache").
+/// Kept only where at least two CTAs fit on an SM (one alone would leave
+/// the memory idle while it computes, as for the one-block shared row).
+/// Needs sm_90: the kernel names the arch in an #error below it.
+int64_t clusterOf(const CrossEntropyRows &r) {
+  const char *v = std::getenv("LLMC_CE_ROW_CACHE");
+  if (!v || !r.grad)
+    return 0;
+  std::string s(v);
+  int64_t n = s == "cluster"    ? 4
+              : s == "cluster2" ? 2
+              : s == "cluster4" ? 4
+              : s == "cluster8" ? 8
+                                : 0;
+  RowLayout l = layoutOf(r);
+  if (n == 0 || l.cache == RowCache::Registers || (l.block / 32) % n != 0 ||
+      r.positions * n > (int64_t(1) << 30))
+    return 0;
+  unsigned cta = l.block / n;
+  int64_t slice = l.iters * cta * l.vec * floatBytes(r.lt);
+  return blocksPerSm((slice + 15) / 16 * 16, cta) >= 2 ? n : 0;
+}
+
+/// The cluster's device functions: the CTA's rank and its cluster's index
+/// (%cluster_ctarank, %clusterid.x: a row per cluster), the split cluster
+/// barrier (arrive releases this thread's shared-memory writes, wait
+/// acquires every CTA's), a float of another CTA's shared memory (mapa +
+/// ld.shared::cluster), and blockOnline over the cluster: each CTA's warps
+/// reduce as blockOnline's do, lane l of every warp then reads global warp
+/// l's partial (CTA l / kCtaWarps) and the same butterfly follows, so
+/// every thread of every CTA gets the one-block kernel's bits.
+std::string clusterHelpers() {
+  return R"(#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "the cluster row cache (LLMC_CE_ROW_CACHE=cluster) needs sm_90 or newer"
+#endif
+__device__ __forceinline__ unsigned clusterRank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned clusterIndex() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void clusterArrive() {
+  asm volatile("barrier.cluster.arrive.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void clusterWait() {
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
+__device__ __forceinline__ float loadRemote(const float *p, unsigned rank) {
+  const unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  unsigned remote;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote) : "r"(local), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];"
+               : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+// Leaves the cluster barrier arrived-at once more: the caller waits on it
+// before exiting, so that no CTA leaves while another reads its partials.
+__device__ void clusterOnline(float &m, float &s) {
+  __shared__ float partial[2][32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  warpOnline(m, s);
+  if (lane == 0) {
+    partial[0][warp] = m;
+    partial[1][warp] = s;
+  }
+  // Every CTA's partials written; also this CTA's staged slice, for the
+  // thread that reads x[target] from it.
+  clusterArrive();
+  clusterWait();
+  const bool has = lane < (int)(kBlock / 32);
+  const unsigned rank = lane / kCtaWarps, w = lane % kCtaWarps;
+  m = has ? loadRemote(&partial[0][w], rank) : -INFINITY;
+  s = has ? loadRemote(&partial[1][w], rank) : 0.0f;
+  warpOnline(m, s);
+  clusterArrive();
+}
+)";
 }
 
 /// The copy of one vector into the shared row and its waits. Vectors of 16
@@ -260,24 +378,25 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
                          const LastRowReduce *reduce) {
   bool mean = r.reduction == CrossEntropyRows::Reduction::Mean;
   bool none = r.reduction == CrossEntropyRows::Reduction::None;
-  // Vectors of 8 elements whatever the type (16 bytes of bf16, 32 of f32),
-  // so that a row's elements meet in the same order whether the logits
-  // are loaded as bf16 or f32: the fused and unfused kernels round alike.
-  // The three row caches visit them in that order too (each thread its
-  // vectors threadIdx.x + i * kBlock, i rising), so their results are
-  // bitwise the same.
-  int64_t vec = r.cols % 8 == 0 ? 8 : 1;
-  int64_t vecs = r.cols / vec;
-  unsigned block = rowBlockSize(vecs);
-  int64_t iters = (vecs + block - 1) / block;
-  RowCache cache = rowCacheOf(r, iters, vec, block);
+  RowLayout layout = layoutOf(r);
+  int64_t vec = layout.vec, vecs = layout.vecs, iters = layout.iters;
+  unsigned block = layout.block;
+  RowCache cache = layout.cache;
+  // The cluster row cache: kCluster CTAs of ctaThreads threads per row,
+  // each staging kIters vectors a thread.
+  int64_t cluster = clusterOf(r);
+  unsigned ctaThreads = cluster ? block / cluster : block;
+  int64_t sliceBytes = iters * ctaThreads * vec * floatBytes(r.lt);
+  if (cluster)
+    cache = RowCache::Cluster;
   int64_t inAlign = std::min<int64_t>(16, vec * floatBytes(r.lt));
   int64_t outAlign = r.grad ? std::min<int64_t>(16, vec * floatBytes(r.rt)) : 1;
   int64_t rowBytes = r.cols * floatBytes(r.lt);
   int64_t sharedBytes = cache == RowCache::Shared ? (rowBytes + 15) / 16 * 16
-                                                  : 0;
-  int64_t minBlocks =
-      cache == RowCache::Shared ? blocksPerSm(sharedBytes, block) : 1;
+                        : cache == RowCache::Cluster ? (sliceBytes + 15) / 16 * 16
+                                                     : 0;
+  bool staged = cache == RowCache::Shared || cache == RowCache::Cluster;
+  int64_t minBlocks = staged ? blocksPerSm(sharedBytes, ctaThreads) : 1;
 
   KernelSource src(r.op, r.name);
   src.use(r.lt);
@@ -288,13 +407,18 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
   std::string what = r.loss && r.grad ? "cross_entropy and its gradient"
                      : r.loss         ? "cross_entropy"
                                       : "cross_entropy_grad";
-  std::string from = cache == RowCache::Registers
-                         ? " from registers"
-                         : cache == RowCache::Shared
-                               ? " from shared memory (the row staged once)"
-                               : " (the row re-read from L2)";
+  std::string from =
+      cache == RowCache::Registers ? " from registers"
+      : cache == RowCache::Shared  ? " from shared memory (the row staged once)"
+      : cache == RowCache::Cluster
+          ? " from shared memory (each CTA of the cluster staging its slice "
+            "once)"
+          : " (the row re-read from L2)";
+  std::string per = cluster ? "one cluster of " + std::to_string(cluster) +
+                                  " CTAs per position"
+                            : "one block per position";
   src.scheme(what + " (" + (mean ? "mean" : none ? "none" : "sum") +
-             "): one block per position; the row is read in vectors of " +
+             "): " + per + "; the row is read in vectors of " +
              std::to_string(vec) + " elements, online max/sum of exp" +
              (r.loss ? std::string(", loss = max + log(sum) - x[target]") +
                            (r.lossToScratch ? " into `row_loss`" : "")
@@ -309,12 +433,20 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
                "real classes; the columns after them are padding");
   src.constant("kVec", vec, "elements per vector");
   src.constant("kVecs", vecs, "vectors per row");
-  src.constant("kBlock", block, "threads per block, one block per position");
+  src.constant("kBlock", block,
+               cluster ? "threads per position, over the cluster's CTAs"
+                       : "threads per block, one block per position");
   src.constant("kIters", iters, "vectors per thread, at most");
-  if (cache == RowCache::Shared)
+  if (cluster) {
+    src.constant("kCluster", cluster, "CTAs per position (a cluster)");
+    src.constant("kCtaThreads", ctaThreads, "threads per CTA");
+    src.constant("kCtaWarps", ctaThreads / 32, "warps per CTA");
+  }
+  if (staged)
     src.constant("kMinBlocks", minBlocks,
-                 "blocks per SM the row's shared memory allows (registers "
-                 "are capped to match)");
+                 std::string(cluster ? "CTAs" : "blocks") +
+                     " per SM the row's shared memory allows (registers "
+                     "are capped to match)");
   src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
                    "whole warps, one block");
   src.constant("kIgnore", r.ignoreIndex, "ignore_index");
@@ -329,7 +461,9 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
     vecs_ += "struct alignas(" + std::to_string(outAlign) + ") OutVec {\n  " +
              rs + " v[kVec];\n};\n";
   src.helper(vecs_);
-  if (cache == RowCache::Shared)
+  if (cluster)
+    src.helper(clusterHelpers());
+  if (staged)
     src.helper(stagingHelpers(vec * floatBytes(r.lt) % 16 == 0));
 
   // Parameters in a fixed order; the logits and the gradient may be one
@@ -381,6 +515,121 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
              : mean ? loadAs(r.gt, "dloss[0]") + " / count[0]"
                     : loadAs(r.gt, "dloss[0]");
 
+  std::string fold = "        for (int e = 0; e < kVec; ++e)\n"
+                     "          if (v * kVec + e < kClasses)\n"
+                     "            onlineAdd(m, s, " +
+                     loadAs(r.lt, "in.v[e]") + ");\n";
+  std::string grads;
+  if (r.grad)
+    grads =
+      "        OutVec o;\n"
+      "        for (int e = 0; e < kVec; ++e) {\n"
+      "          const index_t j = v * kVec + e;\n"
+      "          const float p = j >= kClasses ? 0.0f : expf(" +
+      loadAs(r.lt, "in.v[e]") +
+      " - m) * inv;\n"
+      "          o.v[e] = " +
+      storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") +
+      ";\n"
+      "        }\n"
+      "        d[v] = o;\n";
+  // Fully unrolled for cp.async, whose waits need constant group counts;
+  // 2-byte plain copies (odd rows: up to 57 a thread) would spill then.
+  bool async = vec * floatBytes(r.lt) % 16 == 0;
+  std::string unroll = staged && !async
+                           ? "#pragma unroll 8\n"
+                           : "#pragma unroll\n";
+  auto unrolled = [&](const std::string &inner,
+                      const std::string &thread = "threadIdx.x") {
+    return unroll +
+           "    for (int i = 0; i < kIters; ++i) {\n"
+           "      const index_t v = " +
+           thread + " + i * kBlock;\n" + inner + "    }\n";
+  };
+  if (cluster) {
+    // A cluster per row: the CTA of rank c is threads c * kCtaThreads ..
+    // of the one-block kernel (`tid`); its slice is the vectors those
+    // threads fold, staged at i * kCtaThreads + threadIdx.x.
+    std::string cb =
+        "  extern __shared__ InVec staged[]; // this CTA's slice, " +
+        std::to_string(sharedBytes) +
+        " bytes\n"
+        "  const index_t row = clusterIndex();\n"
+        "  const unsigned rank = clusterRank();\n"
+        "  const unsigned tid = rank * kCtaThreads + threadIdx.x;\n"
+        "  const InVec *x = reinterpret_cast<const InVec *>(logits + row * "
+        "kCols);\n"
+        "  OutVec *d = reinterpret_cast<OutVec *>(dlogits + row * kCols);\n"
+        "  const long long target = targets[row];\n";
+    auto store = [&](const std::string &v) {
+      return r.lossToScratch ? "row_loss[row] = " + v + ";\n"
+                             : "out[row] = " + storeAs(r.lossType, v) + ";\n";
+    };
+    cb += "  if (target == kIgnore) { // uniformly for the cluster: no "
+          "barrier\n"
+          "    OutVec zero;\n"
+          "    for (int e = 0; e < kVec; ++e)\n"
+          "      zero.v[e] = " +
+          storeAs(r.rt, "0.0f") +
+          ";\n"
+          "    for (index_t v = tid; v < kVecs; v += kBlock)\n"
+          "      d[v] = zero;\n";
+    if (r.loss)
+      cb += "    if (tid == 0)\n      " + store("0.0f");
+    cb += "    return;\n"
+          "  }\n"
+          "  const bool valid = target >= 0 && target < kClasses;\n"
+          "  float m = -INFINITY, s = 0.0f;\n"
+          "  // Every vector of this thread in flight at once, one commit "
+          "group each.\n" +
+          unrolled("      if (v < kVecs)\n"
+                   "        stageVec(&staged[i * kCtaThreads + threadIdx.x], "
+                   "&x[v]);\n"
+                   "      commitStaged();\n",
+                   "tid") +
+          unrolled("      waitStaged(kIters - 1 - i);\n"
+                   "      if (v < kVecs) {\n"
+                   "        const InVec in = staged[i * kCtaThreads + "
+                   "threadIdx.x];\n" +
+                       fold + "      }\n",
+                   "tid") +
+          "  clusterOnline(m, s);\n";
+    if (r.loss)
+      cb += "  // x[target] lies in the slice of the CTA whose thread folded "
+            "its\n  // vector; an invalid target's NaN loss is CTA 0's.\n"
+            "  const index_t tv = valid ? target / kVec : 0;\n"
+            "  if (threadIdx.x == 0 && rank == (unsigned)((tv % kBlock) / "
+            "kCtaThreads)) {\n"
+            "    const float xt = valid ? " +
+            loadAs(r.lt, "reinterpret_cast<const " + ls +
+                             " *>(&staged[(tv / kBlock) * kCtaThreads + tv "
+                             "% kCtaThreads])[target % kVec]") +
+            " : 0.0f;\n    " + store("valid ? m + logf(s) - xt : NAN") +
+            "  }\n";
+    cb += "  const float w = valid ? " + weight +
+          " : NAN;\n"
+          "  const float inv = 1.0f / s;\n" +
+          unrolled("      if (v < kVecs) {\n"
+                   "        const InVec in = staged[i * kCtaThreads + "
+                   "threadIdx.x];\n" +
+                       grads + "      }\n",
+                   "tid") +
+          "  // No CTA leaves while another may still read its partials.\n"
+          "  clusterWait();\n"
+          "}\n";
+    src.kernel("extern \"C\" __global__ void __cluster_dims__(kCluster, 1, "
+               "1) __launch_bounds__(kCtaThreads, kMinBlocks)\n" +
+               r.name + "(" + params + ") {\n" + cb);
+    EmittedKernel k;
+    k.name = r.name;
+    k.source = src.str();
+    k.grid = {static_cast<unsigned>(r.positions * cluster), 1, 1};
+    k.block = {ctaThreads, 1, 1};
+    k.sharedBytes = static_cast<unsigned>(sharedBytes);
+    k.args = std::move(args);
+    return k;
+  }
+
   std::string body;
   if (reduce)
     body += "  bool sawLast = false; // thread 0: this block drew the last "
@@ -420,36 +669,6 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
             "    const float xt = threadIdx.x == 0 && valid ? " +
             loadAs(r.lt, "logits[row * kCols + target]") + " : 0.0f;\n";
   body += "    float m = -INFINITY, s = 0.0f;\n";
-  std::string fold = "        for (int e = 0; e < kVec; ++e)\n"
-                     "          if (v * kVec + e < kClasses)\n"
-                     "            onlineAdd(m, s, " +
-                     loadAs(r.lt, "in.v[e]") + ");\n";
-  std::string grads;
-  if (r.grad)
-    grads =
-      "        OutVec o;\n"
-      "        for (int e = 0; e < kVec; ++e) {\n"
-      "          const index_t j = v * kVec + e;\n"
-      "          const float p = j >= kClasses ? 0.0f : expf(" +
-      loadAs(r.lt, "in.v[e]") +
-      " - m) * inv;\n"
-      "          o.v[e] = " +
-      storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") +
-      ";\n"
-      "        }\n"
-      "        d[v] = o;\n";
-  // Fully unrolled for cp.async, whose waits need constant group counts;
-  // 2-byte plain copies (odd rows: up to 57 a thread) would spill then.
-  bool async = vec * floatBytes(r.lt) % 16 == 0;
-  std::string unroll = cache == RowCache::Shared && !async
-                           ? "#pragma unroll 8\n"
-                           : "#pragma unroll\n";
-  auto unrolled = [&](const std::string &inner) {
-    return unroll +
-           "    for (int i = 0; i < kIters; ++i) {\n"
-           "      const index_t v = threadIdx.x + i * kBlock;\n" +
-           inner + "    }\n";
-  };
   switch (cache) {
   case RowCache::Registers:
     body += "    InVec cached[kIters];\n" +
@@ -476,6 +695,8 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
             "      {\n"
             "        const InVec in = x[v];\n" +
             fold + "      }\n    }\n";
+    break;
+  case RowCache::Cluster: // its own kernel, returned above
     break;
   }
   body += "    blockOnline(m, s);\n";
@@ -508,6 +729,8 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
               "      {\n"
               "        const InVec in = x[v];\n" +
               grads + "      }\n    }\n";
+      break;
+    case RowCache::Cluster: // its own kernel, returned above
       break;
     }
   }
@@ -596,7 +819,9 @@ LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
   // The last row reduces the losses when the row kernel's blocks have
   // reduceKernel's 1024 threads (rows of 4096 vectors and more), so that
   // the sum keeps its order; narrower rows keep the `_reduce` launch.
-  if (rowBlockSize(r.cols % 8 == 0 ? r.cols / 8 : r.cols) == 1024) {
+  // A cluster's CTAs have fewer threads: the `_reduce` launch stays.
+  if (rowBlockSize(r.cols % 8 == 0 ? r.cols / 8 : r.cols) == 1024 &&
+      clusterOf(r) == 0) {
     ScratchBuffer ticket{"tickets", DType::I32, {1}};
     ticket.persistent = true;
     LastRowReduce reduce{lossType,

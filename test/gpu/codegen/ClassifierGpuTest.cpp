@@ -129,7 +129,37 @@ TEST_P(ClassifierGpu, RowCacheBitwiseEqualToL2Reread) {
                                "none", llmc::FusionConfig::none());
 }
 
+// The cluster row cache (LLMC_CE_ROW_CACHE=clusterN: N CTAs per row, each
+// staging a slice, sm_90) splits the one-block kernel's threads over the
+// CTAs and merges their warp partials in the one butterfly: the same bits
+// as the L2 re-read, fused and unfused (the unfused gradient kernel uses
+// it too), for every cluster size the rows allow.
+TEST_P(ClassifierGpu, ClusterBitwiseEqualToL2Reread) {
+  LLMC_REQUIRE_GPU();
+  for (const char *cluster : {"cluster", "cluster2", "cluster8"}) {
+    checkEnvVariantsBitwiseEqual(irOf(GetParam()), "LLMC_CE_ROW_CACHE",
+                                 cluster, "none", llmc::FusionConfig::exact());
+    checkEnvVariantsBitwiseEqual(irOf(GetParam()), "LLMC_CE_ROW_CACHE",
+                                 cluster, "none", llmc::FusionConfig::none());
+  }
+}
+
 TEST_P(ClassifierGpu, CompilesWithNvrtc) { checkCompiles(irOf(GetParam())); }
+
+// NVRTC (sm_90) accepts the cluster kernels' PTX (mapa, ld.shared::cluster,
+// the split cluster barrier) for every size; no GPU needed.
+TEST_P(ClassifierGpu, ClusterCompilesWithNvrtc) {
+  const char *old = std::getenv("LLMC_CE_ROW_CACHE");
+  std::string saved = old ? old : "";
+  for (const char *cluster : {"cluster2", "cluster4", "cluster8"}) {
+    setenv("LLMC_CE_ROW_CACHE", cluster, 1);
+    checkCompiles(irOf(GetParam()));
+  }
+  if (old)
+    setenv("LLMC_CE_ROW_CACHE", saved.c_str(), 1);
+  else
+    unsetenv("LLMC_CE_ROW_CACHE");
+}
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ClassifierGpu, ::testing::ValuesIn(kCases),
                          [](const auto &info) {
@@ -152,11 +182,14 @@ TEST(ClassifierGpuBandwidth, Gpt2Classifier) {
   checkFusedMatchesUnfused(ir);
   checkEnvVariantsBitwiseEqual(ir, "LLMC_CE_ROW_CACHE", nullptr, "none",
                                llmc::FusionConfig::exact());
+  checkEnvVariantsBitwiseEqual(ir, "LLMC_CE_ROW_CACHE", "cluster", "none",
+                               llmc::FusionConfig::exact());
   if (::testing::Test::HasFailure())
     return;
   double bytes = 2.0 * rows * cols * 2;
   const double floorMs = bytes / 2.97e12 * 1e3;
-  // Fused with the row in shared memory (the default), in registers
+  // Fused with the row in shared memory (the default), split over a
+  // cluster of 2, 4 or 8 CTAs (LLMC_CE_ROW_CACHE=clusterN), in registers
   // (LLMC_CE_ROW_CACHE=registers: spills) and re-read from L2
   // (LLMC_CE_ROW_CACHE=none: the default before shared staging), and
   // unfused as before llmc-fuse-classifier.
@@ -166,6 +199,9 @@ TEST(ClassifierGpuBandwidth, Gpt2Classifier) {
     const char *cache;
   };
   for (Variant v : {Variant{"fused, shared memory", true, nullptr},
+                    Variant{"fused, cluster of 2", true, "cluster2"},
+                    Variant{"fused, cluster of 4", true, "cluster4"},
+                    Variant{"fused, cluster of 8", true, "cluster8"},
                     Variant{"fused, registers", true, "registers"},
                     Variant{"fused, L2 re-read", true, "none"},
                     Variant{"unfused", false, nullptr}}) {

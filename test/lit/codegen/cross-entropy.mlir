@@ -1,6 +1,10 @@
 // RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
 // RUN: env LLMC_CE_ROW_CACHE=none llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=L2
+// RUN: env LLMC_CE_ROW_CACHE=cluster LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=CLUSTER
+// RUN: env LLMC_CE_ROW_CACHE=cluster8 llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=CLUSTER8
+// The cluster kernels are sm_90's: another arch gets the kernel's #error.
+// RUN: env LLMC_CE_ROW_CACHE=cluster not llmc codegen %s --split-input-file --compile --arch sm_80 2>&1 | FileCheck %s --check-prefix=SM80
 
 // mean and sum: a row kernel writes per-position losses to scratch, one
 // block reduces them in a fixed order (deterministic, no atomics).
@@ -23,6 +27,11 @@
 // NVRTC:      step 0 launch cross_entropy_0_rows grid [2048, 1, 1] block [1024, 1, 1] smem 0 args (arg0, arg1, cross_entropy_0.row_loss)
 // NVRTC-NEXT: step 1 launch cross_entropy_0_reduce grid [1, 1, 1] block [1024, 1, 1] smem 0 args (cross_entropy_0.row_loss, arg1, cross_entropy_0.out0)
 // NVRTC:      compiled 2 kernels for sm_90
+// A loss alone is one pass over the row: no cluster.
+// CLUSTER-LABEL: // ===== cross_entropy_0_rows.cu =====
+// CLUSTER-NOT:   __cluster_dims__
+// CLUSTER:       // ===== cross_entropy_0_reduce.cu =====
+// CLUSTER8:      launch cross_entropy_0_rows grid [2048, 1, 1] block [1024, 1, 1] smem 0
 func.func @forward(%logits: tensor<2x1024x50257xf32>, %t: tensor<2x1024xi64>) -> tensor<f32> {
   %0 = llmc.cross_entropy mean %logits, %t : (tensor<2x1024x50257xf32>, tensor<2x1024xi64>) -> tensor<f32> loc("/loss/SoftmaxCrossEntropyLoss")
   return %0 : tensor<f32>
@@ -65,6 +74,12 @@ func.func @forward(%logits: tensor<4x7xbf16>, %t: tensor<4xi32>) -> (tensor<4xbf
 // NVRTC-NEXT: step 3 launch cross_entropy_2_reduce grid [1, 1, 1] block [1024, 1, 1] smem 0 args (cross_entropy_2.row_loss, cross_entropy_2.count, cross_entropy_2.out0)
 // NVRTC-NEXT: step 4 matmul matmul_5 {{.*}} (matmul_0.out0, arg1 -> matmul_5.out0)
 // NVRTC:      compiled 3 kernels for sm_90
+// Rows kept in registers: no cluster.
+// CLUSTER-LABEL: // ===== cross_entropy_2_rows.cu =====
+// CLUSTER:       over the row from registers
+// CLUSTER-NOT:   __cluster_dims__
+// CLUSTER:       // ===== cross_entropy_2_reduce.cu =====
+// CLUSTER8:      launch cross_entropy_2_rows grid [4, 1, 1] block [32, 1, 1] smem 0
 func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64>, %d: tensor<f32>) -> (tensor<f32>, tensor<4x8xbf16>) {
   %x = llmc.matmul %h, %w : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
   %0 = llmc.cast %x : tensor<4x16xbf16> -> tensor<4x16xf32>
@@ -114,6 +129,35 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // NVRTC-NEXT:  matmul
 // NVRTC:       compiled 2 kernels
 // L2:          launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 0 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.tickets, cross_entropy_2.out0)
+// With LLMC_CE_ROW_CACHE=cluster: a cluster of 4 CTAs of 256 threads per
+// row, each staging its 7 x 256 vectors (28672 bytes); the partials meet
+// through distributed shared memory; the `_reduce` launch is back (the
+// CTAs are not reduceKernel's 1024 threads), and no ticket.
+// CLUSTER-LABEL: // ===== cross_entropy_2_rows.cu =====
+// CLUSTER:       one cluster of 4 CTAs per position
+// CLUSTER-SAME:  each CTA of the cluster staging its slice once
+// CLUSTER:       constexpr index_t kBlock = 1024;
+// CLUSTER:       constexpr index_t kCluster = 4;
+// CLUSTER-NEXT:  constexpr index_t kCtaThreads = 256;
+// CLUSTER-NEXT:  constexpr index_t kCtaWarps = 8;
+// CLUSTER-NEXT:  constexpr index_t kMinBlocks = 7;
+// CLUSTER:       asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+// CLUSTER:       __device__ void clusterOnline(float &m, float &s) {
+// CLUSTER:       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+// CLUSTER:       __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kCtaThreads, kMinBlocks)
+// CLUSTER:       extern __shared__ InVec staged[]; // this CTA's slice, 28672 bytes
+// CLUSTER:       const unsigned tid = rank * kCtaThreads + threadIdx.x;
+// CLUSTER:       const index_t v = tid + i * kBlock;
+// CLUSTER-NEXT:    if (v < kVecs)
+// CLUSTER-NEXT:      stageVec(&staged[i * kCtaThreads + threadIdx.x], &x[v]);
+// CLUSTER:       clusterOnline(m, s);
+// CLUSTER:       if (threadIdx.x == 0 && rank == (unsigned)((tv % kBlock) / kCtaThreads)) {
+// CLUSTER:       clusterWait();
+// CLUSTER-NOT:   ticket
+// CLUSTER:       // ===== cross_entropy_2_reduce.cu =====
+// CLUSTER8:      launch cross_entropy_2_rows grid [32, 1, 1] block [128, 1, 1] smem 14336 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0)
+// CLUSTER8-NEXT: launch cross_entropy_2_reduce grid [1, 1, 1] block [1024, 1, 1]
+// SM80:          the cluster row cache (LLMC_CE_ROW_CACHE=cluster) needs sm_90 or newer
 func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x50304xbf16>, %t: tensor<4xi64>, %d: tensor<f32>) -> (tensor<f32>, tensor<4x8xbf16>) {
   %x = llmc.matmul %h, %w : (tensor<4x8xbf16>, tensor<8x50304xbf16>) -> tensor<4x50304xbf16>
   %0 = llmc.cast %x : tensor<4x50304xbf16> -> tensor<4x50304xf32>
@@ -137,6 +181,10 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x50304xbf16>, %t: tensor<4x
 // CHECK:         stageVec(&staged[v], &x[v]);
 // NVRTC:       launch cross_entropy_grad_0 grid [2, 1, 1] block [1024, 1, 1] smem 100528 args
 // L2:          launch cross_entropy_grad_0 grid [2, 1, 1] block [1024, 1, 1] smem 0 args
+// The unfused gradient takes the cluster too: 50 plain copies a thread.
+// CLUSTER-LABEL: // ===== cross_entropy_grad_0.cu =====
+// CLUSTER:       __cluster_dims__(kCluster, 1, 1)
+// CLUSTER8:      launch cross_entropy_grad_0 grid [16, 1, 1] block [128, 1, 1] smem 12800 args
 func.func @forward(%logits: tensor<2x50257xbf16>, %t: tensor<2xi64>, %d: tensor<bf16>) -> tensor<2x50257xbf16> {
   %0 = llmc.cross_entropy_grad sum %logits, %t, %d : (tensor<2x50257xbf16>, tensor<2xi64>, tensor<bf16>) -> tensor<2x50257xbf16>
   return %0 : tensor<2x50257xbf16>
@@ -153,6 +201,12 @@ func.func @forward(%logits: tensor<2x50257xbf16>, %t: tensor<2xi64>, %d: tensor<
 // CHECK:       __launch_bounds__(kBlock)
 // NVRTC:       launch cross_entropy_grad_0 grid [2, 1, 1] block [1024, 1, 1] smem 0 args
 // L2:          launch cross_entropy_grad_0 grid [2, 1, 1] block [1024, 1, 1] smem 0 args
+// A cluster's f32 slices (7 x 256 vectors of 32 bytes) fit three CTAs per
+// SM where the whole row fitted one.
+// CLUSTER-LABEL: // ===== cross_entropy_grad_0.cu =====
+// CLUSTER:       constexpr index_t kMinBlocks = 3;
+// CLUSTER:       extern __shared__ InVec staged[]; // this CTA's slice, 57344 bytes
+// CLUSTER8:      launch cross_entropy_grad_0 grid [16, 1, 1] block [128, 1, 1] smem 28672 args
 func.func @forward(%logits: tensor<2x50304xf32>, %t: tensor<2xi64>, %d: tensor<f32>) -> tensor<2x50304xf32> {
   %0 = llmc.cross_entropy_grad sum %logits, %t, %d : (tensor<2x50304xf32>, tensor<2xi64>, tensor<f32>) -> tensor<2x50304xf32>
   return %0 : tensor<2x50304xf32>
