@@ -132,6 +132,39 @@ RowLayout layoutOf(const CrossEntropyRows &r) {
   return l;
 }
 
+/// LLMC_CE_EXP=ex2: every cross-entropy row kernel (fused or not, every row
+/// cache, so they stay bitwise equal to each other) takes exp(a - b) per
+/// element as 2^(a log2 e - b log2 e), one FMA and ex2.approx, where expf
+/// is about ten instructions: a row kernel spends two exponentials per
+/// element, which at GPT-2's shape costs about as many issue cycles as
+/// the memory floor. ex2.approx is within 2 ulp; the argument's rounding
+/// adds a relative error of about |b| 2^-24 (1e-6 for logits near 20).
+/// An experiment for ClassifierGpuBandwidth; the default keeps expf.
+bool ex2Exp() {
+  const char *v = std::getenv("LLMC_CE_EXP");
+  return v && std::string(v) == "ex2";
+}
+
+/// The ex2 forms of expf(a - b) and onlineAdd: the same -inf and NaN cases
+/// (ex2(-inf) = 0, ex2(NaN) = NaN).
+std::string ex2Helpers() {
+  return R"(__device__ __forceinline__ float exp2Diff(float a, float b) {
+  const float l = 1.4426950408889634f;
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(a, l, -(b * l))));
+  return r;
+}
+__device__ __forceinline__ void onlineAddEx2(float &m, float &s, float x) {
+  if (x > m) {
+    s = s * exp2Diff(m, x) + 1.0f;
+    m = x;
+  } else if (x != -INFINITY) {
+    s += exp2Diff(x, m);
+  }
+}
+)";
+}
+
 /// CTAs per row of the cluster row cache, or 0 where it does not apply.
 /// LLMC_CE_ROW_CACHE=cluster (4 CTAs) or clusterN (N of 2, 4, 8, the
 /// portable cluster sizes) selects it for rows that would not stay in
@@ -461,6 +494,8 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
     vecs_ += "struct alignas(" + std::to_string(outAlign) + ") OutVec {\n  " +
              rs + " v[kVec];\n};\n";
   src.helper(vecs_);
+  if (ex2Exp())
+    src.helper(ex2Helpers());
   if (cluster)
     src.helper(clusterHelpers());
   if (staged)
@@ -515,19 +550,22 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
              : mean ? loadAs(r.gt, "dloss[0]") + " / count[0]"
                     : loadAs(r.gt, "dloss[0]");
 
+  bool ex2 = ex2Exp();
   std::string fold = "        for (int e = 0; e < kVec; ++e)\n"
                      "          if (v * kVec + e < kClasses)\n"
-                     "            onlineAdd(m, s, " +
-                     loadAs(r.lt, "in.v[e]") + ");\n";
+                     "            " +
+                     std::string(ex2 ? "onlineAddEx2" : "onlineAdd") +
+                     "(m, s, " + loadAs(r.lt, "in.v[e]") + ");\n";
   std::string grads;
   if (r.grad)
     grads =
       "        OutVec o;\n"
       "        for (int e = 0; e < kVec; ++e) {\n"
       "          const index_t j = v * kVec + e;\n"
-      "          const float p = j >= kClasses ? 0.0f : expf(" +
-      loadAs(r.lt, "in.v[e]") +
-      " - m) * inv;\n"
+      "          const float p = j >= kClasses ? 0.0f : " +
+      (ex2 ? "exp2Diff(" + loadAs(r.lt, "in.v[e]") + ", m)"
+           : "expf(" + loadAs(r.lt, "in.v[e]") + " - m)") +
+      " * inv;\n"
       "          o.v[e] = " +
       storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") +
       ";\n"

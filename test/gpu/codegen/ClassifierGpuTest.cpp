@@ -102,6 +102,32 @@ const ClassifierCase kCases[] = {
     {"F32Gpt2Rows", 16, 50304, 50257, "f32", "mean", 3, 50257},
 };
 
+/// Sets an environment variable for a scope, then restores it.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *var, const char *value) : var_(var) {
+    const char *old = std::getenv(var);
+    had_ = old != nullptr;
+    if (old)
+      old_ = old;
+    if (value)
+      setenv(var, value, 1);
+    else
+      unsetenv(var);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(var_, old_.c_str(), 1);
+    else
+      unsetenv(var_);
+  }
+
+private:
+  const char *var_;
+  bool had_ = false;
+  std::string old_;
+};
+
 std::string irOf(const ClassifierCase &c) {
   return classifierIR(c.rows, c.cols, c.classes, c.lt, c.reduction, c.ignore,
                       c.hi);
@@ -149,16 +175,31 @@ TEST_P(ClassifierGpu, CompilesWithNvrtc) { checkCompiles(irOf(GetParam())); }
 // NVRTC (sm_90) accepts the cluster kernels' PTX (mapa, ld.shared::cluster,
 // the split cluster barrier) for every size; no GPU needed.
 TEST_P(ClassifierGpu, ClusterCompilesWithNvrtc) {
-  const char *old = std::getenv("LLMC_CE_ROW_CACHE");
-  std::string saved = old ? old : "";
   for (const char *cluster : {"cluster2", "cluster4", "cluster8"}) {
-    setenv("LLMC_CE_ROW_CACHE", cluster, 1);
+    ScopedEnv env("LLMC_CE_ROW_CACHE", cluster);
     checkCompiles(irOf(GetParam()));
   }
-  if (old)
-    setenv("LLMC_CE_ROW_CACHE", saved.c_str(), 1);
-  else
-    unsetenv("LLMC_CE_ROW_CACHE");
+}
+
+// LLMC_CE_EXP=ex2 (exp(a - b) as ex2.approx of one FMA, in every row
+// kernel): within the reference's tolerance, fused still bitwise unfused,
+// and the default row cache and the cluster still bitwise the L2 re-read.
+TEST_P(ClassifierGpu, Ex2ExpMatchesReferenceAndVariants) {
+  LLMC_REQUIRE_GPU();
+  ScopedEnv env("LLMC_CE_EXP", "ex2");
+  checkAgainstReference(irOf(GetParam()));
+  checkFusedMatchesUnfused(irOf(GetParam()));
+  for (const char *cache : {static_cast<const char *>(nullptr),
+                            static_cast<const char *>("cluster")})
+    checkEnvVariantsBitwiseEqual(irOf(GetParam()), "LLMC_CE_ROW_CACHE", cache,
+                                 "none", llmc::FusionConfig::exact());
+}
+
+TEST_P(ClassifierGpu, Ex2CompilesWithNvrtc) {
+  ScopedEnv exp("LLMC_CE_EXP", "ex2");
+  checkCompiles(irOf(GetParam()));
+  ScopedEnv cache("LLMC_CE_ROW_CACHE", "cluster");
+  checkCompiles(irOf(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ClassifierGpu, ::testing::ValuesIn(kCases),
@@ -184,7 +225,9 @@ TEST(ClassifierGpuBandwidth, Gpt2Classifier) {
                                llmc::FusionConfig::exact());
   checkEnvVariantsBitwiseEqual(ir, "LLMC_CE_ROW_CACHE", "cluster", "none",
                                llmc::FusionConfig::exact());
-  if (::testing::Test::HasFailure())
+  // The timings print even when a bitwise check above failed (it says
+  // which), not after a fatal one.
+  if (::testing::Test::HasFatalFailure())
     return;
   double bytes = 2.0 * rows * cols * 2;
   const double floorMs = bytes / 2.97e12 * 1e3;
@@ -193,27 +236,34 @@ TEST(ClassifierGpuBandwidth, Gpt2Classifier) {
   // (LLMC_CE_ROW_CACHE=registers: spills) and re-read from L2
   // (LLMC_CE_ROW_CACHE=none: the default before shared staging), and
   // unfused as before llmc-fuse-classifier.
+  // Then the shared row and the clusters again with LLMC_CE_EXP=ex2 (half
+  // the instructions per element).
   struct Variant {
     const char *name;
     bool fused;
-    const char *cache;
+    const char *cache, *exp;
   };
-  for (Variant v : {Variant{"fused, shared memory", true, nullptr},
-                    Variant{"fused, cluster of 2", true, "cluster2"},
-                    Variant{"fused, cluster of 4", true, "cluster4"},
-                    Variant{"fused, cluster of 8", true, "cluster8"},
-                    Variant{"fused, registers", true, "registers"},
-                    Variant{"fused, L2 re-read", true, "none"},
-                    Variant{"unfused", false, nullptr}}) {
-    if (v.cache)
-      setenv("LLMC_CE_ROW_CACHE", v.cache, 1);
-    else
-      unsetenv("LLMC_CE_ROW_CACHE");
+  for (Variant v :
+       {Variant{"fused, shared memory", true, nullptr, nullptr},
+        Variant{"fused, cluster of 2", true, "cluster2", nullptr},
+        Variant{"fused, cluster of 4", true, "cluster4", nullptr},
+        Variant{"fused, cluster of 8", true, "cluster8", nullptr},
+        Variant{"fused, registers", true, "registers", nullptr},
+        Variant{"fused, L2 re-read", true, "none", nullptr},
+        Variant{"unfused", false, nullptr, nullptr},
+        Variant{"fused, shared memory, ex2", true, nullptr, "ex2"},
+        Variant{"fused, cluster of 2, ex2", true, "cluster2", "ex2"},
+        Variant{"fused, cluster of 4, ex2", true, "cluster4", "ex2"},
+        Variant{"fused, cluster of 8, ex2", true, "cluster8", "ex2"}}) {
+    ScopedEnv cache("LLMC_CE_ROW_CACHE", v.cache);
+    ScopedEnv exp("LLMC_CE_EXP", v.exp);
     llmc::FusionConfig fusion;
     fusion.classifier = v.fused;
     auto steps = stepReplayMs(ir, 10, fusion);
-    unsetenv("LLMC_CE_ROW_CACHE");
-    ASSERT_FALSE(steps.empty()) << "the timing run failed";
+    if (steps.empty()) {
+      ADD_FAILURE() << v.name << ": the timing run failed";
+      continue;
+    }
     double loss = 0;
     for (const auto &[label, ms] : steps) {
       std::printf("[ classifier ] %s: step %s %.4f ms\n", v.name,

@@ -3,6 +3,10 @@
 // RUN: env LLMC_CE_ROW_CACHE=none llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=L2
 // RUN: env LLMC_CE_ROW_CACHE=cluster LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=CLUSTER
 // RUN: env LLMC_CE_ROW_CACHE=cluster8 llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=CLUSTER8
+// LLMC_CE_EXP=ex2: exp(a - b) as ex2.approx of one FMA in every row kernel
+// (the loss alone too: fused and unfused stay bitwise equal); the same plan.
+// RUN: env LLMC_CE_EXP=ex2 LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=EX2
+// RUN: env LLMC_CE_EXP=ex2 llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
 // The cluster kernels are sm_90's: another arch gets the kernel's #error.
 // RUN: env LLMC_CE_ROW_CACHE=cluster not llmc codegen %s --split-input-file --compile --arch sm_80 2>&1 | FileCheck %s --check-prefix=SM80
 
@@ -27,6 +31,11 @@
 // NVRTC:      step 0 launch cross_entropy_0_rows grid [2048, 1, 1] block [1024, 1, 1] smem 0 args (arg0, arg1, cross_entropy_0.row_loss)
 // NVRTC-NEXT: step 1 launch cross_entropy_0_reduce grid [1, 1, 1] block [1024, 1, 1] smem 0 args (cross_entropy_0.row_loss, arg1, cross_entropy_0.out0)
 // NVRTC:      compiled 2 kernels for sm_90
+// EX2-LABEL:   // ===== cross_entropy_0_rows.cu =====
+// EX2:         asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(a, l, -(b * l))));
+// EX2:         onlineAddEx2(m, s, in.v[e]);
+// EX2-NOT:     expf(
+// EX2:         // ===== cross_entropy_0_reduce.cu =====
 // A loss alone is one pass over the row: no cluster.
 // CLUSTER-LABEL: // ===== cross_entropy_0_rows.cu =====
 // CLUSTER-NOT:   __cluster_dims__
@@ -133,6 +142,9 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // row, each staging its 7 x 256 vectors (28672 bytes); the partials meet
 // through distributed shared memory; the `_reduce` launch is back (the
 // CTAs are not reduceKernel's 1024 threads), and no ticket.
+// EX2-LABEL:     // ===== cross_entropy_2_rows.cu =====
+// EX2:           onlineAddEx2(m, s, __bfloat162float(in.v[e]));
+// EX2:           const float p = j >= kClasses ? 0.0f : exp2Diff(__bfloat162float(in.v[e]), m) * inv;
 // CLUSTER-LABEL: // ===== cross_entropy_2_rows.cu =====
 // CLUSTER:       one cluster of 4 CTAs per position
 // CLUSTER-SAME:  each CTA of the cluster staging its slice once
