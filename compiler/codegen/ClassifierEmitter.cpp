@@ -34,6 +34,7 @@
 // the row losses are the same fixed-order block sums.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/codegen/ClassifierCluster.h"
 #include "compiler/codegen/Emitters.h"
 
 #include "dialects/llmc/LlmcOps.h"
@@ -168,24 +169,20 @@ __device__ __forceinline__ void onlineAddEx2(float &m, float &s, float x) {
 /// CTAs per row of the cluster row cache, or 0 where it does not apply.
 /// LLMC_CE_ROW_CACHE=cluster (4 CTAs) or clusterN (N of 2, 4, 8, the
 /// portable cluster sizes) selects it for rows that would not stay in
-/// registers: the kBlock threads of the one-block kernel are split into N
-/// CTAs of kBlock / N threads (whole warps), thread t of CTA c playing
-/// thread c * kBlock / N + t, so each CTA stages and folds exactly the
-/// vectors that thread range folds, and the warp partials meet in the same
-/// butterfly (clusterOnline): bitwise the one-block kernel. Small slices
+/// registers; cluster-fallback is cluster with the body for GPUs without
+/// clusters (ClassifierCluster.cpp: bitwise the one-block kernel). Small slices
 /// (28 KiB for GPT-2's bf16 rows at N = 4) let 7 CTAs share an SM, so
 /// that some load while others reduce or store: one read and one write
 /// of HBM, with both in flight (docs/codegen.md "The cluster row cache").
 /// Kept only where at least two CTAs fit on an SM (one alone would leave
 /// the memory idle while it computes, as for the one-block shared row).
-/// Needs sm_90: the kernel names the arch in an #error below it.
 int64_t clusterOf(const CrossEntropyRows &r) {
   const char *v = std::getenv("LLMC_CE_ROW_CACHE");
   if (!v || !r.grad)
     return 0;
   std::string s(v);
-  int64_t n = s == "cluster"    ? 4
-              : s == "cluster2" ? 2
+  int64_t n = s == "cluster" || s == "cluster-fallback" ? 4
+              : s == "cluster2"                        ? 2
               : s == "cluster4" ? 4
               : s == "cluster8" ? 8
                                 : 0;
@@ -196,68 +193,6 @@ int64_t clusterOf(const CrossEntropyRows &r) {
   unsigned cta = l.block / n;
   int64_t slice = l.iters * cta * l.vec * floatBytes(r.lt);
   return blocksPerSm((slice + 15) / 16 * 16, cta) >= 2 ? n : 0;
-}
-
-/// The cluster's device functions: the CTA's rank and its cluster's index
-/// (%cluster_ctarank, %clusterid.x: a row per cluster), the split cluster
-/// barrier (arrive releases this thread's shared-memory writes, wait
-/// acquires every CTA's), a float of another CTA's shared memory (mapa +
-/// ld.shared::cluster), and blockOnline over the cluster: each CTA's warps
-/// reduce as blockOnline's do, lane l of every warp then reads global warp
-/// l's partial (CTA l / kCtaWarps) and the same butterfly follows, so
-/// every thread of every CTA gets the one-block kernel's bits.
-std::string clusterHelpers() {
-  return R"(#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "the cluster row cache (LLMC_CE_ROW_CACHE=cluster) needs sm_90 or newer"
-#endif
-__device__ __forceinline__ unsigned clusterRank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ unsigned clusterIndex() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ void clusterArrive() {
-  asm volatile("barrier.cluster.arrive.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void clusterWait() {
-  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-}
-__device__ __forceinline__ float loadRemote(const float *p, unsigned rank) {
-  const unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  unsigned remote;
-  float v;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(remote) : "r"(local), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];"
-               : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-// Leaves the cluster barrier arrived-at once more: the caller waits on it
-// before exiting, so that no CTA leaves while another reads its partials.
-__device__ void clusterOnline(float &m, float &s) {
-  __shared__ float partial[2][32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  warpOnline(m, s);
-  if (lane == 0) {
-    partial[0][warp] = m;
-    partial[1][warp] = s;
-  }
-  // Every CTA's partials written; also this CTA's staged slice, for the
-  // thread that reads x[target] from it.
-  clusterArrive();
-  clusterWait();
-  const bool has = lane < (int)(kBlock / 32);
-  const unsigned rank = lane / kCtaWarps, w = lane % kCtaWarps;
-  m = has ? loadRemote(&partial[0][w], rank) : -INFINITY;
-  s = has ? loadRemote(&partial[1][w], rank) : 0.0f;
-  warpOnline(m, s);
-  clusterArrive();
-}
-)";
 }
 
 /// The copy of one vector into the shared row and its waits. Vectors of 16
@@ -496,8 +431,12 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
   src.helper(vecs_);
   if (ex2Exp())
     src.helper(ex2Helpers());
-  if (cluster)
+  if (cluster) {
+    const char *v = std::getenv("LLMC_CE_ROW_CACHE");
+    if (v && std::string(v) == "cluster-fallback")
+      src.helper("#define LLMC_CE_NO_CLUSTERS 1\n");
     src.helper(clusterHelpers());
+  }
   if (staged)
     src.helper(stagingHelpers(vec * floatBytes(r.lt) % 16 == 0));
 
@@ -585,79 +524,23 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
            thread + " + i * kBlock;\n" + inner + "    }\n";
   };
   if (cluster) {
-    // A cluster per row: the CTA of rank c is threads c * kCtaThreads ..
-    // of the one-block kernel (`tid`); its slice is the vectors those
-    // threads fold, staged at i * kCtaThreads + threadIdx.x.
-    std::string cb =
-        "  extern __shared__ InVec staged[]; // this CTA's slice, " +
-        std::to_string(sharedBytes) +
-        " bytes\n"
-        "  const index_t row = clusterIndex();\n"
-        "  const unsigned rank = clusterRank();\n"
-        "  const unsigned tid = rank * kCtaThreads + threadIdx.x;\n"
-        "  const InVec *x = reinterpret_cast<const InVec *>(logits + row * "
-        "kCols);\n"
-        "  OutVec *d = reinterpret_cast<OutVec *>(dlogits + row * kCols);\n"
-        "  const long long target = targets[row];\n";
-    auto store = [&](const std::string &v) {
+    ClusterRowParts parts;
+    parts.fold = fold;
+    parts.grads = grads;
+    parts.weight = weight;
+    parts.zero = storeAs(r.rt, "0.0f");
+    parts.logitType = ls;
+    parts.loss = r.loss;
+    parts.sharedBytes = sharedBytes;
+    parts.storeLoss = [&](const std::string &v) {
       return r.lossToScratch ? "row_loss[row] = " + v + ";\n"
                              : "out[row] = " + storeAs(r.lossType, v) + ";\n";
     };
-    cb += "  if (target == kIgnore) { // uniformly for the cluster: no "
-          "barrier\n"
-          "    OutVec zero;\n"
-          "    for (int e = 0; e < kVec; ++e)\n"
-          "      zero.v[e] = " +
-          storeAs(r.rt, "0.0f") +
-          ";\n"
-          "    for (index_t v = tid; v < kVecs; v += kBlock)\n"
-          "      d[v] = zero;\n";
-    if (r.loss)
-      cb += "    if (tid == 0)\n      " + store("0.0f");
-    cb += "    return;\n"
-          "  }\n"
-          "  const bool valid = target >= 0 && target < kClasses;\n"
-          "  float m = -INFINITY, s = 0.0f;\n"
-          "  // Every vector of this thread in flight at once, one commit "
-          "group each.\n" +
-          unrolled("      if (v < kVecs)\n"
-                   "        stageVec(&staged[i * kCtaThreads + threadIdx.x], "
-                   "&x[v]);\n"
-                   "      commitStaged();\n",
-                   "tid") +
-          unrolled("      waitStaged(kIters - 1 - i);\n"
-                   "      if (v < kVecs) {\n"
-                   "        const InVec in = staged[i * kCtaThreads + "
-                   "threadIdx.x];\n" +
-                       fold + "      }\n",
-                   "tid") +
-          "  clusterOnline(m, s);\n";
-    if (r.loss)
-      cb += "  // x[target] lies in the slice of the CTA whose thread folded "
-            "its\n  // vector; an invalid target's NaN loss is CTA 0's.\n"
-            "  const index_t tv = valid ? target / kVec : 0;\n"
-            "  if (threadIdx.x == 0 && rank == (unsigned)((tv % kBlock) / "
-            "kCtaThreads)) {\n"
-            "    const float xt = valid ? " +
-            loadAs(r.lt, "reinterpret_cast<const " + ls +
-                             " *>(&staged[(tv / kBlock) * kCtaThreads + tv "
-                             "% kCtaThreads])[target % kVec]") +
-            " : 0.0f;\n    " + store("valid ? m + logf(s) - xt : NAN") +
-            "  }\n";
-    cb += "  const float w = valid ? " + weight +
-          " : NAN;\n"
-          "  const float inv = 1.0f / s;\n" +
-          unrolled("      if (v < kVecs) {\n"
-                   "        const InVec in = staged[i * kCtaThreads + "
-                   "threadIdx.x];\n" +
-                       grads + "      }\n",
-                   "tid") +
-          "  // No CTA leaves while another may still read its partials.\n"
-          "  clusterWait();\n"
-          "}\n";
-    src.kernel("extern \"C\" __global__ void __cluster_dims__(kCluster, 1, "
-               "1) __launch_bounds__(kCtaThreads, kMinBlocks)\n" +
-               r.name + "(" + params + ") {\n" + cb);
+    parts.loadLogit = [&](const std::string &e) { return loadAs(r.lt, e); };
+    parts.unrolled = unrolled;
+    src.kernel("extern \"C\" __global__ void " + clusterRowsAttributes() +
+               "\n" + r.name + "(" + params + ") {\n" +
+               clusterRowsBody(parts));
     EmittedKernel k;
     k.name = r.name;
     k.source = src.str();

@@ -159,10 +159,12 @@ TEST_P(ClassifierGpu, RowCacheBitwiseEqualToL2Reread) {
 // staging a slice, sm_90) splits the one-block kernel's threads over the
 // CTAs and merges their warp partials in the one butterfly: the same bits
 // as the L2 re-read, fused and unfused (the unfused gradient kernel uses
-// it too), for every cluster size the rows allow.
+// it too), for every cluster size the rows allow; and the body for GPUs
+// without clusters (cluster-fallback: CTA 0 of each cluster does the row).
 TEST_P(ClassifierGpu, ClusterBitwiseEqualToL2Reread) {
   LLMC_REQUIRE_GPU();
-  for (const char *cluster : {"cluster", "cluster2", "cluster8"}) {
+  for (const char *cluster :
+       {"cluster", "cluster2", "cluster8", "cluster-fallback"}) {
     checkEnvVariantsBitwiseEqual(irOf(GetParam()), "LLMC_CE_ROW_CACHE",
                                  cluster, "none", llmc::FusionConfig::exact());
     checkEnvVariantsBitwiseEqual(irOf(GetParam()), "LLMC_CE_ROW_CACHE",
@@ -175,7 +177,8 @@ TEST_P(ClassifierGpu, CompilesWithNvrtc) { checkCompiles(irOf(GetParam())); }
 // NVRTC (sm_90) accepts the cluster kernels' PTX (mapa, ld.shared::cluster,
 // the split cluster barrier) for every size; no GPU needed.
 TEST_P(ClassifierGpu, ClusterCompilesWithNvrtc) {
-  for (const char *cluster : {"cluster2", "cluster4", "cluster8"}) {
+  for (const char *cluster :
+       {"cluster2", "cluster4", "cluster8", "cluster-fallback"}) {
     ScopedEnv env("LLMC_CE_ROW_CACHE", cluster);
     checkCompiles(irOf(GetParam()));
   }

@@ -7,8 +7,11 @@
 // (the loss alone too: fused and unfused stay bitwise equal); the same plan.
 // RUN: env LLMC_CE_EXP=ex2 LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=EX2
 // RUN: env LLMC_CE_EXP=ex2 llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
-// The cluster kernels are sm_90's: another arch gets the kernel's #error.
-// RUN: env LLMC_CE_ROW_CACHE=cluster not llmc codegen %s --split-input-file --compile --arch sm_80 2>&1 | FileCheck %s --check-prefix=SM80
+// Clusters are sm_90's: for another arch (a bundle recompiled on an older
+// GPU) the cluster kernels compile their body without clusters, the same
+// launches; cluster-fallback selects that body on sm_90.
+// RUN: env LLMC_CE_ROW_CACHE=cluster8 llmc codegen %s --split-input-file --compile --arch sm_80 | FileCheck %s --check-prefix=CLUSTER8
+// RUN: env LLMC_CE_ROW_CACHE=cluster-fallback LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=FALLBACK
 
 // mean and sum: a row kernel writes per-position losses to scratch, one
 // block reduces them in a fixed order (deterministic, no atomics).
@@ -153,11 +156,15 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // CLUSTER-NEXT:  constexpr index_t kCtaThreads = 256;
 // CLUSTER-NEXT:  constexpr index_t kCtaWarps = 8;
 // CLUSTER-NEXT:  constexpr index_t kMinBlocks = 7;
+// CLUSTER-NOT:   LLMC_CE_NO_CLUSTERS
+// CLUSTER:       #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(LLMC_CE_NO_CLUSTERS)
 // CLUSTER:       asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
 // CLUSTER:       __device__ void clusterOnline(float &m, float &s) {
+// CLUSTER:       #define LLMC_CE_CLUSTER_DIMS __cluster_dims__(kCluster, 1, 1)
 // CLUSTER:       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-// CLUSTER:       __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kCtaThreads, kMinBlocks)
-// CLUSTER:       extern __shared__ InVec staged[]; // this CTA's slice, 28672 bytes
+// CLUSTER:       __global__ void LLMC_CE_CLUSTER_DIMS __launch_bounds__(kCtaThreads, kMinBlocks)
+// CLUSTER:       #ifdef LLMC_CE_CLUSTERS
+// CLUSTER-NEXT:  extern __shared__ InVec staged[]; // this CTA's slice, 28672 bytes
 // CLUSTER:       const unsigned tid = rank * kCtaThreads + threadIdx.x;
 // CLUSTER:       const index_t v = tid + i * kBlock;
 // CLUSTER-NEXT:    if (v < kVecs)
@@ -165,11 +172,20 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // CLUSTER:       clusterOnline(m, s);
 // CLUSTER:       if (threadIdx.x == 0 && rank == (unsigned)((tv % kBlock) / kCtaThreads)) {
 // CLUSTER:       clusterWait();
+// CLUSTER-NEXT:  #else
+// CLUSTER:       if (blockIdx.x % kCluster != 0)
+// CLUSTER:       const float xt = threadIdx.x == 0 && valid ? __bfloat162float(logits[row * kCols + target]) : 0.0f;
+// CLUSTER:       for (int c = 0; c < kCluster; ++c) {
+// CLUSTER-NEXT:    const unsigned tid = c * kCtaThreads + threadIdx.x;
+// CLUSTER:           partial[0][c * kCtaWarps + warp] = m;
+// CLUSTER:       #endif
 // CLUSTER-NOT:   ticket
 // CLUSTER:       // ===== cross_entropy_2_reduce.cu =====
+// FALLBACK-LABEL: // ===== cross_entropy_2_rows.cu =====
+// FALLBACK:       #define LLMC_CE_NO_CLUSTERS 1
+// FALLBACK:       #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(LLMC_CE_NO_CLUSTERS)
 // CLUSTER8:      launch cross_entropy_2_rows grid [32, 1, 1] block [128, 1, 1] smem 14336 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0)
 // CLUSTER8-NEXT: launch cross_entropy_2_reduce grid [1, 1, 1] block [1024, 1, 1]
-// SM80:          the cluster row cache (LLMC_CE_ROW_CACHE=cluster) needs sm_90 or newer
 func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x50304xbf16>, %t: tensor<4xi64>, %d: tensor<f32>) -> (tensor<f32>, tensor<4x8xbf16>) {
   %x = llmc.matmul %h, %w : (tensor<4x8xbf16>, tensor<8x50304xbf16>) -> tensor<4x50304xbf16>
   %0 = llmc.cast %x : tensor<4x50304xbf16> -> tensor<4x50304xf32>
