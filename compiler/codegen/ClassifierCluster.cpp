@@ -89,8 +89,9 @@ std::string clusterRowsAttributes() {
 
 namespace {
 
-/// The zero gradient of an ignored row over this thread's vectors; the
-/// loss 0 from the thread that plays thread 0.
+/// The zero gradient of an ignored row over this thread's vectors and the
+/// loss 0 from the thread that plays thread 0; then the `else` of a row
+/// that is not ignored (no early return: the last-row reduction follows).
 std::string ignoredRow(const ClusterRowParts &p, const std::string &first,
                        const std::string &step) {
   std::string s = "  if (target == kIgnore) { // uniformly for the row: no "
@@ -105,8 +106,8 @@ std::string ignoredRow(const ClusterRowParts &p, const std::string &first,
                   ")\n"
                   "      d[v] = zero;\n";
   if (p.loss)
-    s += "    if (" + first + " == 0)\n      " + p.storeLoss("0.0f");
-  return s + "    return;\n  }\n";
+    s += "    if (" + first + " == 0) " + p.storeLoss("0.0f");
+  return s + "  } else {\n";
 }
 
 std::string rowPointers() {
@@ -161,7 +162,8 @@ std::string clusterBody(const ClusterRowParts &p) {
                         slot + ";\n" + p.grads + "      }\n",
                     "tid") +
          "  // No CTA leaves while another may still read its partials.\n"
-         "  clusterWait();\n";
+         "  clusterWait();\n"
+         "  }\n";
 }
 
 /// Without clusters: CTA 0 plays the kCluster CTAs in turn (c), their
@@ -201,7 +203,7 @@ std::string fallbackBody(const ClusterRowParts &p) {
        "  s = has ? partial[1][lane] : 0.0f;\n"
        "  warpOnline(m, s);\n";
   if (p.loss)
-    b += "  if (threadIdx.x == 0)\n    " +
+    b += "  if (threadIdx.x == 0) " +
          p.storeLoss("valid ? m + logf(s) - xt : NAN");
   return b + "  const float w = valid ? " + p.weight +
          " : NAN;\n"
@@ -215,16 +217,58 @@ std::string fallbackBody(const ClusterRowParts &p) {
          p.grads +
          "      }\n"
          "    }\n"
+         "  }\n"
+         "  }\n";
+}
+
+/// reduceKernel's sum in the CTA that drew the last ticket: its
+/// kCtaThreads threads play the 1024 of reduceKernel in kCluster turns
+/// (c), each turn's warp sums at c * kCtaWarps + warp, then blockSum's
+/// last butterfly: the same order, the same bits.
+std::string lastRowSum(const ClusterRowParts &p) {
+  return "  __shared__ bool last;\n"
+         "  if (threadIdx.x == 0)\n"
+         "    last = sawLast;\n"
+         "  __syncthreads();\n"
+         "  if (!last)\n"
+         "    return;\n"
+         "  // Every row's loss, through L2 (L1 is not coherent).\n"
+         "  __threadfence();\n"
+         "  __shared__ float sums[32];\n"
+         "  const int sumLane = threadIdx.x % 32, sumWarp = threadIdx.x / 32;\n"
+         "  for (int c = 0; c < kCluster; ++c) {\n"
+         "    float sum = 0.0f;\n"
+         "    for (index_t j = c * kCtaThreads + threadIdx.x; j < kRows; j += "
+         "kBlock)\n"
+         "      sum += __ldcg(&row_loss[j]);\n"
+         "    sum = warpSum(sum);\n"
+         "    if (sumLane == 0)\n"
+         "      sums[c * kCtaWarps + sumWarp] = sum;\n"
+         "  }\n"
+         "  __syncthreads();\n"
+         "  const float total = warpSum(sumLane < (int)(kBlock / 32) ? "
+         "sums[sumLane] : 0.0f);\n"
+         "  if (threadIdx.x == 0) {\n"
+         "    " +
+         p.outStore +
+         "\n"
+         "    *ticket = 0;\n"
          "  }\n";
 }
 
 } // namespace
 
 std::string clusterRowsBody(const ClusterRowParts &p) {
-  return "#ifdef LLMC_CE_CLUSTERS\n" + clusterBody(p) +
-         "#else\n  // Without clusters: CTA 0 of each cluster does the row "
-         "(ClassifierCluster.cpp).\n" +
-         fallbackBody(p) + "#endif\n}\n";
+  std::string b;
+  if (!p.outStore.empty())
+    b += "  bool sawLast = false; // this CTA drew the last ticket\n";
+  b += "#ifdef LLMC_CE_CLUSTERS\n" + clusterBody(p) +
+       "#else\n  // Without clusters: CTA 0 of each cluster does the row "
+       "(ClassifierCluster.cpp).\n" +
+       fallbackBody(p) + "#endif\n";
+  if (!p.outStore.empty())
+    b += lastRowSum(p);
+  return b + "}\n";
 }
 
 } // namespace llmc::codegen

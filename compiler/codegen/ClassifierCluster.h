@@ -25,6 +25,10 @@ struct ClusterRowParts {
   std::string logitType;   // storage type of one logit
   bool loss = false;       // store the row's loss
   int64_t sharedBytes = 0; // one CTA's slice
+  /// With the last-row reduction (LastRowReduce, ClassifierEmitter.cpp):
+  /// the statement that stores `total` (the sum of `row_loss`, over
+  /// `count` for a mean) to `out`; storeLoss then also draws the ticket.
+  std::string outStore;
   /// The loss store of a value, and a logit's storage value as f32.
   std::function<std::string(const std::string &)> storeLoss, loadLogit;
   /// A loop over this thread's kIters vectors, v = `thread` + i * kBlock.

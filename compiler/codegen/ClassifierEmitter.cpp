@@ -533,9 +533,22 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
     parts.loss = r.loss;
     parts.sharedBytes = sharedBytes;
     parts.storeLoss = [&](const std::string &v) {
-      return r.lossToScratch ? "row_loss[row] = " + v + ";\n"
-                             : "out[row] = " + storeAs(r.lossType, v) + ";\n";
+      std::string store = r.lossToScratch
+                              ? "row_loss[row] = " + v + ";"
+                              : "out[row] = " + storeAs(r.lossType, v) + ";";
+      if (!reduce)
+        return store + "\n";
+      // The last-row reduction: fence the loss, draw the row's ticket.
+      return "{\n      " + store +
+             "\n      __threadfence();\n"
+             "      sawLast |= atomicAdd(ticket, 1u) == (unsigned int)(kRows "
+             "- 1);\n    }\n";
     };
+    if (reduce)
+      parts.outStore = "out[0] = " +
+                       storeAs(reduce->lossType,
+                               mean ? "total / count[0]" : "total") +
+                       ";";
     parts.loadLogit = [&](const std::string &e) { return loadAs(r.lt, e); };
     parts.unrolled = unrolled;
     src.kernel("extern \"C\" __global__ void " + clusterRowsAttributes() +
@@ -739,10 +752,9 @@ LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
   r.gradArg = KernelArg::result(1);
   // The last row reduces the losses when the row kernel's blocks have
   // reduceKernel's 1024 threads (rows of 4096 vectors and more), so that
-  // the sum keeps its order; narrower rows keep the `_reduce` launch.
-  // A cluster's CTAs have fewer threads: the `_reduce` launch stays.
-  if (rowBlockSize(r.cols % 8 == 0 ? r.cols / 8 : r.cols) == 1024 &&
-      clusterOf(r) == 0) {
+  // the sum keeps its order (a cluster's CTA plays them in turns:
+  // ClassifierCluster.cpp); narrower rows keep the `_reduce` launch.
+  if (rowBlockSize(r.cols % 8 == 0 ? r.cols / 8 : r.cols) == 1024) {
     ScratchBuffer ticket{"tickets", DType::I32, {1}};
     ticket.persistent = true;
     LastRowReduce reduce{lossType,

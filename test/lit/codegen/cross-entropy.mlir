@@ -143,8 +143,9 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // L2:          launch cross_entropy_2_rows grid [4, 1, 1] block [1024, 1, 1] smem 0 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.tickets, cross_entropy_2.out0)
 // With LLMC_CE_ROW_CACHE=cluster: a cluster of 4 CTAs of 256 threads per
 // row, each staging its 7 x 256 vectors (28672 bytes); the partials meet
-// through distributed shared memory; the `_reduce` launch is back (the
-// CTAs are not reduceKernel's 1024 threads), and no ticket.
+// through distributed shared memory. The CTA that stores a row's loss
+// draws its ticket; the last one sums the losses, its 256 threads playing
+// reduceKernel's 1024 in 4 turns (the same order): no `_reduce` launch.
 // EX2-LABEL:     // ===== cross_entropy_2_rows.cu =====
 // EX2:           onlineAddEx2(m, s, __bfloat162float(in.v[e]));
 // EX2:           const float p = j >= kClasses ? 0.0f : exp2Diff(__bfloat162float(in.v[e]), m) * inv;
@@ -171,7 +172,11 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // CLUSTER-NEXT:      stageVec(&staged[i * kCtaThreads + threadIdx.x], &x[v]);
 // CLUSTER:       clusterOnline(m, s);
 // CLUSTER:       if (threadIdx.x == 0 && rank == (unsigned)((tv % kBlock) / kCtaThreads)) {
+// CLUSTER:         row_loss[row] = valid ? m + logf(s) - xt : NAN;
+// CLUSTER-NEXT:    __threadfence();
+// CLUSTER-NEXT:    sawLast |= atomicAdd(ticket, 1u) == (unsigned int)(kRows - 1);
 // CLUSTER:       clusterWait();
+// CLUSTER-NEXT:  }
 // CLUSTER-NEXT:  #else
 // CLUSTER:       if (blockIdx.x % kCluster != 0)
 // CLUSTER:       const float xt = threadIdx.x == 0 && valid ? __bfloat162float(logits[row * kCols + target]) : 0.0f;
@@ -179,13 +184,19 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // CLUSTER-NEXT:    const unsigned tid = c * kCtaThreads + threadIdx.x;
 // CLUSTER:           partial[0][c * kCtaWarps + warp] = m;
 // CLUSTER:       #endif
-// CLUSTER-NOT:   ticket
-// CLUSTER:       // ===== cross_entropy_2_reduce.cu =====
+// CLUSTER:       for (int c = 0; c < kCluster; ++c) {
+// CLUSTER-NEXT:    float sum = 0.0f;
+// CLUSTER-NEXT:    for (index_t j = c * kCtaThreads + threadIdx.x; j < kRows; j += kBlock)
+// CLUSTER-NEXT:      sum += __ldcg(&row_loss[j]);
+// CLUSTER:       const float total = warpSum(sumLane < (int)(kBlock / 32) ? sums[sumLane] : 0.0f);
+// CLUSTER:         out[0] = total / count[0];
+// CLUSTER-NEXT:    *ticket = 0;
+// CLUSTER-NOT:   ===== cross_entropy_2_reduce.cu
 // FALLBACK-LABEL: // ===== cross_entropy_2_rows.cu =====
 // FALLBACK:       #define LLMC_CE_NO_CLUSTERS 1
 // FALLBACK:       #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(LLMC_CE_NO_CLUSTERS)
-// CLUSTER8:      launch cross_entropy_2_rows grid [32, 1, 1] block [128, 1, 1] smem 14336 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0)
-// CLUSTER8-NEXT: launch cross_entropy_2_reduce grid [1, 1, 1] block [1024, 1, 1]
+// CLUSTER8:      launch cross_entropy_2_rows grid [32, 1, 1] block [128, 1, 1] smem 14336 args (matmul_0.out0, arg2, arg3, cross_entropy_2.count, cross_entropy_2.row_loss, matmul_0.out0, cross_entropy_2.tickets, cross_entropy_2.out0)
+// CLUSTER8-NEXT: matmul
 func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x50304xbf16>, %t: tensor<4xi64>, %d: tensor<f32>) -> (tensor<f32>, tensor<4x8xbf16>) {
   %x = llmc.matmul %h, %w : (tensor<4x8xbf16>, tensor<8x50304xbf16>) -> tensor<4x50304xbf16>
   %0 = llmc.cast %x : tensor<4x50304xbf16> -> tensor<4x50304xf32>
