@@ -133,17 +133,21 @@ RowLayout layoutOf(const CrossEntropyRows &r) {
   return l;
 }
 
-/// LLMC_CE_EXP=ex2: every cross-entropy row kernel (fused or not, every row
-/// cache, so they stay bitwise equal to each other) takes exp(a - b) per
-/// element as 2^(a log2 e - b log2 e), one FMA and ex2.approx, where expf
-/// is about ten instructions: a row kernel spends two exponentials per
-/// element, which at GPT-2's shape costs about as many issue cycles as
-/// the memory floor. ex2.approx is within 2 ulp; the argument's rounding
-/// adds a relative error of about |b| 2^-24 (1e-6 for logits near 20).
-/// An experiment for ClassifierGpuBandwidth; the default keeps expf.
+/// Every cross-entropy row kernel (fused or not, every row cache, so they
+/// stay bitwise equal to each other) takes exp(a - b) per element as
+/// 2^(a log2 e - b log2 e): one FMA and ex2.approx, where expf is about
+/// ten instructions. A row kernel spends two exponentials per element, and
+/// with expf its arithmetic cost about as much issue time as the memory
+/// floor: on an H100 at [16384, 50304] bf16 the classifier took 1.87 ms
+/// with expf and 1.26 ms (88% of the floor) with ex2
+/// (ClassifierGpuBandwidth, docs/fusion.md "Cheaper exponentials").
+/// ex2.approx is within 2 ulp; rounding b log2 e and the FMA add a relative
+/// error of at most about (|b| + |a - b|) 2^-24 (1e-6 for logits near 20),
+/// far under bf16's resolution and the reference tests' tolerance.
+/// LLMC_CE_EXP=expf keeps expf (the kernels before, for comparisons).
 bool ex2Exp() {
   const char *v = std::getenv("LLMC_CE_EXP");
-  return v && std::string(v) == "ex2";
+  return !(v && std::string(v) == "expf");
 }
 
 /// The ex2 forms of expf(a - b) and onlineAdd: the same -inf and NaN cases
@@ -173,7 +177,7 @@ __device__ __forceinline__ void onlineAddEx2(float &m, float &s, float x) {
 /// clusters (ClassifierCluster.cpp: bitwise the one-block kernel). Small slices
 /// (28 KiB for GPT-2's bf16 rows at N = 4) let 7 CTAs share an SM, so
 /// that some load while others reduce or store: one read and one write
-/// of HBM, with both in flight (docs/codegen.md "The cluster row cache").
+/// of HBM, with both in flight (docs/fusion.md "The cluster row cache").
 /// Kept only where at least two CTAs fit on an SM (one alone would leave
 /// the memory idle while it computes, as for the one-block shared row).
 int64_t clusterOf(const CrossEntropyRows &r) {

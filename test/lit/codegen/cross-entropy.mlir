@@ -3,10 +3,12 @@
 // RUN: env LLMC_CE_ROW_CACHE=none llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=L2
 // RUN: env LLMC_CE_ROW_CACHE=cluster LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=CLUSTER
 // RUN: env LLMC_CE_ROW_CACHE=cluster8 llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=CLUSTER8
-// LLMC_CE_EXP=ex2: exp(a - b) as ex2.approx of one FMA in every row kernel
-// (the loss alone too: fused and unfused stay bitwise equal); the same plan.
-// RUN: env LLMC_CE_EXP=ex2 LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=EX2
-// RUN: env LLMC_CE_EXP=ex2 llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
+// exp(a - b) is ex2.approx of one FMA in every row kernel (the loss alone
+// too: fused and unfused stay bitwise equal); LLMC_CE_EXP=expf keeps expf,
+// with the same plan.
+// RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=EX2
+// RUN: env LLMC_CE_EXP=expf LLMC_DEBUG=4 llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=EXPF
+// RUN: env LLMC_CE_EXP=expf llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
 // Clusters are sm_90's: for another arch (a bundle recompiled on an older
 // GPU) the cluster kernels compile their body without clusters, the same
 // launches; cluster-fallback selects that body on sm_90.
@@ -39,6 +41,10 @@
 // EX2:         onlineAddEx2(m, s, in.v[e]);
 // EX2-NOT:     expf(
 // EX2:         // ===== cross_entropy_0_reduce.cu =====
+// EXPF-LABEL:  // ===== cross_entropy_0_rows.cu =====
+// EXPF-NOT:    onlineAddEx2
+// EXPF:        onlineAdd(m, s, in.v[e]);
+// EXPF:        // ===== cross_entropy_0_reduce.cu =====
 // A loss alone is one pass over the row: no cluster.
 // CLUSTER-LABEL: // ===== cross_entropy_0_rows.cu =====
 // CLUSTER-NOT:   __cluster_dims__
@@ -149,6 +155,9 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // EX2-LABEL:     // ===== cross_entropy_2_rows.cu =====
 // EX2:           onlineAddEx2(m, s, __bfloat162float(in.v[e]));
 // EX2:           const float p = j >= kClasses ? 0.0f : exp2Diff(__bfloat162float(in.v[e]), m) * inv;
+// EXPF-LABEL:    // ===== cross_entropy_2_rows.cu =====
+// EXPF:          onlineAdd(m, s, __bfloat162float(in.v[e]));
+// EXPF:          const float p = j >= kClasses ? 0.0f : expf(__bfloat162float(in.v[e]) - m) * inv;
 // CLUSTER-LABEL: // ===== cross_entropy_2_rows.cu =====
 // CLUSTER:       one cluster of 4 CTAs per position
 // CLUSTER-SAME:  each CTA of the cluster staging its slice once
