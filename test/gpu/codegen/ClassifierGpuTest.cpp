@@ -24,6 +24,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 using namespace llmc::test;
@@ -213,54 +214,23 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ClassifierGpu, ::testing::ValuesIn(kCases),
                            return std::string(info.param.name);
                          });
 
-// GPT-2 124M's classifier at B 16, T 1024: [16384, 50304] bf16 logits, 50257
-// real classes, ignore_index 0 for one target in 256. Fused and unfused must
-// be bitwise equal, and the shared-memory row kernel (the default) and the
-// cluster bitwise the L2 re-read; the f64 reference is checked on Gpt2Rows
-// above (the same kernel, fewer rows). Prints each step's time and the
-// classifier kernels' bandwidth on the bytes they must move (read the
-// logits once, write the gradient once: 2 x 1.65 GB) and their share of the
-// floor at an H100's measured 2.97 TB/s. Measured on an H100 (session 8,
-// docs/fusion.md "Cheaper exponentials"): 1.26 ms (88%) by default, 1.87
-// ms with expf.
-TEST(ClassifierGpuBandwidth, Gpt2Classifier) {
-  LLMC_REQUIRE_GPU();
-  const int64_t rows = 16384, cols = 50304;
-  std::string ir = classifierIR(rows, cols, 50257, "bf16", "mean", 0, 256);
-  checkFusedMatchesUnfused(ir);
-  checkEnvVariantsBitwiseEqual(ir, "LLMC_CE_ROW_CACHE", nullptr, "none",
-                               llmc::FusionConfig::exact());
-  checkEnvVariantsBitwiseEqual(ir, "LLMC_CE_ROW_CACHE", "cluster", "none",
-                               llmc::FusionConfig::exact());
-  // The timings print even when a bitwise check above failed (it says
-  // which), not after a fatal one.
-  if (::testing::Test::HasFatalFailure())
-    return;
+/// One timed configuration of the classifier: fused or not, and the row
+/// cache and exponential settings (unset: the defaults).
+struct Variant {
+  const char *name;
+  bool fused;
+  const char *cache, *exp;
+};
+
+/// Replays each variant's step 10 times and prints its kernels' times and
+/// the loss and gradient's bandwidth on the bytes they must move (read the
+/// bf16 logits once, write the gradient once) and their share of the floor
+/// at an H100's measured 2.97 TB/s.
+void printVariantTimes(const std::string &ir, int64_t rows, int64_t cols,
+                       std::initializer_list<Variant> variants) {
   double bytes = 2.0 * rows * cols * 2;
   const double floorMs = bytes / 2.97e12 * 1e3;
-  // Fused with the row in shared memory (the default), split over a
-  // cluster of 2, 4 or 8 CTAs (LLMC_CE_ROW_CACHE=clusterN), in registers
-  // (LLMC_CE_ROW_CACHE=registers: spills) and re-read from L2
-  // (LLMC_CE_ROW_CACHE=none: the default before shared staging), and
-  // unfused as before llmc-fuse-classifier; then the shared row, the
-  // cluster of 4 and the unfused kernels with expf (LLMC_CE_EXP=expf, the
-  // kernels before session 8: twice the instructions per logit).
-  struct Variant {
-    const char *name;
-    bool fused;
-    const char *cache, *exp;
-  };
-  for (Variant v :
-       {Variant{"fused, shared memory", true, nullptr, nullptr},
-        Variant{"fused, cluster of 2", true, "cluster2", nullptr},
-        Variant{"fused, cluster of 4", true, "cluster4", nullptr},
-        Variant{"fused, cluster of 8", true, "cluster8", nullptr},
-        Variant{"fused, registers", true, "registers", nullptr},
-        Variant{"fused, L2 re-read", true, "none", nullptr},
-        Variant{"unfused", false, nullptr, nullptr},
-        Variant{"fused, shared memory, expf", true, nullptr, "expf"},
-        Variant{"fused, cluster of 4, expf", true, "cluster4", "expf"},
-        Variant{"unfused, expf", false, nullptr, "expf"}}) {
+  for (Variant v : variants) {
     ScopedEnv cache("LLMC_CE_ROW_CACHE", v.cache);
     ScopedEnv exp("LLMC_CE_EXP", v.exp);
     llmc::FusionConfig fusion;
@@ -283,6 +253,73 @@ TEST(ClassifierGpuBandwidth, Gpt2Classifier) {
                 v.name, loss, bytes / (loss * 1e-3) / 1e9, bytes / 1e9,
                 100.0 * floorMs / loss, floorMs);
   }
+}
+
+// GPT-2 124M's classifier at B 16, T 1024: [16384, 50304] bf16 logits, 50257
+// real classes, ignore_index 0 for one target in 256. Fused and unfused must
+// be bitwise equal, and the shared-memory row kernel (the default) and the
+// cluster bitwise the L2 re-read; the f64 reference is checked on Gpt2Rows
+// above (the same kernel, fewer rows). Prints each variant's times (read
+// and write 2 x 1.65 GB). Measured on an H100 (session 8, docs/fusion.md
+// "Cheaper exponentials"): 1.26 ms (88% of the floor) by default, 1.87 ms
+// with expf.
+TEST(ClassifierGpuBandwidth, Gpt2Classifier) {
+  LLMC_REQUIRE_GPU();
+  const int64_t rows = 16384, cols = 50304;
+  std::string ir = classifierIR(rows, cols, 50257, "bf16", "mean", 0, 256);
+  checkFusedMatchesUnfused(ir);
+  checkEnvVariantsBitwiseEqual(ir, "LLMC_CE_ROW_CACHE", nullptr, "none",
+                               llmc::FusionConfig::exact());
+  checkEnvVariantsBitwiseEqual(ir, "LLMC_CE_ROW_CACHE", "cluster", "none",
+                               llmc::FusionConfig::exact());
+  // The timings print even when a bitwise check above failed (it says
+  // which), not after a fatal one.
+  if (::testing::Test::HasFatalFailure())
+    return;
+  // Fused with the row in shared memory (the default), split over a
+  // cluster of 2, 4 or 8 CTAs (LLMC_CE_ROW_CACHE=clusterN), in registers
+  // (LLMC_CE_ROW_CACHE=registers: spills) and re-read from L2
+  // (LLMC_CE_ROW_CACHE=none: the default before shared staging), and
+  // unfused as before llmc-fuse-classifier; then the shared row, the
+  // cluster of 4 and the unfused kernels with expf (LLMC_CE_EXP=expf, the
+  // kernels before session 8: twice the instructions per logit).
+  printVariantTimes(
+      ir, rows, cols,
+      {Variant{"fused, shared memory", true, nullptr, nullptr},
+       Variant{"fused, cluster of 2", true, "cluster2", nullptr},
+       Variant{"fused, cluster of 4", true, "cluster4", nullptr},
+       Variant{"fused, cluster of 8", true, "cluster8", nullptr},
+       Variant{"fused, registers", true, "registers", nullptr},
+       Variant{"fused, L2 re-read", true, "none", nullptr},
+       Variant{"unfused", false, nullptr, nullptr},
+       Variant{"fused, shared memory, expf", true, nullptr, "expf"},
+       Variant{"fused, cluster of 4, expf", true, "cluster4", "expf"},
+       Variant{"unfused, expf", false, nullptr, "expf"}});
+}
+
+// Llama 3's vocabulary (128256 classes, bf16 rows of 251 KiB) over 4096
+// positions: no room for two one-block rows an SM, so the default re-reads
+// the row from L2; a cluster of 4 or 8 CTAs stages it (64 or 32 KiB a CTA,
+// 3 or 6 CTAs an SM; 2 CTAs would leave one an SM and fall back). The
+// cluster must be bitwise the default; the times decide whether it should
+// become the default for such rows (docs/fusion.md "The cluster row
+// cache"; not measured yet).
+TEST(ClassifierGpuBandwidth, Llama3VocabClassifier) {
+  LLMC_REQUIRE_GPU();
+  const int64_t rows = 4096, cols = 128256;
+  std::string ir = classifierIR(rows, cols, cols, "bf16", "mean", 0, cols);
+  for (const char *cluster : {"cluster4", "cluster8"})
+    checkEnvVariantsBitwiseEqual(ir, "LLMC_CE_ROW_CACHE", cluster, nullptr,
+                                 llmc::FusionConfig::exact());
+  if (::testing::Test::HasFatalFailure())
+    return;
+  printVariantTimes(ir, rows, cols,
+                    {Variant{"llama3 vocab, L2 re-read (default)", true,
+                             nullptr, nullptr},
+                     Variant{"llama3 vocab, cluster of 4", true, "cluster4",
+                             nullptr},
+                     Variant{"llama3 vocab, cluster of 8", true, "cluster8",
+                             nullptr}});
 }
 
 } // namespace
