@@ -12,7 +12,9 @@
 //   <name>_rows    one block per row: the row is loaded once, in vectors
 //                  of 8 elements (kept in registers when they fit, else
 //                  staged in shared memory when two blocks per SM fit,
-//                  else re-read from L2), its max/sum of exp computed online;
+//                  else re-read from L2; or, on request, split over a
+//                  thread-block cluster: ClassifierCluster.cpp), its
+//                  max/sum of exp computed online (exp as ex2.approx);
 //                  thread 0 writes the row's loss m + log(s) - x[target] to
 //                  the f32 scratch `row_loss`; then every element's
 //                  gradient w * (exp(x - m) / s - onehot(target)) is
