@@ -12,7 +12,9 @@
 //   <name>_rows    one block per row: the row is loaded once, in vectors
 //                  of 8 elements (kept in registers when they fit, else
 //                  staged in shared memory when two blocks per SM fit,
-//                  else re-read from L2), its max/sum of exp computed online;
+//                  else re-read from L2; or, on request, split over a
+//                  thread-block cluster: ClassifierCluster.cpp), its
+//                  max/sum of exp computed online (exp as ex2.approx);
 //                  thread 0 writes the row's loss m + log(s) - x[target] to
 //                  the f32 scratch `row_loss`; then every element's
 //                  gradient w * (exp(x - m) / s - onehot(target)) is
@@ -34,6 +36,7 @@
 // the row losses are the same fixed-order block sums.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/codegen/ClassifierCluster.h"
 #include "compiler/codegen/Emitters.h"
 
 #include "dialects/llmc/LlmcOps.h"
@@ -71,7 +74,9 @@ int64_t maxCacheRegisters() {
 }
 
 /// Where the gradient pass finds the row the statistics pass read.
-enum class RowCache { Registers, Shared, L2 };
+/// Cluster: a thread-block cluster per row (sm_90), each CTA staging its
+/// slice in its own shared memory (ClusterRows below).
+enum class RowCache { Registers, Shared, L2, Cluster };
 
 /// An SM's shared memory on sm_90 (H100, H200: 228 KiB, of which a block
 /// may take 227), the 1 KiB the driver reserves per block, and the static
@@ -107,6 +112,93 @@ RowCache rowCacheOf(const CrossEntropyRows &r, int64_t iters, int64_t vec,
     return RowCache::L2;
   return blocksPerSm(r.cols * floatBytes(r.lt), block) >= 2 ? RowCache::Shared
                                                             : RowCache::L2;
+}
+
+/// A row kernel's vectors and threads. Vectors of 8 elements whatever the
+/// type (16 bytes of bf16, 32 of f32), so that a row's elements meet in
+/// the same order whether the logits are loaded as bf16 or f32: the fused
+/// and unfused kernels round alike. Every row cache visits them in that
+/// order too (each thread its vectors thread + i * kBlock, i rising), so
+/// their results are bitwise the same.
+struct RowLayout {
+  int64_t vec, vecs, iters;
+  unsigned block;
+  RowCache cache;
+};
+RowLayout layoutOf(const CrossEntropyRows &r) {
+  RowLayout l;
+  l.vec = r.cols % 8 == 0 ? 8 : 1;
+  l.vecs = r.cols / l.vec;
+  l.block = rowBlockSize(l.vecs);
+  l.iters = (l.vecs + l.block - 1) / l.block;
+  l.cache = rowCacheOf(r, l.iters, l.vec, l.block);
+  return l;
+}
+
+/// Every cross-entropy row kernel (fused or not, every row cache, so they
+/// stay bitwise equal to each other) takes exp(a - b) per element as
+/// 2^(a log2 e - b log2 e): one FMA and ex2.approx, where expf is about
+/// ten instructions. A row kernel spends two exponentials per element, and
+/// with expf its arithmetic cost about as much issue time as the memory
+/// floor: on an H100 at [16384, 50304] bf16 the classifier took 1.87 ms
+/// with expf and 1.26 ms (88% of the floor) with ex2
+/// (ClassifierGpuBandwidth, docs/fusion.md "Cheaper exponentials").
+/// ex2.approx is within 2 ulp; rounding b log2 e and the FMA add a relative
+/// error of at most about (|b| + |a - b|) 2^-24 (1e-6 for logits near 20),
+/// far under bf16's resolution and the reference tests' tolerance.
+/// LLMC_CE_EXP=expf keeps expf (the kernels before, for comparisons).
+bool ex2Exp() {
+  const char *v = std::getenv("LLMC_CE_EXP");
+  return !(v && std::string(v) == "expf");
+}
+
+/// The ex2 forms of expf(a - b) and onlineAdd: the same -inf and NaN cases
+/// (ex2(-inf) = 0, ex2(NaN) = NaN).
+std::string ex2Helpers() {
+  return R"(__device__ __forceinline__ float exp2Diff(float a, float b) {
+  const float l = 1.4426950408889634f;
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(a, l, -(b * l))));
+  return r;
+}
+__device__ __forceinline__ void onlineAddEx2(float &m, float &s, float x) {
+  if (x > m) {
+    s = s * exp2Diff(m, x) + 1.0f;
+    m = x;
+  } else if (x != -INFINITY) {
+    s += exp2Diff(x, m);
+  }
+}
+)";
+}
+
+/// CTAs per row of the cluster row cache, or 0 where it does not apply.
+/// LLMC_CE_ROW_CACHE=cluster (4 CTAs) or clusterN (N of 2, 4, 8, the
+/// portable cluster sizes) selects it for rows that would not stay in
+/// registers; cluster-fallback is cluster with the body for GPUs without
+/// clusters (ClassifierCluster.cpp: bitwise the one-block kernel). Small slices
+/// (28 KiB for GPT-2's bf16 rows at N = 4) let 7 CTAs share an SM, so
+/// that some load while others reduce or store: one read and one write
+/// of HBM, with both in flight (docs/fusion.md "The cluster row cache").
+/// Kept only where at least two CTAs fit on an SM (one alone would leave
+/// the memory idle while it computes, as for the one-block shared row).
+int64_t clusterOf(const CrossEntropyRows &r) {
+  const char *v = std::getenv("LLMC_CE_ROW_CACHE");
+  if (!v || !r.grad)
+    return 0;
+  std::string s(v);
+  int64_t n = s == "cluster" || s == "cluster-fallback" ? 4
+              : s == "cluster2"                        ? 2
+              : s == "cluster4" ? 4
+              : s == "cluster8" ? 8
+                                : 0;
+  RowLayout l = layoutOf(r);
+  if (n == 0 || l.cache == RowCache::Registers || (l.block / 32) % n != 0 ||
+      r.positions * n > (int64_t(1) << 30))
+    return 0;
+  unsigned cta = l.block / n;
+  int64_t slice = l.iters * cta * l.vec * floatBytes(r.lt);
+  return blocksPerSm((slice + 15) / 16 * 16, cta) >= 2 ? n : 0;
 }
 
 /// The copy of one vector into the shared row and its waits. Vectors of 16
@@ -260,24 +352,25 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
                          const LastRowReduce *reduce) {
   bool mean = r.reduction == CrossEntropyRows::Reduction::Mean;
   bool none = r.reduction == CrossEntropyRows::Reduction::None;
-  // Vectors of 8 elements whatever the type (16 bytes of bf16, 32 of f32),
-  // so that a row's elements meet in the same order whether the logits
-  // are loaded as bf16 or f32: the fused and unfused kernels round alike.
-  // The three row caches visit them in that order too (each thread its
-  // vectors threadIdx.x + i * kBlock, i rising), so their results are
-  // bitwise the same.
-  int64_t vec = r.cols % 8 == 0 ? 8 : 1;
-  int64_t vecs = r.cols / vec;
-  unsigned block = rowBlockSize(vecs);
-  int64_t iters = (vecs + block - 1) / block;
-  RowCache cache = rowCacheOf(r, iters, vec, block);
+  RowLayout layout = layoutOf(r);
+  int64_t vec = layout.vec, vecs = layout.vecs, iters = layout.iters;
+  unsigned block = layout.block;
+  RowCache cache = layout.cache;
+  // The cluster row cache: kCluster CTAs of ctaThreads threads per row,
+  // each staging kIters vectors a thread.
+  int64_t cluster = clusterOf(r);
+  unsigned ctaThreads = cluster ? block / cluster : block;
+  int64_t sliceBytes = iters * ctaThreads * vec * floatBytes(r.lt);
+  if (cluster)
+    cache = RowCache::Cluster;
   int64_t inAlign = std::min<int64_t>(16, vec * floatBytes(r.lt));
   int64_t outAlign = r.grad ? std::min<int64_t>(16, vec * floatBytes(r.rt)) : 1;
   int64_t rowBytes = r.cols * floatBytes(r.lt);
   int64_t sharedBytes = cache == RowCache::Shared ? (rowBytes + 15) / 16 * 16
-                                                  : 0;
-  int64_t minBlocks =
-      cache == RowCache::Shared ? blocksPerSm(sharedBytes, block) : 1;
+                        : cache == RowCache::Cluster ? (sliceBytes + 15) / 16 * 16
+                                                     : 0;
+  bool staged = cache == RowCache::Shared || cache == RowCache::Cluster;
+  int64_t minBlocks = staged ? blocksPerSm(sharedBytes, ctaThreads) : 1;
 
   KernelSource src(r.op, r.name);
   src.use(r.lt);
@@ -288,13 +381,18 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
   std::string what = r.loss && r.grad ? "cross_entropy and its gradient"
                      : r.loss         ? "cross_entropy"
                                       : "cross_entropy_grad";
-  std::string from = cache == RowCache::Registers
-                         ? " from registers"
-                         : cache == RowCache::Shared
-                               ? " from shared memory (the row staged once)"
-                               : " (the row re-read from L2)";
+  std::string from =
+      cache == RowCache::Registers ? " from registers"
+      : cache == RowCache::Shared  ? " from shared memory (the row staged once)"
+      : cache == RowCache::Cluster
+          ? " from shared memory (each CTA of the cluster staging its slice "
+            "once)"
+          : " (the row re-read from L2)";
+  std::string per = cluster ? "one cluster of " + std::to_string(cluster) +
+                                  " CTAs per position"
+                            : "one block per position";
   src.scheme(what + " (" + (mean ? "mean" : none ? "none" : "sum") +
-             "): one block per position; the row is read in vectors of " +
+             "): " + per + "; the row is read in vectors of " +
              std::to_string(vec) + " elements, online max/sum of exp" +
              (r.loss ? std::string(", loss = max + log(sum) - x[target]") +
                            (r.lossToScratch ? " into `row_loss`" : "")
@@ -309,12 +407,20 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
                "real classes; the columns after them are padding");
   src.constant("kVec", vec, "elements per vector");
   src.constant("kVecs", vecs, "vectors per row");
-  src.constant("kBlock", block, "threads per block, one block per position");
+  src.constant("kBlock", block,
+               cluster ? "threads per position, over the cluster's CTAs"
+                       : "threads per block, one block per position");
   src.constant("kIters", iters, "vectors per thread, at most");
-  if (cache == RowCache::Shared)
+  if (cluster) {
+    src.constant("kCluster", cluster, "CTAs per position (a cluster)");
+    src.constant("kCtaThreads", ctaThreads, "threads per CTA");
+    src.constant("kCtaWarps", ctaThreads / 32, "warps per CTA");
+  }
+  if (staged)
     src.constant("kMinBlocks", minBlocks,
-                 "blocks per SM the row's shared memory allows (registers "
-                 "are capped to match)");
+                 std::string(cluster ? "CTAs" : "blocks") +
+                     " per SM the row's shared memory allows (registers "
+                     "are capped to match)");
   src.staticAssert("kBlock % 32 == 0 && kBlock <= 1024",
                    "whole warps, one block");
   src.constant("kIgnore", r.ignoreIndex, "ignore_index");
@@ -329,7 +435,15 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
     vecs_ += "struct alignas(" + std::to_string(outAlign) + ") OutVec {\n  " +
              rs + " v[kVec];\n};\n";
   src.helper(vecs_);
-  if (cache == RowCache::Shared)
+  if (ex2Exp())
+    src.helper(ex2Helpers());
+  if (cluster) {
+    const char *v = std::getenv("LLMC_CE_ROW_CACHE");
+    if (v && std::string(v) == "cluster-fallback")
+      src.helper("#define LLMC_CE_NO_CLUSTERS 1\n");
+    src.helper(clusterHelpers());
+  }
+  if (staged)
     src.helper(stagingHelpers(vec * floatBytes(r.lt) % 16 == 0));
 
   // Parameters in a fixed order; the logits and the gradient may be one
@@ -381,6 +495,81 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
              : mean ? loadAs(r.gt, "dloss[0]") + " / count[0]"
                     : loadAs(r.gt, "dloss[0]");
 
+  bool ex2 = ex2Exp();
+  std::string fold = "        for (int e = 0; e < kVec; ++e)\n"
+                     "          if (v * kVec + e < kClasses)\n"
+                     "            " +
+                     std::string(ex2 ? "onlineAddEx2" : "onlineAdd") +
+                     "(m, s, " + loadAs(r.lt, "in.v[e]") + ");\n";
+  std::string grads;
+  if (r.grad)
+    grads =
+      "        OutVec o;\n"
+      "        for (int e = 0; e < kVec; ++e) {\n"
+      "          const index_t j = v * kVec + e;\n"
+      "          const float p = j >= kClasses ? 0.0f : " +
+      (ex2 ? "exp2Diff(" + loadAs(r.lt, "in.v[e]") + ", m)"
+           : "expf(" + loadAs(r.lt, "in.v[e]") + " - m)") +
+      " * inv;\n"
+      "          o.v[e] = " +
+      storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") +
+      ";\n"
+      "        }\n"
+      "        d[v] = o;\n";
+  // Fully unrolled for cp.async, whose waits need constant group counts;
+  // 2-byte plain copies (odd rows: up to 57 a thread) would spill then.
+  bool async = vec * floatBytes(r.lt) % 16 == 0;
+  std::string unroll = staged && !async
+                           ? "#pragma unroll 8\n"
+                           : "#pragma unroll\n";
+  auto unrolled = [&](const std::string &inner,
+                      const std::string &thread = "threadIdx.x") {
+    return unroll +
+           "    for (int i = 0; i < kIters; ++i) {\n"
+           "      const index_t v = " +
+           thread + " + i * kBlock;\n" + inner + "    }\n";
+  };
+  if (cluster) {
+    ClusterRowParts parts;
+    parts.fold = fold;
+    parts.grads = grads;
+    parts.weight = weight;
+    parts.zero = storeAs(r.rt, "0.0f");
+    parts.logitType = ls;
+    parts.loss = r.loss;
+    parts.sharedBytes = sharedBytes;
+    parts.storeLoss = [&](const std::string &v) {
+      std::string store = r.lossToScratch
+                              ? "row_loss[row] = " + v + ";"
+                              : "out[row] = " + storeAs(r.lossType, v) + ";";
+      if (!reduce)
+        return store + "\n";
+      // The last-row reduction: fence the loss, draw the row's ticket.
+      return "{\n      " + store +
+             "\n      __threadfence();\n"
+             "      sawLast |= atomicAdd(ticket, 1u) == (unsigned int)(kRows "
+             "- 1);\n    }\n";
+    };
+    if (reduce)
+      parts.outStore = "out[0] = " +
+                       storeAs(reduce->lossType,
+                               mean ? "total / count[0]" : "total") +
+                       ";";
+    parts.loadLogit = [&](const std::string &e) { return loadAs(r.lt, e); };
+    parts.unrolled = unrolled;
+    src.kernel("extern \"C\" __global__ void " + clusterRowsAttributes() +
+               "\n" + r.name + "(" + params + ") {\n" +
+               clusterRowsBody(parts));
+    EmittedKernel k;
+    k.name = r.name;
+    k.source = src.str();
+    k.grid = {static_cast<unsigned>(r.positions * cluster), 1, 1};
+    k.block = {ctaThreads, 1, 1};
+    k.sharedBytes = static_cast<unsigned>(sharedBytes);
+    k.args = std::move(args);
+    return k;
+  }
+
   std::string body;
   if (reduce)
     body += "  bool sawLast = false; // thread 0: this block drew the last "
@@ -420,36 +609,6 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
             "    const float xt = threadIdx.x == 0 && valid ? " +
             loadAs(r.lt, "logits[row * kCols + target]") + " : 0.0f;\n";
   body += "    float m = -INFINITY, s = 0.0f;\n";
-  std::string fold = "        for (int e = 0; e < kVec; ++e)\n"
-                     "          if (v * kVec + e < kClasses)\n"
-                     "            onlineAdd(m, s, " +
-                     loadAs(r.lt, "in.v[e]") + ");\n";
-  std::string grads;
-  if (r.grad)
-    grads =
-      "        OutVec o;\n"
-      "        for (int e = 0; e < kVec; ++e) {\n"
-      "          const index_t j = v * kVec + e;\n"
-      "          const float p = j >= kClasses ? 0.0f : expf(" +
-      loadAs(r.lt, "in.v[e]") +
-      " - m) * inv;\n"
-      "          o.v[e] = " +
-      storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") +
-      ";\n"
-      "        }\n"
-      "        d[v] = o;\n";
-  // Fully unrolled for cp.async, whose waits need constant group counts;
-  // 2-byte plain copies (odd rows: up to 57 a thread) would spill then.
-  bool async = vec * floatBytes(r.lt) % 16 == 0;
-  std::string unroll = cache == RowCache::Shared && !async
-                           ? "#pragma unroll 8\n"
-                           : "#pragma unroll\n";
-  auto unrolled = [&](const std::string &inner) {
-    return unroll +
-           "    for (int i = 0; i < kIters; ++i) {\n"
-           "      const index_t v = threadIdx.x + i * kBlock;\n" +
-           inner + "    }\n";
-  };
   switch (cache) {
   case RowCache::Registers:
     body += "    InVec cached[kIters];\n" +
@@ -476,6 +635,8 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
             "      {\n"
             "        const InVec in = x[v];\n" +
             fold + "      }\n    }\n";
+    break;
+  case RowCache::Cluster: // its own kernel, returned above
     break;
   }
   body += "    blockOnline(m, s);\n";
@@ -508,6 +669,8 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
               "      {\n"
               "        const InVec in = x[v];\n" +
               grads + "      }\n    }\n";
+      break;
+    case RowCache::Cluster: // its own kernel, returned above
       break;
     }
   }
@@ -595,7 +758,8 @@ LogicalResult emitClassifier(CrossEntropyOp ce, CrossEntropyGradOp grad,
   r.gradArg = KernelArg::result(1);
   // The last row reduces the losses when the row kernel's blocks have
   // reduceKernel's 1024 threads (rows of 4096 vectors and more), so that
-  // the sum keeps its order; narrower rows keep the `_reduce` launch.
+  // the sum keeps its order (a cluster's CTA plays them in turns:
+  // ClassifierCluster.cpp); narrower rows keep the `_reduce` launch.
   if (rowBlockSize(r.cols % 8 == 0 ? r.cols / 8 : r.cols) == 1024) {
     ScratchBuffer ticket{"tickets", DType::I32, {1}};
     ticket.persistent = true;

@@ -20,7 +20,7 @@
 // CHECK:       const bool valid = target >= 0 && target < kClasses;
 // CHECK:       if (v * kVec + e < kClasses)
 // CHECK:       row_loss[row] = valid ? m + logf(s) - xt : NAN;
-// CHECK:       const float p = j >= kClasses ? 0.0f : expf(in.v[e] - m) * inv;
+// CHECK:       const float p = j >= kClasses ? 0.0f : exp2Diff(in.v[e], m) * inv;
 // NVRTC:       compiled {{[0-9]+}} kernels for sm_90
 func.func @forward(%wte: tensor<1024x64xf32>, %idx: tensor<32xi64>,
                    %logits: tensor<32x1024xf32>, %t: tensor<32xi64>,
