@@ -186,11 +186,11 @@ TEST(FusionEvalPacked, Gpt2TinyStepReadsPackedQkv) {
 }
 
 // Llama's bf16 step (the tiny recipe: RMS norms over rows of 64, RoPE,
-// SwiGLU): every exact fusion, the RMS norm prologues among them (issue
-// 19: the residual add computed in the norm's warp row kernel), leaves
-// every result bitwise the ungrouped step's; and the prologues are there:
-// each RMS norm but the first (whose input is the embedding gather) shares
-// its group with the residual add before it.
+// SwiGLU): every exact fusion, the RMS norm prologues and SwiGLU's
+// recomputed silu(gate) among them (issue 19), leaves every result bitwise
+// the ungrouped step's; and both are there: each RMS norm but the first
+// (whose input is the embedding gather) shares its group with the residual
+// add before it, and each layer's backward computes silu(gate) again.
 TEST(FusionEvalLlama, TinyBf16StepUnchangedByRmsNormPrologues) {
   MLIRContext context;
   context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
@@ -209,7 +209,8 @@ TEST(FusionEvalLlama, TinyBf16StepUnchangedByRmsNormPrologues) {
     config.normPrologue = prologues;
     OwningOpRef<ModuleOp> grouped = plain->clone();
     ASSERT_TRUE(succeeded(runKernelPipeline(*grouped, config))) << diagnostics;
-    int norms = 0, withAdd = 0;
+    int norms = 0, withAdd = 0, silus = 0;
+    grouped->walk([&](mlir::llmc::SiluOp) { ++silus; });
     grouped->walk([&](mlir::llmc::RmsNormOp norm) {
       ++norms;
       for (Operation *op = norm->getPrevNode(); op; op = op->getPrevNode())
@@ -218,6 +219,8 @@ TEST(FusionEvalLlama, TinyBf16StepUnchangedByRmsNormPrologues) {
     });
     EXPECT_EQ(norms, 5); // two layers x two, and the final norm
     EXPECT_EQ(withAdd, prologues ? 4 : 0);
+    // SwiGLU's silu(gate) recomputed in each layer's backward kernel.
+    EXPECT_EQ(silus, 4);
     std::vector<RefTensor> got = evaluateStep(*grouped, args);
     ASSERT_EQ(got.size(), want.size()) << diagnostics;
     EXPECT_TRUE(differing(got, want).empty())
