@@ -91,7 +91,9 @@
 // run in the next RMS norm's warp row kernel, a norm prologue as GPT-2's
 // layer norms take (issue 19): 4 launches (105 -> 101). With the cast
 // rewrites off (LLAMA-OFF) the norms' narrowing casts join them as
-// epilogues instead (128 -> 119).
+// epilogues instead (128 -> 119). The SwiGLU backward kernel computes
+// silu(gate) again from gate, which it reads for silu_grad, instead of
+// reading the forward's (which the forward then no longer writes).
 // LLAMA:      group {{[0-9]+}} (reduction+casts, 3 ops)
 // LLAMA-NEXT:     llmc.cast "node_view" at
 // LLAMA-NEXT:     llmc.rotary "node_add_4" at
@@ -101,7 +103,8 @@
 // LLAMA-NEXT:     llmc.add "node_add_6" at
 // LLAMA-NEXT:     llmc.rms_norm "node_mul_9" at
 // LLAMA-NEXT:     llmc.cast "node_mul_9" at
-// LLAMA:      group {{[0-9]+}} (elementwise, 3 ops)
+// LLAMA:      group {{[0-9]+}} (elementwise, 4 ops)
+// LLAMA-NEXT:     llmc.silu "node_silu_1" at
 // LLAMA-NEXT:     llmc.mul "node_mul_19" at
 // LLAMA-NEXT:     llmc.mul "node_mul_19" at
 // LLAMA-NEXT:     llmc.silu_grad "node_silu_1" at
