@@ -155,7 +155,8 @@ GroupKind classify(KernelOp group) {
 }
 
 bool hasWarpRowKernel(Operation *op) {
-  if (!isa_and_nonnull<LayerNormOp, LayerNormGradOp, RmsNormGradOp>(op))
+  if (!isa_and_nonnull<LayerNormOp, RmsNormOp, LayerNormGradOp,
+                       RmsNormGradOp>(op))
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   if (!type || !type.hasStaticShape())
@@ -163,6 +164,8 @@ bool hasWarpRowKernel(Operation *op) {
   int64_t a = 0;
   if (auto ln = dyn_cast<LayerNormOp>(op))
     a = ln.getAxis();
+  else if (auto rms = dyn_cast<RmsNormOp>(op))
+    a = rms.getAxis();
   else if (auto g = dyn_cast<LayerNormGradOp>(op))
     a = g.getAxis();
   else
@@ -175,14 +178,16 @@ bool hasWarpRowKernel(Operation *op) {
   int64_t cols = 1;
   for (int64_t d = a; d < rank; ++d)
     cols *= type.getDimSize(d);
-  int64_t limit =
-      isa<LayerNormOp>(op) ? kMaxWarpNormRow : kMaxWarpNormGradRow;
+  int64_t limit = isa<LayerNormOp, RmsNormOp>(op) ? kMaxWarpNormRow
+                                                  : kMaxWarpNormGradRow;
   return cols % 4 == 0 && cols <= limit;
 }
 
 bool isRowOperand(Operation *op, unsigned i) {
   if (auto ln = dyn_cast<LayerNormOp>(op))
     return i == ln.getInputMutable().getOperandNumber();
+  if (auto rms = dyn_cast<RmsNormOp>(op))
+    return i == rms.getInputMutable().getOperandNumber();
   if (auto g = dyn_cast<LayerNormGradOp>(op))
     return i == g.getInputMutable().getOperandNumber() ||
            i == g.getGradMutable().getOperandNumber();
@@ -494,8 +499,9 @@ static std::optional<std::string> rowFusionBlocker(KernelOp normGroup,
                                                    Operation *&norm) {
   norm = warpNormOf(normGroup);
   if (!norm)
-    return std::string("the reduction has no warp row kernel (a layer norm "
-                       "or norm gradient over rows of 4k elements, at most ") +
+    return std::string("the reduction has no warp row kernel (a layer or "
+                       "RMS norm or a norm gradient over rows of 4k "
+                       "elements, at most ") +
            std::to_string(kMaxWarpNormRow) + " / " +
            std::to_string(kMaxWarpNormGradRow) + ")";
   if (normGroup->getBlock() != chain->getBlock())

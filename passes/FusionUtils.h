@@ -63,8 +63,8 @@ Operation *reductionOp(KernelOp group);
 /// NormGradEmitters.cpp) take rows of 4k elements up to these lengths.
 constexpr int64_t kMaxWarpNormRow = 2048;
 constexpr int64_t kMaxWarpNormGradRow = 1024;
-/// layer_norm, layer_norm_grad or rms_norm_grad whose rows a warp row
-/// kernel takes: the ops a RowFused group is built around.
+/// layer_norm, rms_norm or their gradients whose rows a warp row kernel
+/// takes: the ops a RowFused group is built around.
 bool hasWarpRowKernel(Operation *op);
 /// Whether a RowFused prologue may compute operand `i` of `op` (the row
 /// operands the warp kernels load: a norm's input, a gradient's input and

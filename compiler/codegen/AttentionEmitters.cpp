@@ -16,8 +16,11 @@
 // gets output 0 and lse -inf (docs/reference-evaluator.md; autodiff's
 // attention_lse). GQA: query head h reads kv head h / (Hq / Hkv).
 //
-// rotary: one thread per element of [..., T, D]; the first R features
-// rotate with the pair partner (rotate-half or interleaved), the rest copy.
+// rotary: a vector of 16 bytes per thread (8 bf16, 4 f32) of [..., T, D];
+// the first R features rotate with the pair partner (rotate-half: the
+// vector R/2 away in the same row; interleaved: inside the vector), the
+// rest copy. Shapes whose rows do not split into such vectors take one
+// element per thread.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/AttentionCudnn.h"
@@ -27,6 +30,8 @@
 #include "dialects/llmc/LlmcOps.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::llmc;
@@ -222,6 +227,27 @@ __device__ __forceinline__ float warpMax(float v) {
   return success();
 }
 
+/// Elements per thread of the rotary kernel: 16 bytes of the wider of the
+/// input and result types (8 bf16, 4 f32), or the largest power of two
+/// under it, when every vector lies in one region of a row (copied, or
+/// rotated with its partner a whole vector of the same row: rotate-half's
+/// d +- R/2, or inside it: interleaved pairs); else 1. LLMC_ROTARY_SCALAR=1 forces 1, for the GPU test that compares
+/// the two bitwise.
+int64_t rotaryVector(int64_t D, int64_t R, bool interleaved, Type t,
+                     Type rt) {
+  if (const char *v = std::getenv("LLMC_ROTARY_SCALAR");
+      v && std::string(v) == "1")
+    return 1;
+  auto bytes = [](Type x) {
+    return std::max<int64_t>(1, x.getIntOrFloatBitWidth() / 8);
+  };
+  int64_t unit = interleaved ? R : R / 2;
+  for (int64_t vec = 16 / std::max(bytes(t), bytes(rt)); vec >= 2; vec /= 2)
+    if (D % vec == 0 && unit % vec == 0)
+      return vec;
+  return 1;
+}
+
 LogicalResult emitRotary(RotaryOp op, const EmitContext &ctx, OpLowering &out) {
   Shape shape = shapeOf(op.getInput());
   Shape table = shape;
@@ -234,58 +260,149 @@ LogicalResult emitRotary(RotaryOp op, const EmitContext &ctx, OpLowering &out) {
   Type t = elementTypeOf(op.getInput()), ct = elementTypeOf(op.getCos()),
        st = elementTypeOf(op.getSin()), rt = elementTypeOf(op.getResult());
   bool interleaved = op.getInterleaved();
+  int64_t vec = rotaryVector(D, R, interleaved, t, rt);
 
   KernelSource src(op, ctx.name);
   src.scheme(std::string("rotary (") +
              (interleaved ? "interleaved pairs 2j, 2j+1" : "rotate-half") +
-             "): one thread per element; y = x * cos + rotate(x) * sin on "
-             "the first R features, copy after");
+             "): " +
+             (vec == 1 ? std::string("one thread per element")
+                       : "a vector of " + std::to_string(vec) +
+                             " elements per thread (the partner half another "
+                             "vector of the row)") +
+             "; y = x * cos + rotate(x) * sin on the first R features, "
+             "copy after");
   int64_t n = numElements(shape);
   src.constant("kN", n, "elements " + dimsString(shape));
   src.constant("kD", D, "features");
   src.constant("kR", R, "rotated features");
+  src.constant("kVec", vec, "elements per thread");
   src.staticAssert("kR % 2 == 0 && kR <= kD", "pairs within the features");
-  std::string partner = interleaved
-                            ? "(d % 2 == 0 ? -" + loadAs(t, "in[i + 1]") +
-                                  " : " + loadAs(t, "in[i - 1]") + ")"
-                            : "(d < kR / 2 ? -" + loadAs(t, "in[i + kR / 2]") +
-                                  " : " + loadAs(t, "in[i - kR / 2]") + ")";
-  std::string body =
-      "    const index_t d = i % kD;\n"
-      "    const float x = " +
-      loadAs(t, "in[i]") +
-      ";\n"
-      "    if (d >= kR) {\n"
-      "      out[i] = " +
-      storeAs(rt, "x") +
-      ";\n"
-      "      continue;\n"
-      "    }\n"
-      "    const index_t tl = (i / kD) * kR + d; // index in [..., T, R]\n" +
+  src.staticAssert(
+      std::string("kVec == 1 || (kD % kVec == 0 && ") +
+          (interleaved ? "kR" : "(kR / 2)") + " % kVec == 0)",
+      "a vector lies in one region of a row");
+  // The same arithmetic per element whatever the vector: one explicit FMA
+  // (x * c rounded once with the partner's product), so that neither NVVM
+  // nor ptxas contracts the scalar and vector kernels differently.
+  std::string y = "__fmaf_rn(x, c, __fmul_rn(p, s))";
+  std::string tableOffsets =
       emitCoordinates("tl", "tl", flat.shape,
                       neededCoordinates(flat.shape, flat.strides), "    ") +
-      "    const float c = " +
-      loadAs(ct, "cos_table[" +
-                     offsetExpression("tl", "tl", flat.shape, flat.strides[0]) +
-                     "]") +
+      "    const index_t co = " +
+      offsetExpression("tl", "tl", flat.shape, flat.strides[0]) +
       ";\n"
-      "    const float s = " +
-      loadAs(st, "sin_table[" +
-                     offsetExpression("tl", "tl", flat.shape, flat.strides[1]) +
-                     "]") +
-      ";\n"
-      "    out[i] = " +
-      storeAs(rt, "x * c + " + partner + " * s") + ";\n";
+      "    const index_t so = " +
+      offsetExpression("tl", "tl", flat.shape, flat.strides[1]) + ";\n";
+  std::string body;
+  if (vec == 1) {
+    std::string partner =
+        interleaved ? "(d % 2 == 0 ? -" + loadAs(t, "in[i + 1]") + " : " +
+                          loadAs(t, "in[i - 1]") + ")"
+                    : "(d < kR / 2 ? -" + loadAs(t, "in[i + kR / 2]") +
+                          " : " + loadAs(t, "in[i - kR / 2]") + ")";
+    body = "    const index_t d = i % kD;\n"
+           "    const float x = " +
+           loadAs(t, "in[i]") +
+           ";\n"
+           "    if (d >= kR) {\n"
+           "      out[i] = " +
+           storeAs(rt, "x") +
+           ";\n"
+           "      continue;\n"
+           "    }\n"
+           "    const index_t tl = (i / kD) * kR + d; // index in [..., T, R]\n" +
+           tableOffsets + "    const float c = " + loadAs(ct, "cos_table[co]") +
+           ";\n"
+           "    const float s = " +
+           loadAs(st, "sin_table[so]") +
+           ";\n"
+           "    const float p = " +
+           partner +
+           ";\n"
+           "    out[i] = " +
+           storeAs(rt, y) + ";\n";
+  } else {
+    std::string inVec = "Vec<" + storageType(t) + ", kVec>",
+                outVec = "Vec<" + storageType(rt) + ", kVec>";
+    std::string partner =
+        interleaved ? "(e % 2 == 0 ? -" + loadAs(t, "xv.v[e ^ 1]") + " : " +
+                          loadAs(t, "xv.v[e ^ 1]") + ")"
+                    : "(first ? -" + loadAs(t, "pv.v[e]") + " : " +
+                          loadAs(t, "pv.v[e]") + ")";
+    src.helper("template <typename T, int N> struct alignas(sizeof(T) * N) "
+               "Vec { T v[N]; };\n");
+    // The tables' last axis (R) is contiguous and a vector never crosses
+    // it: element e of the vector is entry co + e, so + e, and co, so are
+    // multiples of kVec (every other stride is a multiple of R, or 0), so
+    // the tables load as aligned vectors too.
+    std::string cosVec = "Vec<" + storageType(ct) + ", kVec>",
+                sinVec = "Vec<" + storageType(st) + ", kVec>";
+    body = "    const index_t i = v * kVec, d = i % kD;\n"
+           "    const " +
+           inVec + " xv = reinterpret_cast<const " + inVec +
+           " *>(in)[v];\n"
+           "    " +
+           outVec +
+           " o;\n"
+           "    if (d >= kR) {\n"
+           "#pragma unroll\n"
+           "      for (int e = 0; e < kVec; ++e)\n"
+           "        o.v[e] = " +
+           storeAs(rt, loadAs(t, "xv.v[e]")) +
+           ";\n"
+           "      reinterpret_cast<" +
+           outVec +
+           " *>(out)[v] = o;\n"
+           "      continue;\n"
+           "    }\n" +
+           (interleaved
+                ? std::string()
+                : "    const bool first = d < kR / 2;\n"
+                  "    const " +
+                      inVec + " pv = reinterpret_cast<const " + inVec +
+                      " *>(in)[(first ? i + kR / 2 : i - kR / 2) / kVec];\n") +
+           "    const index_t tl = (i / kD) * kR + d; // index in [..., T, R]\n" +
+           tableOffsets + "    const " + cosVec +
+           " cv = *reinterpret_cast<const " + cosVec +
+           " *>(cos_table + co);\n"
+           "    const " +
+           sinVec + " sv = *reinterpret_cast<const " + sinVec +
+           " *>(sin_table + so);\n"
+           "#pragma unroll\n"
+           "    for (int e = 0; e < kVec; ++e) {\n"
+           "      const float x = " +
+           loadAs(t, "xv.v[e]") +
+           ";\n"
+           "      const float c = " +
+           loadAs(ct, "cv.v[e]") +
+           ";\n"
+           "      const float s = " +
+           loadAs(st, "sv.v[e]") +
+           ";\n"
+           "      const float p = " +
+           partner +
+           ";\n"
+           "      o.v[e] = " +
+           storeAs(rt, y) +
+           ";\n"
+           "    }\n"
+           "    reinterpret_cast<" +
+           outVec + " *>(out)[v] = o;\n";
+  }
+  std::string loopVar = vec == 1 ? "i" : "v";
   src.kernel("extern \"C\" __global__ void __launch_bounds__(" +
              std::to_string(ctx.options.blockSize) + ")\n" + ctx.name + "(" +
              inParam(t, "in") + ", " + inParam(ct, "cos_table") + ", " +
              inParam(st, "sin_table") + ", " + outParam(rt, "out") + ") {\n" +
-             "  for (index_t i = (index_t)blockIdx.x * blockDim.x + "
-             "threadIdx.x; i < kN;\n"
-             "       i += (index_t)gridDim.x * blockDim.x) {\n" +
-             body + "  }\n}\n");
+             "  for (index_t " + loopVar +
+             " = (index_t)blockIdx.x * blockDim.x + threadIdx.x; " + loopVar +
+             " < kN / kVec;\n"
+             "       " +
+             loopVar + " += (index_t)gridDim.x * blockDim.x) {\n" + body +
+             "  }\n}\n");
   return singleKernel(
-      out, elementwiseLaunch(src, ctx, n,
+      out, elementwiseLaunch(src, ctx, n / vec,
                              {KernelArg::operand(0), KernelArg::operand(1),
                               KernelArg::operand(2), KernelArg::result(0)}));
 }

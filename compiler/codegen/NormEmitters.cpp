@@ -12,13 +12,16 @@
 // softmax over an axis that is not the last views the tensor as
 // [outer, C, inner]: row r reads elements C apart by `inner`.
 //
-// layer_norm rows of 4k <= fusion::kMaxWarpNormRow elements (GPT-2's 768 .. 2048) take
-// a faster scheme, near memory speed: one warp per row, eight rows per
-// block, the row loaded once in 4-element vectors (16 bytes of f32) and
-// kept in registers; the mean, then the sum of squared deviations (two
-// exact passes over registers, no division per element as in Welford),
-// each a butterfly of shuffles so that every lane holds the same bits;
-// then the outputs stored in vectors.
+// layer_norm and rms_norm rows of 4k <= fusion::kMaxWarpNormRow elements
+// (GPT-2's 768 .. 1600, Llama 1B's 2048) take a faster scheme, near memory
+// speed: one warp per row, eight rows per block, the row loaded once in
+// 4-element vectors (16 bytes of f32) and kept in registers; layer_norm:
+// the mean, then the sum of squared deviations (two exact passes over
+// registers, no division per element as in Welford); rms_norm: the sum of
+// squares, gathered in the loads; each a butterfly of shuffles so that
+// every lane holds the same bits; then the outputs stored in vectors. This
+// is the kernel a norm prologue (the residual add) and epilogue ride in
+// (RowFusedEmitters.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/Emitters.h"
@@ -118,9 +121,11 @@ constexpr unsigned kWarpRowBlock = 256; // eight rows per block
 
 std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
 
-/// The plain loads and stores of a one-op layer_norm warp kernel.
-WarpRowIO plainLayerNormIO(LayerNormOp op) {
-  Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
+/// The plain loads and stores of a one-op layer_norm or rms_norm warp
+/// kernel.
+WarpRowIO plainNormIO(Operation *op) {
+  Type t = elementTypeOf(op->getOperand(0)),
+       rt = elementTypeOf(op->getResult(0));
   WarpRowIO io;
   io.params = inParam(t, "in");
   io.args = {KernelArg::operand(0)};
@@ -149,23 +154,36 @@ WarpRowIO plainLayerNormIO(LayerNormOp op) {
 
 } // namespace
 
-/// layer_norm, one warp per row (file comment). Same formula as the block
-/// kernel: ((x - mean) * rstd) * w + b, rstd = 1 / sqrt(var + eps).
-LogicalResult emitLayerNormWarpRows(Operation *o, const EmitContext &ctx,
+/// layer_norm or rms_norm, one warp per row (file comment). The same
+/// formulas as the block kernels: ((x - mean) * rstd) * w + b, rstd = 1 /
+/// sqrt(var + eps); (x * rstd) * w, rstd = 1 / sqrt(mean(x^2) + eps).
+LogicalResult emitLayerNormWarpRows(Operation *op, const EmitContext &ctx,
                                     OpLowering &out, const WarpRowIO &io) {
-  auto op = cast<LayerNormOp>(o);
-  Rows r = rowsOf(shapeOf(op.getInput()), op.getAxis());
+  auto ln = dyn_cast<LayerNormOp>(op);
+  auto rms = dyn_cast<RmsNormOp>(op);
+  if (!ln && !rms)
+    return op->emitError("codegen: the warp row kernel takes layer_norm or "
+                         "rms_norm");
+  Rows r = rowsOf(shapeOf(op->getOperand(0)),
+                  ln ? ln.getAxis() : rms.getAxis());
+  Value weight = ln ? ln.getWeight() : rms.getWeight();
+  Value bias = ln ? ln.getBias() : Value();
+  double eps = (ln ? ln.getEpsilon() : rms.getEpsilon()).convertToDouble();
   KernelSource src(op, ctx.name);
-  src.scheme("layer_norm: one warp per row, the row in registers (4-element "
-             "vectors); mean, then the sum of squared deviations (warp "
-             "butterflies), then ((x - mean) * rstd) * w + b");
+  src.scheme(ln ? "layer_norm: one warp per row, the row in registers "
+                  "(4-element vectors); mean, then the sum of squared "
+                  "deviations (warp butterflies), then ((x - mean) * rstd) * "
+                  "w + b"
+                : "rms_norm: one warp per row, the row in registers "
+                  "(4-element vectors); the sum of squares (a warp "
+                  "butterfly), then (x * rstd) * w");
   if (!io.scheme.empty())
     src.scheme(io.scheme);
   src.constant("kRows", r.rows, "rows");
   src.constant("kCols", r.cols, "elements per row");
   src.constant("kBlock", kWarpRowBlock, "threads per block, one warp per row");
   src.indexRange(r.rows * r.cols);
-  src.floatConstant("kEps", op.getEpsilon().convertToDouble(), "epsilon");
+  src.floatConstant("kEps", eps, "epsilon");
   src.staticAssert("kCols % 4 == 0 && kBlock % 32 == 0",
                    "whole vectors, whole warps");
   for (Type t : io.types)
@@ -173,9 +191,9 @@ LogicalResult emitLayerNormWarpRows(Operation *o, const EmitContext &ctx,
   src.helper(warpRowHelpers() + io.helpers);
   std::string params = io.params;
   std::vector<KernelArg> args = io.args;
-  std::string y = "(x[i][e] - mean) * rstd", loads;
+  std::string y = ln ? "(x[i][e] - mean) * rstd" : "x[i][e] * rstd", loads;
   unsigned next = 1;
-  if (Value w = op.getWeight()) {
+  if (Value w = weight) {
     Type wt = elementTypeOf(w);
     src.use(wt);
     params += ", " + inParam(wt, "weight");
@@ -184,7 +202,7 @@ LogicalResult emitLayerNormWarpRows(Operation *o, const EmitContext &ctx,
              vec4(wt) + " *>(weight)[c];\n";
     y = "(" + y + ") * " + loadAs(wt, "w.v[e]");
   }
-  if (Value b = op.getBias()) {
+  if (Value b = bias) {
     Type bt = elementTypeOf(b);
     src.use(bt);
     params += ", " + inParam(bt, "bias");
@@ -205,8 +223,8 @@ LogicalResult emitLayerNormWarpRows(Operation *o, const EmitContext &ctx,
       "  for (index_t row = (index_t)blockIdx.x * kWarps + threadIdx.x / 32;\n"
       "       row < kRows; row += (index_t)gridDim.x * kWarps) {\n" +
       io.rowSetup +
-      "    float x[kPerLane][4];\n"
-      "    float sum = 0.0f;\n"
+      "    float x[kPerLane][4];\n" +
+      std::string(ln ? "    float sum = 0.0f;\n" : "    float sq = 0.0f;\n") +
       "#pragma unroll\n"
       "    for (int i = 0; i < kPerLane; ++i) {\n"
       "      const int c = lane + 32 * i;\n"
@@ -218,17 +236,18 @@ LogicalResult emitLayerNormWarpRows(Operation *o, const EmitContext &ctx,
       "          x[i][e] = 0.0f;\n"
       "      }\n"
       "#pragma unroll\n"
-      "      for (int e = 0; e < 4; ++e)\n"
-      "        sum += x[i][e];\n"
-      "    }\n"
-      "    const float mean = warpAllSum(sum) / (float)kCols;\n"
-      "    float sq = 0.0f;\n"
-      "#pragma unroll\n"
-      "    for (int i = 0; i < kPerLane; ++i)\n"
-      "      if (lane + 32 * i < kChunks)\n"
-      "#pragma unroll\n"
-      "        for (int e = 0; e < 4; ++e)\n"
-      "          sq += (x[i][e] - mean) * (x[i][e] - mean);\n"
+      "      for (int e = 0; e < 4; ++e)\n" +
+      (ln ? "        sum += x[i][e];\n" : "        sq += x[i][e] * x[i][e];\n") +
+      "    }\n" +
+      (ln ? "    const float mean = warpAllSum(sum) / (float)kCols;\n"
+            "    float sq = 0.0f;\n"
+            "#pragma unroll\n"
+            "    for (int i = 0; i < kPerLane; ++i)\n"
+            "      if (lane + 32 * i < kChunks)\n"
+            "#pragma unroll\n"
+            "        for (int e = 0; e < 4; ++e)\n"
+            "          sq += (x[i][e] - mean) * (x[i][e] - mean);\n"
+          : "") +
       "    const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + "
       "kEps);\n" +
       io.storeSetup +
@@ -263,8 +282,8 @@ LogicalResult emitLayerNorm(LayerNormOp op, const EmitContext &ctx,
                             OpLowering &out) {
   Shape shape = shapeOf(op.getInput());
   Rows r = rowsOf(shape, op.getAxis());
-  if (r.cols % 4 == 0 && r.cols <= mlir::llmc::fusion::kMaxWarpNormRow)
-    return emitLayerNormWarpRows(op, ctx, out, plainLayerNormIO(op));
+  if (mlir::llmc::fusion::hasWarpRowKernel(op))
+    return emitLayerNormWarpRows(op, ctx, out, plainNormIO(op));
   Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());
   unsigned block = rowBlockSize(r.cols);
   KernelSource src(op, ctx.name);
@@ -317,6 +336,8 @@ LogicalResult emitLayerNorm(LayerNormOp op, const EmitContext &ctx,
 
 LogicalResult emitRmsNorm(RmsNormOp op, const EmitContext &ctx,
                           OpLowering &out) {
+  if (mlir::llmc::fusion::hasWarpRowKernel(op))
+    return emitLayerNormWarpRows(op, ctx, out, plainNormIO(op));
   Shape shape = shapeOf(op.getInput());
   Rows r = rowsOf(shape, op.getAxis());
   Type t = elementTypeOf(op.getInput()), rt = elementTypeOf(op.getResult());

@@ -7,8 +7,9 @@
 //   load   per chunk of 4 elements, the prologue's inputs are loaded as
 //          vectors, its ops computed element by element, the values others
 //          read stored as vectors, and the norm's row operands taken from
-//          the results (layer_norm(add(res, cast(mm))): the new residual is
-//          written once, the row stays in registers);
+//          the results (layer_norm(add(res, cast(mm))), Llama's rms_norm
+//          the same: the new residual is written once, the row stays in
+//          registers);
 //   store  the norm's row result, rounded to its own type, feeds the
 //          epilogue's ops (cast(add(dres, dx))); only what others read is
 //          stored;
@@ -46,7 +47,7 @@ std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
 /// Where the warp kernels keep row operand `i` of `norm` (element e of
 /// chunk i).
 std::string rowDestination(Operation *norm, unsigned i) {
-  if (isa<LayerNormOp>(norm))
+  if (isa<LayerNormOp, RmsNormOp>(norm))
     return "x[i][e]";
   return i == 0 ? "x[4 * i + e]" : "dy[4 * i + e]";
 }
@@ -279,7 +280,7 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
   if (!parts->colSums.empty())
     io.scheme += "; " + std::to_string(parts->colSums.size()) +
                  " column sum(s) of row values";
-  LogicalResult result = isa<LayerNormOp>(norm)
+  LogicalResult result = isa<LayerNormOp, RmsNormOp>(norm)
                              ? emitLayerNormWarpRows(norm, ctx, out, io)
                              : emitNormGradWarpRows(norm, ctx, out, io);
   if (failed(result))

@@ -13,6 +13,7 @@
 #include "compiler/eval/Evaluator.h"
 #include "compiler/eval/RefTensor.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "dialects/llmc/LlmcOps.h"
 #include "test/unit/TrainStepFixture.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -182,6 +183,50 @@ TEST(FusionEvalPacked, Gpt2TinyStepReadsPackedQkv) {
   packed = 0;
   plain->walk([&](Operation *op) { packed += op->hasAttr("qkv_heads"); });
   EXPECT_EQ(packed, 0);
+}
+
+// Llama's bf16 step (the tiny recipe: RMS norms over rows of 64, RoPE,
+// SwiGLU): every exact fusion, the RMS norm prologues and SwiGLU's
+// recomputed silu(gate) among them (issue 19), leaves every result bitwise
+// the ungrouped step's; and both are there: each RMS norm but the first
+// (whose input is the embedding gather) shares its group with the residual
+// add before it, and each layer's backward computes silu(gate) again.
+TEST(FusionEvalLlama, TinyBf16StepUnchangedByRmsNormPrologues) {
+  MLIRContext context;
+  context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> plain = llamaTinyStep(context, "bf16");
+  ASSERT_TRUE(plain) << diagnostics;
+  auto args = stepArguments(plain->lookupSymbol<func::FuncOp>("train_step"), 7);
+  std::vector<RefTensor> want = evaluateStep(*plain, args);
+  ASSERT_FALSE(want.empty()) << diagnostics;
+  for (bool prologues : {true, false}) {
+    FusionConfig config = exactFusions();
+    config.normPrologue = prologues;
+    OwningOpRef<ModuleOp> grouped = plain->clone();
+    ASSERT_TRUE(succeeded(runKernelPipeline(*grouped, config))) << diagnostics;
+    int norms = 0, withAdd = 0, silus = 0;
+    grouped->walk([&](mlir::llmc::SiluOp) { ++silus; });
+    grouped->walk([&](mlir::llmc::RmsNormOp norm) {
+      ++norms;
+      for (Operation *op = norm->getPrevNode(); op; op = op->getPrevNode())
+        withAdd += isa<mlir::llmc::AddOp>(op) &&
+                   llvm::is_contained(norm->getOperands(), op->getResult(0));
+    });
+    EXPECT_EQ(norms, 5); // two layers x two, and the final norm
+    EXPECT_EQ(withAdd, prologues ? 4 : 0);
+    // SwiGLU's silu(gate) recomputed in each layer's backward kernel.
+    EXPECT_EQ(silus, 4);
+    std::vector<RefTensor> got = evaluateStep(*grouped, args);
+    ASSERT_EQ(got.size(), want.size()) << diagnostics;
+    EXPECT_TRUE(differing(got, want).empty())
+        << "prologues " << prologues << ": " << differing(got, want).size()
+        << " results changed by grouping";
+  }
 }
 
 // FusionConfig is {epilogues, elementwise, reductions, horizontal}.

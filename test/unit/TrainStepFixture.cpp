@@ -1,4 +1,4 @@
-//===- TrainStepFixture.cpp - gpt2-tiny's step for evaluator tests -----===//
+//===- TrainStepFixture.cpp - Tiny training steps for evaluator tests ---===//
 //
 // TrainStepFixture.h.
 //
@@ -7,6 +7,8 @@
 
 #include "compiler/Pipeline.h"
 #include "compiler/eval/Evaluator.h"
+#include "frontends/json/JsonImporter.h"
+#include "frontends/json/recipes/Recipes.h"
 
 #include "mlir/Parser/Parser.h"
 
@@ -28,6 +30,23 @@ OwningOpRef<ModuleOp> gpt2TinyStep(MLIRContext &context,
   PrecisionConfig p;
   p.precision = precision;
   if (!module || failed(runTrainingPipeline(*module, OptimizerConfig(), p)))
+    return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp> llamaTinyStep(MLIRContext &context,
+                                    const std::string &precision) {
+  std::optional<json::Json> graph = json::buildLlama("tiny");
+  if (!graph)
+    return nullptr;
+  JsonImportOptions options;
+  options.shapes = {{"batch", 2}, {"seq", 16}};
+  OwningOpRef<ModuleOp> module =
+      importJsonText(json::dump(*graph), "llama-tiny", options, context);
+  PrecisionConfig p;
+  p.precision = precision;
+  if (!module || failed(runRaisePipeline(*module)) ||
+      failed(runTrainingPipeline(*module, OptimizerConfig(), p)))
     return nullptr;
   return module;
 }

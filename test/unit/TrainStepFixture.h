@@ -1,4 +1,4 @@
-//===- TrainStepFixture.h - gpt2-tiny's training step for evaluator tests -===//
+//===- TrainStepFixture.h - Tiny training steps for evaluator tests -----===//
 //
 // The step and random arguments that the fusion and rematerialization tests
 // evaluate: both compare two forms of the same @train_step on the reference
@@ -24,6 +24,12 @@ namespace llmc::test {
 /// --precision PRECISION` (before kernel formation); null if it fails.
 mlir::OwningOpRef<mlir::ModuleOp> gpt2TinyStep(mlir::MLIRContext &context,
                                                const std::string &precision);
+
+/// `llmc recipe llama --size tiny` at batch 2, seq 16 (2 layers, d 64: RMS
+/// norms, RoPE, SwiGLU, GQA), imported and put through the same training
+/// pipeline; null if it fails.
+mlir::OwningOpRef<mlir::ModuleOp> llamaTinyStep(mlir::MLIRContext &context,
+                                                const std::string &precision);
 
 /// Random arguments in the ranges the step expects: token ids below the
 /// vocabulary, step 1, a small positive lr and AdamW v, zero m.

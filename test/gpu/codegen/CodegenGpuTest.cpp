@@ -179,12 +179,13 @@ const std::vector<GpuCase> &cases() {
   %2 = llmc.reduce_sum %y axes [0] : (tensor<1000x3x40xbf16>) -> tensor<3x40xbf16>
   return %0, %1, %2 : tensor<70xf32>, tensor<1x1x70xf32>, tensor<3x40xbf16>
 })"},
+      // rms_norm over the bf16 rows of 2000: the warp row kernel (500 vectors).
       {"RowOps",
        R"(func.func @forward(%x: tensor<3x7x333xf32>, %w: tensor<333xf32>, %b: tensor<333xf32>,
                    %h: tensor<5x2000xbf16>, %hw: tensor<2000xbf16>, %m: tensor<4x6x5xf32>)
     -> (tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<3x7x333xf32>,
         tensor<3x7x333xf32>, tensor<5x2000xbf16>, tensor<5x2000xbf16>, tensor<4x6x5xf32>,
-        tensor<4x6x5xf32>, tensor<3x7x333xf32>) {
+        tensor<4x6x5xf32>, tensor<3x7x333xf32>, tensor<5x2000xbf16>) {
   %0 = llmc.softmax %x {axis = -1 : i64} : tensor<3x7x333xf32>
   %1 = llmc.log_softmax %x {axis = 2 : i64} : tensor<3x7x333xf32>
   %2 = llmc.layer_norm %x weight %w bias %b {epsilon = 1.0e-05 : f64} : (tensor<3x7x333xf32>, tensor<333xf32>, tensor<333xf32>) -> tensor<3x7x333xf32>
@@ -197,10 +198,11 @@ const std::vector<GpuCase> &cases() {
   %big = llmc.constant dense<30.0> : tensor<f32>
   %xs = llmc.add %x, %big : (tensor<3x7x333xf32>, tensor<f32>) -> tensor<3x7x333xf32>
   %9 = llmc.layer_norm %xs {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<3x7x333xf32>) -> tensor<3x7x333xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9
+  %10 = llmc.rms_norm %h weight %hw {epsilon = 1.0e-05 : f64} : (tensor<5x2000xbf16>, tensor<2000xbf16>) -> tensor<5x2000xbf16>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10
     : tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<3x7x333xf32>, tensor<3x7x333xf32>,
       tensor<3x7x333xf32>, tensor<5x2000xbf16>, tensor<5x2000xbf16>, tensor<4x6x5xf32>,
-      tensor<4x6x5xf32>, tensor<3x7x333xf32>
+      tensor<4x6x5xf32>, tensor<3x7x333xf32>, tensor<5x2000xbf16>
 })"},
       {"CrossEntropy", R"(func.func @forward(%logits: tensor<3x41x13xf32>,
                    %t: tensor<3x41xi64> {gpu_test.range = array<i64: 0, 13>},

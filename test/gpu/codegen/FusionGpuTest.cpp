@@ -147,6 +147,19 @@ const std::vector<FusionCase> &cases() {
   %3 = llmc.silu_grad %gate, %2 : tensor<24x96xbf16>
   return %1, %3 : tensor<24x16xbf16>, tensor<24x96xbf16>
 })"},
+      // SwiGLU forward and backward: silu(gate), kept for d_up = dy *
+      // silu(gate), is recomputed in the backward kernel (which reads gate
+      // for silu_grad) instead of written and read back.
+      {"SwigluRecomputeSiluBf16",
+       R"(func.func @forward(%gate: tensor<24x96xbf16>, %up: tensor<24x96xbf16>, %w: tensor<96x96xbf16>) -> (tensor<24x96xbf16>, tensor<24x96xbf16>) {
+  %s = llmc.silu %gate : tensor<24x96xbf16>
+  %h = llmc.mul %s, %up : (tensor<24x96xbf16>, tensor<24x96xbf16>) -> tensor<24x96xbf16>
+  %dy = llmc.matmul %h, %w : (tensor<24x96xbf16>, tensor<96x96xbf16>) -> tensor<24x96xbf16>
+  %0 = llmc.mul %dy, %s : (tensor<24x96xbf16>, tensor<24x96xbf16>) -> tensor<24x96xbf16>
+  %1 = llmc.mul %dy, %up : (tensor<24x96xbf16>, tensor<24x96xbf16>) -> tensor<24x96xbf16>
+  %2 = llmc.silu_grad %gate, %1 : tensor<24x96xbf16>
+  return %0, %2 : tensor<24x96xbf16>, tensor<24x96xbf16>
+})"},
       {"RotaryCastsF16Interleaved",
        R"(func.func @forward(%q: tensor<3x2x9x16xf16>, %c: tensor<9x16xf32>, %s: tensor<9x16xf32>) -> tensor<3x2x9x16xf16> {
   %0 = llmc.cast %q : tensor<3x2x9x16xf16> -> tensor<3x2x9x16xf32>

@@ -1,9 +1,9 @@
 //===- RowFusionGpuTest.cpp - Norms with their prologue/epilogue vs apart -===//
 //
 // The norm prologues and epilogues of llmc-fuse-elementwise (docs/fusion.md,
-// compiler/codegen/RowFusedEmitters.cpp): a layer norm that computes its
-// input (the residual add of a block) and a norm gradient that stores the
-// residual-gradient add and its cast, in f32 and bf16. Each case runs on
+// compiler/codegen/RowFusedEmitters.cpp): a layer or RMS norm that computes
+// its input (the residual add of a block) and a norm gradient that stores
+// the residual-gradient add and its cast, in f32 and bf16. Each case runs on
 // random inputs with the default fusion and with the norm rewrites off
 // (`--no-fuse=norm-prologue,norm-epilogue`): fewer launches and every
 // result bitwise equal; and against the CPU reference evaluator. The
@@ -83,6 +83,35 @@ const std::vector<RowFusionCase> &cases() {
   %1 = llmc.cast %0#0 : tensor<23x256xf32> -> tensor<23x256xbf16>
   %2 = llmc.add %dres, %0#0 : (tensor<23x256xf32>, tensor<23x256xf32>) -> tensor<23x256xf32>
   return %2, %1, %0#1, %0#0 : tensor<23x256xf32>, tensor<23x256xbf16>, tensor<256xf32>, tensor<23x256xf32>
+})"},
+      // Llama's residual add into the next RMS norm (issue 19), at Llama
+      // 1B's width and tokens (B 8 x T 1024 = 8192 rows of 2048, 64 floats
+      // a lane): bf16 as the step runs it, and f32.
+      {"ResidualRmsNormBf16Llama1B",
+       R"(func.func @forward(%mm: tensor<8192x2048xbf16>, %res: tensor<8192x2048xf32>, %w: tensor<2048xf32>) -> (tensor<8192x2048xf32>, tensor<8192x2048xbf16>) {
+  %0 = llmc.cast %mm : tensor<8192x2048xbf16> -> tensor<8192x2048xf32>
+  %1 = llmc.add %res, %0 : (tensor<8192x2048xf32>, tensor<8192x2048xf32>) -> tensor<8192x2048xf32>
+  %2 = llmc.rms_norm %1 weight %w {epsilon = 1.0e-05 : f64} : (tensor<8192x2048xf32>, tensor<2048xf32>) -> tensor<8192x2048xf32>
+  %3 = llmc.cast %2 : tensor<8192x2048xf32> -> tensor<8192x2048xbf16>
+  return %1, %3 : tensor<8192x2048xf32>, tensor<8192x2048xbf16>
+})"},
+      {"ResidualRmsNormF32Llama1B",
+       R"(func.func @forward(%h: tensor<8192x2048xf32>, %res: tensor<8192x2048xf32>, %w: tensor<2048xf32>) -> (tensor<8192x2048xf32>, tensor<8192x2048xf32>) {
+  %0 = llmc.add %res, %h : (tensor<8192x2048xf32>, tensor<8192x2048xf32>) -> tensor<8192x2048xf32>
+  %1 = llmc.rms_norm %0 weight %w {epsilon = 1.0e-05 : f64} : (tensor<8192x2048xf32>, tensor<2048xf32>) -> tensor<8192x2048xf32>
+  return %0, %1 : tensor<8192x2048xf32>, tensor<8192x2048xf32>
+})"},
+      // An odd shape: rows of 360 (90 vectors: the third pass of the lanes
+      // is partial) over 5 x 29 rows, no weight, and an epilogue (a bf16
+      // gate product) after the norm's rounded result.
+      {"ResidualRmsNormOddBf16",
+       R"(func.func @forward(%mm: tensor<5x29x360xbf16>, %res: tensor<5x29x360xf32>, %g: tensor<5x29x360xbf16>) -> (tensor<5x29x360xf32>, tensor<5x29x360xbf16>) {
+  %0 = llmc.cast %mm : tensor<5x29x360xbf16> -> tensor<5x29x360xf32>
+  %1 = llmc.add %res, %0 : (tensor<5x29x360xf32>, tensor<5x29x360xf32>) -> tensor<5x29x360xf32>
+  %2 = llmc.rms_norm %1 {axis = 2 : i64} : (tensor<5x29x360xf32>) -> tensor<5x29x360xf32>
+  %3 = llmc.cast %2 : tensor<5x29x360xf32> -> tensor<5x29x360xbf16>
+  %4 = llmc.mul %3, %g : (tensor<5x29x360xbf16>, tensor<5x29x360xbf16>) -> tensor<5x29x360xbf16>
+  return %1, %4 : tensor<5x29x360xf32>, tensor<5x29x360xbf16>
 })"},
       // Open values at a norm's row (docs/fusion.md "No FMA across ops"):
       // exp's value as the norm's row operand, and the f32 gradient read by
@@ -182,6 +211,26 @@ TEST(RowFusionGpuTiming, Gpt2NormGradResidual) {
   return %2, %3, %1#1, %1#2 : tensor<16384x768xf32>, tensor<16384x768xbf16>, tensor<768xf32>, tensor<768xf32>
 })",
       kElems * 16, kElems * 24);
+}
+
+// Llama 1B's (B 8, T 1024): read 2 + 4, write 4 + 2 bytes per element
+// fused; apart the add writes the residual (4) and the RMS norm reads it
+// back (4). Before issue 19's warp kernel the RMS norm ran one block per row
+// (73% of copy speed in the bench's profile); "apart" is now the warp
+// kernel too, so the difference is the prologue's alone.
+TEST(RowFusionGpuTiming, Llama1BResidualRmsNorm) {
+  LLMC_REQUIRE_GPU();
+  constexpr double elems = 8192.0 * 2048;
+  reportSteps(
+      "cast+add+rms_norm+cast [8192, 2048]",
+      R"(func.func @forward(%mm: tensor<8192x2048xbf16>, %res: tensor<8192x2048xf32>, %w: tensor<2048xf32>) -> (tensor<8192x2048xf32>, tensor<8192x2048xbf16>) {
+  %0 = llmc.cast %mm : tensor<8192x2048xbf16> -> tensor<8192x2048xf32>
+  %1 = llmc.add %res, %0 : (tensor<8192x2048xf32>, tensor<8192x2048xf32>) -> tensor<8192x2048xf32>
+  %2 = llmc.rms_norm %1 weight %w {epsilon = 1.0e-05 : f64} : (tensor<8192x2048xf32>, tensor<2048xf32>) -> tensor<8192x2048xf32>
+  %3 = llmc.cast %2 : tensor<8192x2048xf32> -> tensor<8192x2048xbf16>
+  return %1, %3 : tensor<8192x2048xf32>, tensor<8192x2048xbf16>
+})",
+      elems * 12, elems * 16);
 }
 
 } // namespace

@@ -169,14 +169,18 @@ func.func @forward(%q: tensor<2x4x45x64xf32>, %k: tensor<2x2x70x64xf32>, %v: ten
 
 // -----
 
-// Rotary: the first R features rotate with their pair partner.
+// Rotary: the first R features rotate with their pair partner, 4 f32 a
+// thread (test/lit/codegen/rotary.mlir has the other forms).
 // CHECK-LABEL: // ===== rotary_0.cu =====
-// CHECK:       //   rotary (rotate-half): one thread per element; y = x * cos + rotate(x) * sin on the first R features, copy after
+// CHECK:       //   rotary (rotate-half): a vector of 4 elements per thread (the partner half another vector of the row); y = x * cos + rotate(x) * sin on the first R features, copy after
 // CHECK:       constexpr index_t kR = 16;  // rotated features
+// CHECK-NEXT:  constexpr index_t kVec = 4;  // elements per thread
 // CHECK-NEXT:  static_assert(kR % 2 == 0 && kR <= kD, "pairs within the features");
-// CHECK:       out[i] = x * c + (d < kR / 2 ? -in[i + kR / 2] : in[i - kR / 2]) * s;
+// CHECK:       const float p = (first ? -pv.v[e] : pv.v[e]);
+// CHECK-NEXT:  o.v[e] = __fmaf_rn(x, c, __fmul_rn(p, s));
 // CHECK-LABEL: // ===== rotary_1.cu =====
-// CHECK:       out[i] = x * c + (d % 2 == 0 ? -in[i + 1] : in[i - 1]) * s;
+// CHECK:       const float p = (e % 2 == 0 ? -xv.v[e ^ 1] : xv.v[e ^ 1]);
+// CHECK-NEXT:  o.v[e] = __fmaf_rn(x, c, __fmul_rn(p, s));
 // NVRTC: compiled 2 kernels for sm_90
 func.func @forward(%x: tensor<2x3x17x24xf32>, %cos: tensor<17x16xf32>, %sin: tensor<17x16xf32>)
     -> (tensor<2x3x17x24xf32>, tensor<2x3x17x24xf32>) {

@@ -83,9 +83,10 @@ func.func @forward(%logits: tensor<4x16xbf16>, %t: tensor<4xi64>, %d: tensor<f32
 // CHECK-LABEL: // ===== rotary_1.cu =====
 // CHECK:       //   (bf16[2, 5, 4, 16], f32[5, 1, 8], f32[5, 1, 8]) -> bf16[2, 5, 4, 16]
 // CHECK:       rotary_1(const __nv_bfloat16 *__restrict__ in, const float *__restrict__ cos_table, const float *__restrict__ sin_table, __nv_bfloat16 *__restrict__ out) {
-// CHECK:         const float x = __bfloat162float(in[i]);
-// CHECK:           out[i] = __float2bfloat16(x);
-// CHECK:         out[i] = __float2bfloat16(x * c + (d < kR / 2 ? -__bfloat162float(in[i + kR / 2]) : __bfloat162float(in[i - kR / 2])) * s);
+// CHECK:         const Vec<__nv_bfloat16, kVec> xv = reinterpret_cast<const Vec<__nv_bfloat16, kVec> *>(in)[v];
+// CHECK:           o.v[e] = __float2bfloat16(__bfloat162float(xv.v[e]));
+// CHECK:         const float x = __bfloat162float(xv.v[e]);
+// CHECK:         o.v[e] = __float2bfloat16(__fmaf_rn(x, c, __fmul_rn(p, s)));
 // PLAN:        step 0 launch rotary_1{{.*}} args (arg0, arg1, arg2, rotary_1.out0)
 // PLAN-NEXT:   phases: forward 0
 func.func @forward(%q: tensor<2x5x4x16xbf16>, %c: tensor<5x1x8xf32>, %s: tensor<5x1x8xf32>) -> tensor<2x5x4x16xbf16> {

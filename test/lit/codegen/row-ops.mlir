@@ -2,8 +2,9 @@
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
 
 // Row ops: one block per row; statistics in one pass (online softmax,
-// Welford), f32 for every input type. layer_norm over rows of 4k <= 2048
-// elements: one warp per row, the row in registers, 4-element vectors.
+// Welford), f32 for every input type. layer_norm and rms_norm over rows of
+// 4k <= 2048 elements: one warp per row, the row in registers, 4-element
+// vectors (rms_norm: the sum of squares gathered in the loads).
 
 // CHECK-LABEL: // ===== layer_norm_0.cu =====
 // CHECK:       // layer_norm_0: llmc.layer_norm "/transformer/h.0/ln_1/LayerNormalization"
@@ -25,8 +26,16 @@
 // CHECK:       o.v[e] = __float2bfloat16(((x[i][e] - mean) * rstd) * __bfloat162float(w.v[e]) + __bfloat162float(b.v[e]));
 // CHECK:       y_row[c] = o;
 // CHECK-LABEL: // ===== rms_norm_1.cu =====
-// CHECK:       const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols + kEps);
+// CHECK:       //   rms_norm: one warp per row, the row in registers (4-element vectors); the sum of squares (a warp butterfly), then (x * rstd) * w
+// CHECK:       constexpr index_t kBlock = 256;  // threads per block, one warp per row
+// CHECK:       __device__ __forceinline__ float warpAllSum(float v)
+// CHECK:       x[i][e] = __bfloat162float(v.v[e]);
+// CHECK:       sq += x[i][e] * x[i][e];
+// CHECK-NOT:   mean
+// CHECK:       const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
+// CHECK:       o.v[e] = __float2bfloat16((x[i][e] * rstd) * __bfloat162float(w.v[e]));
 // NVRTC: step 0 launch layer_norm_0 grid [1024, 1, 1] block [256, 1, 1]
+// NVRTC: step 1 launch rms_norm_1 grid [1024, 1, 1] block [256, 1, 1]
 // NVRTC: compiled 2 kernels for sm_90
 func.func @forward(%x: tensor<8x1024x768xbf16>, %w: tensor<768xbf16>, %b: tensor<768xbf16>)
     -> (tensor<8x1024x768xbf16>, tensor<8x1024x768xbf16>) {
@@ -38,7 +47,7 @@ func.func @forward(%x: tensor<8x1024x768xbf16>, %w: tensor<768xbf16>, %b: tensor
 // -----
 
 // Rows that are not whole vectors (770) or too long for a warp's registers
-// (4096): one block per row, Welford.
+// (4096): one block per row, Welford; rms_norm the block sum of squares.
 // CHECK-LABEL: // ===== layer_norm_0.cu =====
 // CHECK:       constexpr index_t kCols = 770;
 // CHECK:       blockWelford(n, mean, m2);
@@ -46,11 +55,21 @@ func.func @forward(%x: tensor<8x1024x768xbf16>, %w: tensor<768xbf16>, %b: tensor
 // CHECK-LABEL: // ===== layer_norm_1.cu =====
 // CHECK:       constexpr index_t kCols = 4096;
 // CHECK:       blockWelford(n, mean, m2);
-// NVRTC: compiled 2 kernels for sm_90
-func.func @forward(%x: tensor<4x770xf32>, %w: tensor<770xf32>, %b: tensor<770xf32>, %y: tensor<2x4096xf32>) -> (tensor<4x770xf32>, tensor<2x4096xf32>) {
+// CHECK-LABEL: // ===== rms_norm_2.cu =====
+// CHECK:       rms_norm: one block per row; sum of squares (block reduction)
+// CHECK:       constexpr index_t kCols = 770;
+// CHECK:       const float rstd = 1.0f / sqrtf(blockSum(sq) / (float)kCols + kEps);
+// CHECK:       out[row * kCols + j] = x * rstd * weight[j];
+// CHECK-LABEL: // ===== rms_norm_3.cu =====
+// CHECK:       constexpr index_t kCols = 4096;
+// CHECK:       blockSum(sq)
+// NVRTC: compiled 4 kernels for sm_90
+func.func @forward(%x: tensor<4x770xf32>, %w: tensor<770xf32>, %b: tensor<770xf32>, %y: tensor<2x4096xf32>) -> (tensor<4x770xf32>, tensor<2x4096xf32>, tensor<4x770xf32>, tensor<2x4096xf32>) {
   %0 = llmc.layer_norm %x weight %w bias %b : (tensor<4x770xf32>, tensor<770xf32>, tensor<770xf32>) -> tensor<4x770xf32>
   %1 = llmc.layer_norm %y : (tensor<2x4096xf32>) -> tensor<2x4096xf32>
-  return %0, %1 : tensor<4x770xf32>, tensor<2x4096xf32>
+  %2 = llmc.rms_norm %x weight %w : (tensor<4x770xf32>, tensor<770xf32>) -> tensor<4x770xf32>
+  %3 = llmc.rms_norm %y : (tensor<2x4096xf32>) -> tensor<2x4096xf32>
+  return %0, %1, %2, %3 : tensor<4x770xf32>, tensor<2x4096xf32>, tensor<4x770xf32>, tensor<2x4096xf32>
 }
 
 // -----

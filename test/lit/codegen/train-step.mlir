@@ -58,8 +58,10 @@
 
 // LLAMA: launch rms_norm_grad_{{[0-9]+}} grid
 // LLAMA: launch attention_grad_{{[0-9]+}}_kv
-// The SwiGLU backward (silu_grad and its muls) is one fused kernel.
-// LLAMA: launch mul_{{[0-9]+}} grid
+// The SwiGLU backward (silu_grad and its muls) is one fused kernel, which
+// recomputes silu(gate) from gate (read for silu_grad anyway): it reads
+// gate, dy and up, and writes d_up and d_gate.
+// LLAMA: launch silu_{{[0-9]+}} grid {{.*}} args (matmul_{{[0-9]+}}.out0, matmul_{{[0-9]+}}.out0, matmul_{{[0-9]+}}.out0, silu_{{[0-9]+}}.out0, silu_{{[0-9]+}}.out1)
 // LLAMA: compiled {{[0-9]+}} kernels for sm_90 with NVRTC
 
 // BERT:  launch layer_norm_grad_{{[0-9]+}} grid

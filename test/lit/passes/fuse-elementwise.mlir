@@ -419,3 +419,58 @@ func.func @sibling_grows_live_bytes(%dy: tensor<4x16xbf16>, %gate: tensor<4x16xb
   %3 = llmc.silu_grad %gate, %2 : tensor<4x16xbf16>
   return %1, %3 : tensor<4x8xbf16>, tensor<4x16xbf16>
 }
+
+// -----
+
+// Recomputation: SwiGLU's forward keeps silu(gate) only for the backward's
+// d_up = dy * silu(gate); the backward group reads gate anyway (for
+// silu_grad), so it computes silu(gate) itself and the forward group no
+// longer yields it (nothing written, nothing read back).
+// CHECK-LABEL: func.func @recompute_silu
+// CHECK:       llmc.kernel -> (tensor<4x16xbf16>) {
+// CHECK-NEXT:    %[[S:.+]] = llmc.silu %arg0
+// CHECK-NEXT:    %[[H:.+]] = llmc.mul %[[S]], %arg1
+// CHECK-NEXT:    llmc.yield %[[H]]
+// CHECK:       llmc.matmul
+// CHECK:       llmc.kernel -> (tensor<4x16xbf16>, tensor<4x16xbf16>) {
+// CHECK-NEXT:    %[[R:.+]] = llmc.silu %arg0
+// CHECK-NEXT:    llmc.mul %[[DY:[0-9]+]], %[[R]]
+// CHECK-NEXT:    llmc.mul %[[DY]], %arg1
+// CHECK-NEXT:    llmc.silu_grad %arg0
+// CHECK-NEXT:    llmc.yield
+func.func @recompute_silu(%gate: tensor<4x16xbf16>, %up: tensor<4x16xbf16>, %w: tensor<16x16xbf16>, %v: tensor<16x16xbf16>) -> (tensor<4x16xbf16>, tensor<4x16xbf16>) {
+  %s = llmc.silu %gate : tensor<4x16xbf16>
+  %h = llmc.mul %s, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %dy = llmc.matmul %h, %w : (tensor<4x16xbf16>, tensor<16x16xbf16>) -> tensor<4x16xbf16>
+  %0 = llmc.mul %dy, %s : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %2 = llmc.mul %dy, %up : (tensor<4x16xbf16>, tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %3 = llmc.silu_grad %gate, %2 : tensor<4x16xbf16>
+  return %0, %3 : tensor<4x16xbf16>, tensor<4x16xbf16>
+}
+
+// -----
+
+// Negative recomputation: the later group does not read x, which exp(x)
+// needs (recomputing would load x instead of exp(x): no bytes saved); and
+// exp's other operand chain (the add, computed inside the first group) is
+// no tensor the later group reads either. The first group keeps yielding
+// both values.
+// CHECK-LABEL: func.func @recompute_needs_new_input
+// CHECK:       llmc.kernel -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.exp %arg0
+// CHECK-NEXT:    llmc.add
+// CHECK-NEXT:    llmc.exp
+// CHECK:       llmc.matmul
+// CHECK:       llmc.kernel -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    llmc.mul
+// CHECK-NEXT:    llmc.mul
+// CHECK-NEXT:    llmc.yield
+func.func @recompute_needs_new_input(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %w: tensor<16x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %e = llmc.exp %x : tensor<4x16xf32>
+  %a = llmc.add %e, %y : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %f = llmc.exp %a : tensor<4x16xf32>
+  %m = llmc.matmul %f, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %0 = llmc.mul %m, %e : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = llmc.mul %0, %a : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %1, %m : tensor<4x16xf32>, tensor<4x16xf32>
+}

@@ -126,8 +126,8 @@ func.func @not_row_shaped(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %y: tensor<4x6
 // -----
 
 // Negative: a group between the add and the norm reads the sum (the add
-// would have to move down past it); and the forward rms_norm has no warp
-// row kernel to take a prologue.
+// would have to move down past it), for the layer norm and for the RMS
+// norm after it.
 // CHECK-LABEL: func.func @reader_between
 // CHECK:       llmc.kernel -> (tensor<4x8xf32>) {
 // CHECK-NEXT:    llmc.add
@@ -168,4 +168,82 @@ func.func @shared_values(%x: tensor<4x8xbf16>) -> (tensor<8xf32>, tensor<4x8xf32
   %2 = llmc.reduce_sum %0 axes [0] : (tensor<4x8xf32>) -> tensor<8xf32>
   %3 = llmc.cast %1 : tensor<4x8xf32> -> tensor<4x8xbf16>
   return %2, %1, %3 : tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>
+}
+
+// -----
+
+// Llama's bf16 residual add into the next RMS norm, at Llama 1B's width
+// (rows of 2048, the longest a warp keeps in registers): one group in the
+// norm's place that yields the new f32 residual and the bf16 normalized
+// output, as for GPT-2's layer norm.
+// CHECK-LABEL: func.func @rms_residual_norm
+// CHECK:       %[[K:.+]]:2 = llmc.kernel -> (tensor<3x2048xf32>, tensor<3x2048xbf16>) {
+// CHECK-NEXT:    %[[C:.+]] = llmc.cast %arg0 : tensor<3x2048xbf16> -> tensor<3x2048xf32>
+// CHECK-NEXT:    %[[A:.+]] = llmc.add %arg1, %[[C]]
+// CHECK-NEXT:    %[[N:.+]] = llmc.rms_norm %[[A]] weight %arg2
+// CHECK-NEXT:    %[[Y:.+]] = llmc.cast %[[N]] : tensor<3x2048xf32> -> tensor<3x2048xbf16>
+// CHECK-NEXT:    llmc.yield %[[A]], %[[Y]]
+// CHECK-NEXT:  }
+// CHECK-NOT:   llmc.kernel
+// OFF-LABEL:   func.func @rms_residual_norm
+// OFF:         llmc.kernel -> (tensor<3x2048xf32>) {
+// OFF-NEXT:      llmc.cast %arg0
+// OFF-NEXT:      llmc.add
+// OFF-NEXT:      llmc.yield
+// OFF:         llmc.kernel -> (tensor<3x2048xbf16>) {
+// OFF-NEXT:      llmc.rms_norm
+// OFF-NEXT:      llmc.cast
+func.func @rms_residual_norm(%mm: tensor<3x2048xbf16>, %res: tensor<3x2048xf32>, %w: tensor<2048xf32>) -> (tensor<3x2048xbf16>, tensor<3x2048xf32>) {
+  %0 = llmc.cast %mm : tensor<3x2048xbf16> -> tensor<3x2048xf32>
+  %1 = llmc.add %res, %0 : (tensor<3x2048xf32>, tensor<3x2048xf32>) -> tensor<3x2048xf32>
+  %2 = llmc.rms_norm %1 weight %w {epsilon = 1.0e-05 : f64} : (tensor<3x2048xf32>, tensor<2048xf32>) -> tensor<3x2048xf32>
+  %3 = llmc.cast %2 : tensor<3x2048xf32> -> tensor<3x2048xbf16>
+  return %3, %1 : tensor<3x2048xbf16>, tensor<3x2048xf32>
+}
+
+// -----
+
+// An f32 RMS norm over the two trailing axes (rows of 32) takes the add;
+// its f32 result read by an elementwise group of the row's shape is an
+// epilogue (stored once, as the norm's own result).
+// CHECK-LABEL: func.func @rms_f32_prologue_epilogue
+// CHECK:       llmc.kernel -> (tensor<2x4x8xf32>) {
+// CHECK-NEXT:    %[[A:.+]] = llmc.add %arg0, %arg1
+// CHECK-NEXT:    %[[N:.+]] = llmc.rms_norm %[[A]] {axis = 1 : i64}
+// CHECK-NEXT:    %[[M:.+]] = llmc.mul %[[N]], %arg2
+// CHECK-NEXT:    llmc.yield %[[M]]
+// CHECK-NOT:   llmc.kernel
+// OFF-LABEL:   func.func @rms_f32_prologue_epilogue
+// OFF-COUNT-3: llmc.kernel
+func.func @rms_f32_prologue_epilogue(%x: tensor<2x4x8xf32>, %h: tensor<2x4x8xf32>, %g: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %0 = llmc.add %x, %h : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %1 = llmc.rms_norm %0 {axis = 1 : i64} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %2 = llmc.mul %1, %g : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %2 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Negative: RMS norms without a warp row kernel keep their block kernel
+// and take no prologue: rows of 4100 (past the 2048 a warp holds in
+// registers) and rows of 6 (not whole 4-element vectors).
+// CHECK-LABEL: func.func @rms_no_warp_kernel
+// CHECK:       llmc.kernel -> (tensor<2x4100xf32>) {
+// CHECK-NEXT:    llmc.add
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.kernel -> (tensor<2x4100xf32>) {
+// CHECK-NEXT:    llmc.rms_norm
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.kernel -> (tensor<4x6xf32>) {
+// CHECK-NEXT:    llmc.add
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.kernel -> (tensor<4x6xf32>) {
+// CHECK-NEXT:    llmc.rms_norm
+// CHECK-NEXT:    llmc.yield
+func.func @rms_no_warp_kernel(%x: tensor<2x4100xf32>, %y: tensor<4x6xf32>) -> (tensor<2x4100xf32>, tensor<4x6xf32>) {
+  %0 = llmc.add %x, %x : (tensor<2x4100xf32>, tensor<2x4100xf32>) -> tensor<2x4100xf32>
+  %1 = llmc.rms_norm %0 : (tensor<2x4100xf32>) -> tensor<2x4100xf32>
+  %2 = llmc.add %y, %y : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %3 = llmc.rms_norm %2 : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %1, %3 : tensor<2x4100xf32>, tensor<4x6xf32>
 }

@@ -86,12 +86,25 @@
 // in the rotary kernel's load and store, 8 launches a layer (123 -> 107).
 // SwiGLU's backward groups (d_up = dy * silu(gate), then d_gate =
 // silu_grad(gate, dy * up) after the up projection's GEMMs) both read dy:
-// sibling fusion makes them one kernel, one a layer (107 -> 105).
+// sibling fusion makes them one kernel, one a layer (107 -> 105). The
+// residual adds (the bf16 projection widened and added to the f32 stream)
+// run in the next RMS norm's warp row kernel, a norm prologue as GPT-2's
+// layer norms take (issue 19): 4 launches (105 -> 101). With the cast
+// rewrites off (LLAMA-OFF) the norms' narrowing casts join them as
+// epilogues instead (128 -> 119). The SwiGLU backward kernel computes
+// silu(gate) again from gate, which it reads for silu_grad, instead of
+// reading the forward's (which the forward then no longer writes).
 // LLAMA:      group {{[0-9]+}} (reduction+casts, 3 ops)
 // LLAMA-NEXT:     llmc.cast "node_view" at
 // LLAMA-NEXT:     llmc.rotary "node_add_4" at
 // LLAMA-NEXT:     llmc.cast "node_transpose_1" at
-// LLAMA:      group {{[0-9]+}} (elementwise, 3 ops)
+// LLAMA:      group {{[0-9]+}} (reduction+elementwise, 4 ops)
+// LLAMA-NEXT:     llmc.cast "node_linear_3" at
+// LLAMA-NEXT:     llmc.add "node_add_6" at
+// LLAMA-NEXT:     llmc.rms_norm "node_mul_9" at
+// LLAMA-NEXT:     llmc.cast "node_mul_9" at
+// LLAMA:      group {{[0-9]+}} (elementwise, 4 ops)
+// LLAMA-NEXT:     llmc.silu "node_silu_1" at
 // LLAMA-NEXT:     llmc.mul "node_mul_19" at
 // LLAMA-NEXT:     llmc.mul "node_mul_19" at
 // LLAMA-NEXT:     llmc.silu_grad "node_silu_1" at
@@ -100,8 +113,8 @@
 // LLAMA-NEXT:     llmc.cast "node_transpose_6" at
 // LLAMA-NEXT:     llmc.rotary "node_add_11" at
 // LLAMA-NEXT:     llmc.cast "node_view_5" at
-// LLAMA:      launches        105 per step
-// LLAMA-OFF:  launches        128 per step
+// LLAMA:      launches        101 per step
+// LLAMA-OFF:  launches        119 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
 // BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, colsum, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
