@@ -19,6 +19,10 @@
 //                            and the apply step (docs/memory.md)
 //   3. llmc-append-optimizer grads => updated params and state (llmc.next)
 //   4. canonicalize, cse     fold what autodiff left (zero adds, reshapes)
+//  4a. llmc-fold-position-gathers  position embeddings: a window of the
+//                            table and a batch sum instead of a gather and
+//                            a six-launch scatter (after cleanup: the
+//                            position ids are a folded constant by then)
 //   5. llmc-batch-adamw      the per-parameter AdamW updates into one
 //                            multi-tensor update (after cse, so that the
 //                            clip coefficient's casts are one value per type)
@@ -162,6 +166,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::llmc::createAppendOptimizerPass(opt));
 
   addCleanup(pm);
+  // After autodiff and cleanup: the position ids are a folded constant and
+  // each gather has its gather_grad (docs/codegen.md "scatter").
+  pm.addNestedPass<mlir::func::FuncOp>(
+      mlir::llmc::createFoldPositionGathersPass());
   if (optimizer.multiTensor)
     pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createBatchAdamWPass());
 }

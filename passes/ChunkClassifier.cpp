@@ -366,25 +366,20 @@ LogicalResult ChunkClassifierPass::rewrite(Classifier &c) {
   lossValue.replaceAllUsesWith(total);
 
   // What the chunks add to the step, for the pipeline's cost model
-  // (compiler/Pipeline.cpp): the bytes the slices, the concat and the sum
-  // move, and the launches beyond the whole classifier's.
+  // (compiler/Pipeline.cpp): the bytes the concat and the sum move, and the
+  // launches beyond the whole classifier's. The row slices move nothing:
+  // each is a contiguous window of its input, read in place
+  // (compiler/codegen/SliceViews.h).
   auto bytesOf = [](Type t) {
     auto r = cast<RankedTensorType>(t);
     return r.getNumElements() *
            static_cast<int64_t>((r.getElementTypeBitWidth() + 7) / 8);
   };
-  int64_t bytes = 2 * bytesOf(h.getType()) + 2 * bytesOf(targets.getType());
-  int64_t launches = k * 2 + (k - 1) * (3 + int64_t(c.readers.size()));
-  for (auto [ri, r] : llvm::enumerate(c.readers)) {
-    if (r.rows) {
-      bytes += 2 * bytesOf(r.op.getType());
-    } else {
-      bytes += (k + 1) * bytesOf(r.op.getType());
-      if (!readsH[ri]) {
-        bytes += 2 * bytesOf(readerInputs[ri].getType());
-        launches += k;
-      }
-    }
+  int64_t bytes = 0;
+  int64_t launches = (k - 1) * (3 + int64_t(c.readers.size()));
+  for (Reader &r : c.readers) {
+    bytes += r.rows ? 2 * bytesOf(r.op.getType())
+                    : (k + 1) * bytesOf(r.op.getType());
     launches += 1;
   }
   MLIRContext *ctx = b.getContext();

@@ -224,6 +224,28 @@ def ChunkClassifierPass : Pass<"llmc-chunk-classifier", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::mlir::llmc::LlmcDialect"];
 }
 
+def FoldPositionGathersPass : Pass<"llmc-fold-position-gathers",
+                                   "::mlir::func::FuncOp"> {
+  let summary = "Position embeddings: a window of the table, a sum over the batch";
+  let description = [{
+    Where the indices of a gather along axis 0 (shape `[..., T]`) are the
+    positions 0 .. T-1 for every sequence (a constant, an iota, or either
+    broadcast or reshaped: HF GPT-2's `arange(T)`), and T is at most the
+    table's rows (and its `bound`):
+    ```
+    y  = gather(wpe, idx) axis 0      =>  broadcast_to(reshape(slice(wpe, rows [0, T))))
+    dw = gather_grad(g, idx) axis 0   =>  slice_grad(reduce_sum(g, batch axes), rows [0, T))
+    ```
+    The slice, reshape, broadcast and slice_grad are only emitted where
+    they change something. The sum runs over the batch in order, the order
+    in which the deterministic scatter adds a row's bucket, so the result is
+    the scatter's (docs/codegen.md, "scatter"); one launch or none instead
+    of six. Gathers of other indices (token ids), along another axis, or of
+    positions that do not start at 0 are left as they are.
+  }];
+  let dependentDialects = ["::mlir::llmc::LlmcDialect"];
+}
+
 def InjectNanPass : Pass<"llmc-inject-nan", "::mlir::ModuleOp"> {
   let summary = "Test only: gate one op's output of @forward by a NaN input";
   let description = [{

@@ -29,6 +29,14 @@ int64_t rootOf(const std::vector<BufferRequest> &requests, int64_t i) {
   return i;
 }
 
+/// Bytes from the root's start to request i's (the aliasOffsets of its chain).
+uint64_t offsetInRoot(const std::vector<BufferRequest> &requests, int64_t i) {
+  uint64_t offset = 0;
+  for (; requests[i].aliasOf >= 0; i = requests[i].aliasOf)
+    offset += requests[i].aliasOffset;
+  return offset;
+}
+
 struct Placed {
   uint64_t offset, end;
   int64_t first, last;
@@ -58,7 +66,8 @@ MemoryLayout planMemory(const std::vector<BufferRequest> &requests) {
     root.persistent = root.persistent || requests[i].persistent;
     root.first = std::min(root.first, requests[i].first);
     root.last = std::max(root.last, requests[i].last);
-    root.bytes = std::max(root.bytes, requests[i].bytes);
+    root.bytes = std::max(root.bytes, offsetInRoot(requests, int64_t(i)) +
+                                          requests[i].bytes);
   }
 
   // No offset or sum below can wrap once every root and the persistent
@@ -135,8 +144,38 @@ MemoryLayout planMemory(const std::vector<BufferRequest> &requests) {
   out.arenaBytes = end;
 
   for (size_t i = 0; i < n; ++i)
-    out.offsets[i] = out.offsets[out.roots[i]];
+    out.offsets[i] = out.offsets[out.roots[i]] +
+                     offsetInRoot(requests, static_cast<int64_t>(i));
   return out;
+}
+
+/// Every root its own bytes, stacked in creation order (aliases at their
+/// root's plus their offsets; what an alias aliases is an earlier request):
+/// the unplanned layout.
+MemoryLayout stackMemory(const std::vector<BufferRequest> &requests) {
+  MemoryLayout layout;
+  layout.offsets.resize(requests.size());
+  layout.roots.resize(requests.size());
+  uint64_t next = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    int64_t root = rootOf(requests, static_cast<int64_t>(i));
+    layout.roots[i] = root;
+    if (root != static_cast<int64_t>(i)) {
+      layout.offsets[i] =
+          layout.offsets[requests[i].aliasOf] + requests[i].aliasOffset;
+      continue;
+    }
+    layout.offsets[i] = next;
+    next = alignUp(next + std::max<uint64_t>(1, requests[i].bytes));
+  }
+  // Each request is within kMaxArenaBytes (2^40) and there are far fewer
+  // than 2^24 of them, so the sum cannot wrap; it can pass the limit.
+  if (next > static_cast<uint64_t>(kMaxArenaBytes)) {
+    layout.tooLarge = true;
+    layout.neededBytes = double(next);
+  }
+  layout.arenaBytes = layout.unplannedBytes = next;
+  return layout;
 }
 
 } // namespace llmc::codegen

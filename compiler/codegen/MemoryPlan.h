@@ -10,9 +10,11 @@
 //     placed after the persistent region, largest first, at the lowest
 //     256-byte aligned offset that overlaps no placed buffer whose range
 //     intersects its own (greedy first fit);
-//   - an alias of another request: shares its root's offset. The root's
-//     range grows to cover the alias's, and a persistent alias makes its
-//     root persistent (a reshape of a parameter, an in-place update).
+//   - an alias of another request: shares its root's offset, or starts
+//     `aliasOffset` bytes into the request it aliases (a contiguous slice
+//     read in place, compiler/codegen/SliceViews.h). The root's range
+//     grows to cover the alias's, and a persistent alias makes its root
+//     persistent (a reshape of a parameter, an in-place update).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_COMPILER_CODEGEN_MEMORYPLAN_H
@@ -28,10 +30,12 @@ struct BufferRequest {
   bool persistent = false;
   int64_t first = 0, last = 0; // transient: positions of definition, last use
   int64_t aliasOf = -1;        // index of another request, or -1
+  uint64_t aliasOffset = 0;    // alias: bytes into aliasOf's
 };
 
 struct MemoryLayout {
-  std::vector<uint64_t> offsets; // per request (aliases: their root's)
+  std::vector<uint64_t> offsets; // per request (aliases: their root's plus
+                                 // their aliasOffsets along the chain)
   std::vector<int64_t> roots;    // per request: the request owning the bytes
   uint64_t persistentBytes = 0;  // [0, persistentBytes): persistent buffers
   uint64_t arenaBytes = 0;       // end of the last buffer, aligned
@@ -54,6 +58,10 @@ inline uint64_t alignUp(uint64_t n, uint64_t alignment = kBufferAlignment) {
 /// Every offset and sum is checked: an arena past kMaxArenaBytes sets
 /// `tooLarge` instead of wrapping.
 MemoryLayout planMemory(const std::vector<BufferRequest> &requests);
+
+/// Every root its own bytes, stacked in request order, aliases inside their
+/// roots (the unplanned layout: every value keeps its buffer).
+MemoryLayout stackMemory(const std::vector<BufferRequest> &requests);
 
 } // namespace llmc::codegen
 

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/PlanBuilder.h"
 #include "compiler/codegen/MemoryPlan.h"
+#include "compiler/codegen/SliceViews.h"
 #include "compiler/codegen/StepPhases.h"
 #include "runtime/CheckedSize.h"
 
@@ -51,6 +52,7 @@ struct Meta {
   std::vector<int64_t> realShape; // a padded parameter's (llmc.real_shape)
   std::vector<uint8_t> init;
   std::string scalar; // non-empty: a scalar slot of this name
+  bool view = false;  // a slice read in place: a buffer inside its root's
 };
 
 /// The argument whose buffer `v` is written into, when its group says so
@@ -157,6 +159,13 @@ private:
     return slot;
   }
   int64_t rootOf(Value v) const { return rootOf(slotOf_.lookup(v)); }
+  /// The buffer `v` is known by: its root's, or a slice view's own.
+  const Meta &named(Value v) const {
+    int64_t slot = slotOf_.lookup(v);
+    while (!meta_[slot].view && requests_[slot].aliasOf >= 0)
+      slot = requests_[slot].aliasOf;
+    return meta_[slot];
+  }
 
   LogicalResult addArguments();
   LogicalResult addOps();
@@ -164,12 +173,11 @@ private:
   LogicalResult chooseScalars();
   std::string uniqueName(const std::string &base);
   ::llmc::KernelArg location(Value v);
-  std::string bufferName(Value v) { return meta_[rootOf(v)].name; }
+  std::string bufferName(Value v) { return named(v).name; }
   void enterPart(size_t part);
   void emitSteps(Plan &plan);
   void endAccumulateSequence(Plan &plan);
   void zeroAccumulators(Plan &plan);
-  MemoryLayout stackLayout() const;
   void fillOffsetTables(const MemoryLayout &layout);
 
   std::vector<Part> parts_;
@@ -310,9 +318,18 @@ LogicalResult Builder::addOps() {
       }
     const OpLowering &l = lo.lowering;
     if (l.kind == OpLowering::Kind::Alias) {
-      Meta m;
-      int64_t slot = addRequest(m, 0, false, pos);
-      requests_[slot].aliasOf = slotOf_.lookup(lo.operands[0]);
+      int64_t in = slotOf_.lookup(lo.operands[0]), slot;
+      if (auto slice = dyn_cast<SliceOp>(op)) { // bytes into its input's
+        Meta m;
+        m.name = uniqueName(prefix_ + lo.name + ".view");
+        m.view = true;
+        m.role = options_.unplanned ? BufferRole::Scratch : m.role;
+        slot = addValue(lo.results[0], std::move(m), false, pos);
+        requests_[slot].aliasOffset = *sliceViewOffset(slice);
+      } else {
+        slot = addRequest(Meta{}, 0, false, pos);
+      }
+      requests_[slot].aliasOf = in;
       slotOf_[lo.results[0]] = slot;
       continue;
     }
@@ -484,7 +501,7 @@ LogicalResult Builder::chooseScalars() {
 }
 
 ::llmc::KernelArg Builder::location(Value v) {
-  const Meta &m = meta_[rootOf(v)];
+  const Meta &m = named(v);
   return m.scalar.empty() ? ::llmc::KernelArg::buffer(m.name)
                           : ::llmc::KernelArg::scalar(m.scalar);
 }
@@ -637,33 +654,6 @@ void Builder::zeroAccumulators(Plan &plan) {
   }
 }
 
-/// Every root its own bytes, stacked in creation order (aliases share their
-/// root's): the unplanned layout.
-MemoryLayout Builder::stackLayout() const {
-  MemoryLayout layout;
-  layout.offsets.resize(requests_.size());
-  layout.roots.resize(requests_.size());
-  uint64_t next = 0;
-  for (size_t i = 0; i < requests_.size(); ++i) {
-    int64_t root = rootOf(static_cast<int64_t>(i));
-    layout.roots[i] = root;
-    if (root != static_cast<int64_t>(i)) {
-      layout.offsets[i] = layout.offsets[root]; // roots come first
-      continue;
-    }
-    layout.offsets[i] = next;
-    next = alignUp(next + std::max<uint64_t>(1, requests_[i].bytes));
-  }
-  // Each request is within kMaxArenaBytes (2^40) and there are far fewer
-  // than 2^24 of them, so the sum cannot wrap; it can pass the limit.
-  if (next > static_cast<uint64_t>(::llmc::kMaxArenaBytes)) {
-    layout.tooLarge = true;
-    layout.neededBytes = double(next);
-  }
-  layout.arenaBytes = layout.unplannedBytes = next;
-  return layout;
-}
-
 /// Offset tables (ScratchBuffer::offsetsOf): byte offsets of operands and
 /// results relative to the base's, now that the layout is known.
 void Builder::fillOffsetTables(const MemoryLayout &layout) {
@@ -684,7 +674,7 @@ FailureOr<PlannedFunction> Builder::build() {
   }
   MemoryLayout layout;
   if (options_.unplanned) {
-    layout = stackLayout();
+    layout = stackMemory(requests_);
   } else {
     for (size_t p = 0; p < parts_.size(); ++p) {
       enterPart(p);
@@ -710,9 +700,9 @@ FailureOr<PlannedFunction> Builder::build() {
   out_.persistentBytes = layout.persistentBytes;
   out_.unplannedBytes = layout.unplannedBytes;
   for (size_t i = 0; i < requests_.size(); ++i) {
-    if (layout.roots[i] != static_cast<int64_t>(i))
-      continue;
     Meta &m = meta_[i];
+    if (layout.roots[i] != static_cast<int64_t>(i) && !m.view)
+      continue; // an alias: its root's buffer; a slice view has its own
     if (!m.scalar.empty()) {
       ScalarSlot s;
       s.name = m.scalar;
@@ -743,7 +733,7 @@ FailureOr<PlannedFunction> Builder::build() {
 
   // The last part is the function the plan is called by.
   auto locate = [&](Value v) {
-    const Meta &m = meta_[rootOf(v)];
+    const Meta &m = named(v);
     return m.scalar.empty() ? ValueLocation{false, m.name}
                             : ValueLocation{true, m.scalar};
   };

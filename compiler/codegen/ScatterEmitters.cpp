@@ -8,11 +8,13 @@
 // into [outer, V, inner] at the N indices) builds, on the device, the list
 // of positions that hit each row, sorted by position (a counting sort):
 //
-//   <name>_zero   counts[v] = 0
 //   <name>_count  one thread per index: atomicAdd(counts[k], 1). Integer
-//                 atomics: the counts do not depend on the order.
-//   <name>_scan   one block: offsets = exclusive prefix sum of counts
-//                 (cursor = offsets)
+//                 atomics: the counts do not depend on the order. The
+//                 block that finishes last (a ticket) scans: offsets =
+//                 exclusive prefix sum of counts (offsets[V] = the total,
+//                 cursor = offsets), reading the counts in coalesced tiles
+//                 and putting them back to 0. The counts are persistent
+//                 scratch (zero at load), so no launch zeroes them.
 //   <name>_place  one thread per index: list[atomicAdd(cursor[k], 1)] = n;
 //                 a bucket's order depends on scheduling here...
 //   <name>_rank   ...so one thread per index counts the smaller positions
@@ -21,6 +23,9 @@
 //   <name>_sum    one thread per result element (o, v, c): the sum of
 //                 grad[o, n, c] over the bucket of v, in that order; 0 for
 //                 a row no index names
+//
+// Four launches (the former `_zero` and `_scan` launches are gone: the
+// same sums in the same order, so the same bits).
 //
 // Work is O(N + V * inner) besides the rank pass, which is O(sum of squared
 // bucket sizes): at GPT-2 size (16K tokens into 50257 x 768) the sum pass,
@@ -90,13 +95,18 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
        it = elementTypeOf(op.getIndices());
   unsigned block = ctx.options.blockSize;
   out.kind = OpLowering::Kind::Kernels;
-  // Scratch: 0 counts[V], 1 offsets[V], 2 cursor[V], 3 list[N], 4 sorted[N].
+  // Scratch: 0 counts[V] (persistent: zero at load, put back to zero by the
+  // scan), 1 offsets[V + 1], 2 cursor[V], 3 list[N], 4 sorted[N], 5 the
+  // count kernel's ticket (persistent, put back by its last block).
   for (auto [name, size] : {std::pair<const char *, int64_t>{"counts", dim},
-                            {"offsets", dim},
+                            {"offsets", dim + 1},
                             {"cursor", dim},
                             {"list", count},
-                            {"sorted", count}})
+                            {"sorted", count},
+                            {"tickets", 1}})
     out.scratch.push_back({name, DType::I32, {std::max<int64_t>(size, 1)}});
+  out.scratch[0].persistent = true;
+  out.scratch[5].persistent = true;
 
   auto start = [&](const std::string &suffix, const std::string &scheme) {
     KernelSource src(op, ctx.name + "_" + suffix);
@@ -128,22 +138,20 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
   std::string validIndex = readIndex("i", bound) + "    if (k < 0 || k >= " +
                            bound + ")\n      continue;\n";
 
-  KernelSource zero = start("zero", "1/6: counts = 0");
-  zero.kernel(kernelHead(zero.name(), block, "int *__restrict__ counts") +
-              loopHead("kDim") + "    counts[i] = 0;\n  }\n}\n");
-  launch(zero, dim, block, {KernelArg::scratch(0)});
-
-  KernelSource cnt = start("count", "2/6: bucket sizes (integer atomics)");
-  cnt.kernel(
-      kernelHead(cnt.name(), block, idxParam + ", int *__restrict__ counts") +
-      loopHead("kIndices") + validIndex +
-      "    atomicAdd(&counts[k], 1);\n  }\n}\n");
-  launch(cnt, count, block, {KernelArg::operand(1), KernelArg::scratch(0)});
-
-  KernelSource scan =
-      start("scan", "3/6: one block, exclusive prefix sum of the counts");
-  scan.constant("kChunk", (dim + 1023) / 1024, "counts per thread");
-  scan.helper(R"(__device__ __forceinline__ int warpInclusiveScan(int v) {
+  // The count and the scan in one launch: the block that draws the last
+  // ticket scans (the column sums' pattern, ReduceEmitters.cpp). Its
+  // threads read the counts in coalesced tiles of 1024 and put each back
+  // to 0, so the next step's counts start at zero without a launch of
+  // their own.
+  constexpr unsigned kScanThreads = 1024;
+  int64_t countBlocks = std::min<int64_t>(
+      std::max<int64_t>(1, (count + kScanThreads - 1) / kScanThreads),
+      ctx.options.maxBlocks);
+  KernelSource cnt =
+      start("count", "1/4: bucket sizes (integer atomics), then in the last "
+                     "block the exclusive prefix sum of the counts");
+  cnt.constant("kBlocks", countBlocks, "blocks of this launch");
+  cnt.helper(R"(__device__ __forceinline__ int warpInclusiveScan(int v) {
   const int lane = threadIdx.x % 32;
   for (int o = 1; o < 32; o <<= 1) {
     const int u = __shfl_up_sync(0xffffffffu, v, o);
@@ -152,40 +160,65 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
   }
   return v;
 })");
-  scan.kernel(kernelHead(scan.name(), 1024,
-                         "const int *__restrict__ counts, int *__restrict__ "
-                         "offsets, int *__restrict__ cursor") +
-              R"(  __shared__ int warpTotals[32];
-  const index_t first = threadIdx.x * kChunk;
-  // Unrolled so that a thread's loads are in flight together.
-  int local = 0;
-#pragma unroll 16
-  for (index_t u = 0; u < kChunk; ++u)
-    if (first + u < kDim)
-      local += counts[first + u];
+  cnt.kernel(
+      kernelHead(cnt.name(), kScanThreads,
+                 idxParam + ", int *__restrict__ counts, int *__restrict__ "
+                            "offsets, int *__restrict__ cursor, unsigned int "
+                            "*__restrict__ tickets") +
+      loopHead("kIndices") + validIndex +
+      "    atomicAdd(&counts[k], 1);\n  }\n" +
+      R"(  __shared__ bool last;
+  __shared__ int warpTotals[32];
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(&tickets[0], 1u) == (unsigned int)(kBlocks - 1);
+  __syncthreads();
+  if (!last)
+    return;
+  __threadfence();
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int inclusive = warpInclusiveScan(local);
-  if (lane == 31)
-    warpTotals[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0)
-    warpTotals[lane] = warpInclusiveScan(warpTotals[lane]) - warpTotals[lane];
-  __syncthreads();
-  int running = warpTotals[warp] + inclusive - local;
-#pragma unroll 16
-  for (index_t u = 0; u < kChunk; ++u)
-    if (first + u < kDim) {
-      offsets[first + u] = running;
-      cursor[first + u] = running;
-      running += counts[first + u];
+  int carry = 0; // the counts of the tiles before this one
+  for (index_t base = 0; base < kDim; base += 1024) {
+    const index_t v = base + threadIdx.x;
+    const int local = v < kDim ? __ldcg(&counts[v]) : 0;
+    const int inclusive = warpInclusiveScan(local);
+    if (lane == 31)
+      warpTotals[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0)
+      warpTotals[lane] = warpInclusiveScan(warpTotals[lane]);
+    __syncthreads();
+    const int before = carry + (warp ? warpTotals[warp - 1] : 0) +
+                       inclusive - local;
+    if (v < kDim) {
+      offsets[v] = before;
+      cursor[v] = before;
+      counts[v] = 0;
     }
+    carry += warpTotals[31];
+    __syncthreads(); // warpTotals is rewritten by the next tile
+  }
+  if (threadIdx.x == 0) {
+    offsets[kDim] = carry;
+    tickets[0] = 0;
+  }
 }
 )");
-  launch(scan, 1024, 1024,
-         {KernelArg::scratch(0), KernelArg::scratch(1), KernelArg::scratch(2)});
+  {
+    EmittedKernel k;
+    k.name = cnt.name();
+    k.source = cnt.str();
+    k.grid = {static_cast<unsigned>(countBlocks), 1, 1};
+    k.block = {kScanThreads, 1, 1};
+    k.args = {KernelArg::operand(1), KernelArg::scratch(0),
+              KernelArg::scratch(1), KernelArg::scratch(2),
+              KernelArg::scratch(5)};
+    out.kernels.push_back(std::move(k));
+  }
 
   KernelSource place =
-      start("place", "4/6: positions into their buckets, in any order");
+      start("place", "2/4: positions into their buckets, in any order");
   place.kernel(kernelHead(place.name(), block,
                           idxParam + ", int *__restrict__ cursor, int "
                                      "*__restrict__ list") +
@@ -195,41 +228,40 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
          {KernelArg::operand(1), KernelArg::scratch(2), KernelArg::scratch(3)});
 
   KernelSource rank =
-      start("rank", "5/6: each bucket sorted by position (rank = the number "
+      start("rank", "3/4: each bucket sorted by position (rank = the number "
                     "of smaller positions in the bucket)");
   rank.kernel(kernelHead(rank.name(), block,
-                         idxParam + ", const int *__restrict__ counts, const "
-                                    "int *__restrict__ offsets, const int "
-                                    "*__restrict__ list, int *__restrict__ "
-                                    "sorted") +
+                         idxParam + ", const int *__restrict__ offsets, "
+                                    "const int *__restrict__ list, int "
+                                    "*__restrict__ sorted") +
               loopHead("kIndices") + validIndex +
-              "    const int begin = offsets[k], end = begin + counts[k];\n"
+              "    const int begin = offsets[k], end = offsets[k + 1];\n"
               "    int rank = 0;\n"
               "#pragma unroll 4\n"
               "    for (int e = begin; e < end; ++e)\n"
               "      rank += list[e] < (int)i;\n"
               "    sorted[begin + rank] = (int)i;\n  }\n}\n");
   launch(rank, count, block,
-         {KernelArg::operand(1), KernelArg::scratch(0), KernelArg::scratch(1),
-          KernelArg::scratch(3), KernelArg::scratch(4)});
+         {KernelArg::operand(1), KernelArg::scratch(1), KernelArg::scratch(3),
+          KernelArg::scratch(4)});
 
   int64_t n = numElements(data);
   KernelSource sum =
-      start("sum", "6/6: one thread per result element [outer, V, inner]; "
+      start("sum", "4/4: one thread per result element [outer, V, inner]; "
                    "grad rows of the bucket added in position order");
   sum.constant("kN", n, "elements of the result " + dimsString(data));
   sum.constant("kInner", inner, "elements after the axis");
   sum.kernel(
       kernelHead(sum.name(), block,
                  inParam(gt, "grad") +
-                     ", const int *__restrict__ counts, const int "
-                     "*__restrict__ offsets, const int *__restrict__ sorted, " +
+                     ", const int *__restrict__ offsets, const int "
+                     "*__restrict__ sorted, " +
                      outParam(t, "out")) +
       loopHead("kN") +
       "    const index_t c = i % kInner;\n"
       "    const index_t v = (i / kInner) % kDim;\n"
       "    const index_t o = i / (kInner * kDim);\n"
-      "    const int begin = offsets[v], end = begin + counts[v];\n"
+      "    const int begin = offsets[v], end = offsets[v + 1];\n"
       "    float s = 0.0f;\n"
       "    // Unrolled so that the loads of a long bucket overlap; the adds\n"
       "    // stay in position order.\n"
@@ -241,8 +273,8 @@ LogicalResult emitGatherGrad(GatherGradOp op, const EmitContext &ctx,
       "    out[i] = " +
       storeAs(t, "s") + ";\n  }\n}\n");
   launch(sum, n, block,
-         {KernelArg::operand(0), KernelArg::scratch(0), KernelArg::scratch(1),
-          KernelArg::scratch(4), KernelArg::result(0)});
+         {KernelArg::operand(0), KernelArg::scratch(1), KernelArg::scratch(4),
+          KernelArg::result(0)});
   return success();
 }
 

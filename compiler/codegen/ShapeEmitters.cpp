@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/Emitters.h"
+#include "compiler/codegen/SliceViews.h"
 
 #include "dialects/llmc/LlmcOps.h"
 
@@ -92,6 +93,11 @@ LogicalResult emitBroadcastTo(BroadcastToOp op, const EmitContext &ctx,
 }
 
 LogicalResult emitSlice(SliceOp op, const EmitContext &ctx, OpLowering &out) {
+  // A contiguous window read in place (SliceViews.h): no launch.
+  if (sliceViewOffset(op)) {
+    out.kind = OpLowering::Kind::Alias;
+    return success();
+  }
   Strides in = rowMajorStrides(shapeOf(op.getInput()));
   Strides strides;
   int64_t base = 0;

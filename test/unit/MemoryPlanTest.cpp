@@ -55,7 +55,11 @@ void checkLayout(const std::vector<BufferRequest> &requests,
   }
   for (size_t i = 0; i < requests.size(); ++i) {
     EXPECT_EQ(layout.offsets[i] % kBufferAlignment, 0u) << "buffer " << i;
-    EXPECT_EQ(layout.offsets[i], layout.offsets[layout.roots[i]]);
+    uint64_t inRoot = 0; // an alias starts its chain's offsets into its root
+    for (int64_t a = int64_t(i); requests[a].aliasOf >= 0;
+         a = requests[a].aliasOf)
+      inRoot += requests[a].aliasOffset;
+    EXPECT_EQ(layout.offsets[i], layout.offsets[layout.roots[i]] + inRoot);
     if (layout.roots[i] != static_cast<int64_t>(i))
       continue;
     EXPECT_LE(layout.offsets[i] + ranges[i].bytes, layout.arenaBytes);
@@ -136,6 +140,31 @@ TEST(MemoryPlanTest, AliasesShareTheirRootAndExtendItsRange) {
   EXPECT_EQ(l.offsets[1], l.offsets[0]);
   EXPECT_EQ(l.offsets[3], l.offsets[0]);
   EXPECT_NE(l.offsets[2], l.offsets[0]);
+}
+
+TEST(MemoryPlanTest, OffsetAliasesStartInsideTheirRoot) {
+  // 1 is rows [256, 512) of 0 (a slice read in place), 2 a reshape of 1,
+  // 3 a view 256 bytes into 2: offsets add up along the chain, 0 lives as
+  // long as its views, and 4 (live at 5, during view 3) may not overlap it.
+  std::vector<BufferRequest> r = {transient(1024, 0, 1), alias(0, 1, 3),
+                                  alias(1, 2, 3), alias(2, 3, 6),
+                                  transient(1024, 5, 5)};
+  r[1].aliasOffset = 256;
+  r[1].bytes = 256;
+  r[3].aliasOffset = 0;
+  r[3].bytes = 256;
+  MemoryLayout l = planMemory(r);
+  checkLayout(r, l);
+  EXPECT_EQ(l.roots[3], 0);
+  EXPECT_EQ(l.offsets[1], l.offsets[0] + 256);
+  EXPECT_EQ(l.offsets[2], l.offsets[0] + 256);
+  EXPECT_EQ(l.offsets[3], l.offsets[0] + 256);
+  EXPECT_TRUE(l.offsets[4] >= l.offsets[0] + 1024 ||
+              l.offsets[4] + 1024 <= l.offsets[0]);
+  // The unplanned layout puts them at the same places in the root.
+  MemoryLayout s = stackMemory(r);
+  EXPECT_EQ(s.offsets[3], s.offsets[0] + 256);
+  EXPECT_EQ(s.offsets[4], 1024u);
 }
 
 TEST(MemoryPlanTest, PersistentAliasMakesItsRootPersistent) {

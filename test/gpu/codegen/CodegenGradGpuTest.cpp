@@ -371,6 +371,29 @@ TEST(CodegenGradGpt2, GatherGrad) {
   printStepTimes("gather_grad 50 ids", kGatherGradSkewed);
 }
 
+// The GPT-2 124M bf16 step's own case: the padded table (50304 rows, 50257
+// real) in bf16. The chain is _count (with the scan in its last block),
+// _place, _rank, _sum: four launches where there were six (_zero and _scan
+// gone); the sums and their order are the former chain's.
+const char *kGatherGradGpt2Bf16 =
+    R"(func.func @forward(%g: tensor<16x1024x768xbf16>,
+    %idx: tensor<16x1024xi64> {gpu_test.range = array<i64: 0, 50257>}) -> tensor<50304x768xbf16> {
+  %0 = llmc.gather_grad %g, %idx axis 0 {bound = 50257 : i64} : (tensor<16x1024x768xbf16>, tensor<16x1024xi64>) -> tensor<50304x768xbf16>
+  return %0 : tensor<50304x768xbf16>
+})";
+
+TEST(CodegenGradGpt2, GatherGradBf16Padded) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(kGatherGradGpt2Bf16);
+  double ms = bestReplayMs(kGatherGradGpt2Bf16);
+  // Bytes it must move: grad read once, the table written once.
+  double mb = (16384.0 * 768 * 2 + 50304.0 * 768 * 2) * 1e-6;
+  std::printf("[ timing   ] gather_grad 16384 tokens into [50304, 768] bf16 "
+              "(bound 50257): %.3f ms, %.1f MB, %.0f GB/s\n",
+              ms, mb, mb / ms);
+  printStepTimes("gather_grad bf16 padded", kGatherGradGpt2Bf16);
+}
+
 //===----------------------------------------------------------------------===//
 // The GPT-2 fixture's whole training step
 //===----------------------------------------------------------------------===//

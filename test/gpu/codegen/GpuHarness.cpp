@@ -340,11 +340,13 @@ void checkFunctionAgainstReference(func::FuncOp func, Tolerance tol,
   EXPECT_EQ(differing, 0u) << "graph replay is not deterministic";
 
   // Persistent counters that a kernel puts back itself (a column sum's
-  // tickets, ReduceEmitters.cpp) read zero after three runs: otherwise the
-  // next step would skip its final phase and keep the last step's sums,
-  // which the bitwise check above cannot see on unchanged inputs.
+  // tickets, ReduceEmitters.cpp; gather_grad's bucket counts,
+  // ScatterEmitters.cpp) read zero after three runs: otherwise the next
+  // step would skip its final phase and keep the last step's sums, which
+  // the bitwise check above cannot see on unchanged inputs.
   for (const BufferInfo &b : plan->plan.buffers) {
-    if (!llvm::StringRef(b.name).ends_with(".tickets"))
+    llvm::StringRef name(b.name);
+    if (!name.ends_with(".tickets") && !name.ends_with(".counts"))
       continue;
     std::vector<uint8_t> bytes;
     s = exec->readBuffer(b.name, bytes);
