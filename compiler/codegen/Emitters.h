@@ -161,6 +161,9 @@ std::string sealedOperand(const std::string &value);
 struct WarpRowIO {
   std::string params; // the row tensors read, before the op's parameters
   std::vector<KernelArg> args;
+  // The same row tensors by parameter name and element type (the norm
+  // gradient prefetches a later row of each into L2).
+  std::vector<std::pair<std::string, mlir::Type>> rowReads;
   std::string outParams; // the row tensors written, after them
   std::vector<KernelArg> outArgs;
   std::vector<KernelArg> operandArgs; // per operand of the op (weight, bias)

@@ -42,6 +42,7 @@
 #include "passes/FusionUtils.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::llmc;
@@ -75,6 +76,43 @@ constexpr unsigned kWarpGradBlock = 256; // eight warps, one row each
 /// block of a run adds the run's sums (8 rows of partials, L2-resident),
 /// the last run's adds the runs (16 for 128 blocks).
 constexpr int64_t kGroupBlocks = 8;
+
+/// The warp kernel's memory pipelining. All warps start together and keep
+/// step: each loads its row, reduces, then stores, so the DRAM idles while
+/// they reduce (session 7: 79% of copy bandwidth on an H100, 66% on an
+/// H200, where the same idle time costs more). At the top of each row a
+/// warp asks L2 for the row tensors' rows `ahead` rows of its own later
+/// (prefetch.L2: no registers, nothing to wait for), so the DRAM streams
+/// during the reductions and stores and the loads hit L2; and the
+/// ticketed tail unrolls its adds over the run's blocks, so that their L2
+/// loads are in flight together (the same order of additions: the bits do
+/// not change). LLMC_NORM_GRAD_KERNEL=session7 (neither) or ahead2 (two
+/// rows ahead) are the variants NormGradGpuTiming measures against it.
+struct WarpGradVariant {
+  int ahead = 1;
+  bool unrolledTail = true;
+};
+
+WarpGradVariant warpGradVariant() {
+  WarpGradVariant v;
+  const char *e = std::getenv("LLMC_NORM_GRAD_KERNEL");
+  if (e && std::string(e) == "session7")
+    v = {0, false};
+  else if (e && std::string(e) == "ahead2")
+    v.ahead = 2;
+  return v;
+}
+
+/// The L2 prefetch of warpGradVariant: lane l asks for the 128-byte lines
+/// l, l + 32, ... that [p, p + bytes) touches.
+const char *kPrefetchHelper =
+    "__device__ __forceinline__ void prefetchL2(const void *p, int bytes, "
+    "int lane) {\n"
+    "  const char *end = (const char *)p + bytes;\n"
+    "  for (const char *a = (const char *)((unsigned long long)p & ~127ull) "
+    "+ 128 * lane; a < end; a += 32 * 128)\n"
+    "    asm volatile(\"prefetch.L2 [%0];\" : : \"l\"(a));\n"
+    "}\n";
 
 struct ParamGrad {
   std::string name, add;
@@ -119,6 +157,7 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
                                const std::string &rowsName, int64_t partials,
                                const WarpRowIO &io) {
   std::vector<ParamGrad> grads = paramGrads(p, &io);
+  WarpGradVariant variant = warpGradVariant();
   const char *what = p.center ? "layer_norm_grad" : "rms_norm_grad";
   KernelSource src(op, rowsName);
   src.scheme(std::string(what) + ": " + std::to_string(partials) +
@@ -141,6 +180,10 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
                "(tickets) adds the run's rows in order, the last run's "
                "block adds the runs in order: one launch, deterministic, "
                "no atomics on data");
+  if (variant.ahead > 0)
+    src.scheme("each warp asks L2 for its row kAhead of its rows later "
+               "(prefetch.L2), so that the DRAM streams while the warps "
+               "reduce and store");
   if (!io.scheme.empty())
     src.scheme(io.scheme);
   src.constant("kRows", r.rows, "rows");
@@ -160,7 +203,23 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
                    "whole vectors, whole warps");
   for (Type ty : io.types)
     src.use(ty);
-  src.helper(warpRowHelpers() + io.helpers);
+  if (variant.ahead > 0) {
+    src.constant("kAhead", variant.ahead, "rows of a warp prefetched ahead");
+    src.helper(warpRowHelpers() + kPrefetchHelper + io.helpers);
+  } else {
+    src.helper(warpRowHelpers() + io.helpers);
+  }
+  std::string prefetch;
+  if (variant.ahead > 0) {
+    // The first row prefetches all kAhead rows after it, later ones the
+    // kAhead-th.
+    prefetch = "    for (int a = row == warp ? 1 : kAhead; a <= kAhead; ++a)\n"
+               "      if (row + a * kPartials < kRows) {\n"
+               "        const index_t next = row + a * kPartials;\n";
+    for (const auto &[name, type] : io.rowReads)
+      prefetch += "        prefetchL2(" + name + " + next * kCols, kCols * (int)sizeof(*" + name + "), lane);\n";
+    prefetch += "      }\n";
+  }
 
   std::string sig = io.params;
   std::vector<KernelArg> args = io.args;
@@ -231,17 +290,26 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
   // Adds `n` rows of `partials` from row `from` of every slot, in row
   // order, for each float4 of each slot (kSums * kChunks of them), and
   // hands the sum `t` of slot `s`, chunk `c` to `then`.
-  auto addRows = [](const std::string &from, const std::string &n,
-                    const std::string &then) {
+  // Unrolled (warpGradVariant), `n` rows of at most `most`: the loop runs
+  // to `most`, every load in bounds (row min(b, n - 1)) so that they are
+  // all in flight together, and adds the first `n` in order.
+  auto addRows = [&](const std::string &from, const std::string &n,
+                     const std::string &most, const std::string &then) {
+    bool unroll = variant.unrolledTail, partial = n != most;
+    std::string b = unroll && partial ? "min(b, " + n + " - 1)" : "b";
     return "  for (int j = threadIdx.x; j < kSums * kChunks; j += kBlock) {\n"
            "    const int s = j / kChunks, c = j % kChunks;\n"
-           "    float4 t = make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n"
-           "    for (int b = 0; b < " + n + "; ++b) {\n"
+           "    float4 t = make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n" +
+           (unroll ? "#pragma unroll\n    for (int b = 0; b < " + most +
+                         "; ++b) {\n"
+                   : "    for (int b = 0; b < " + n + "; ++b) {\n") +
            "      const float4 v = __ldcg(reinterpret_cast<const float4 *>(\n"
-           "          partials + (s * kStride + " + from + " + b) * kCols) + "
-           "c);\n"
-           "      t.x += v.x;\n      t.y += v.y;\n      t.z += v.z;\n"
-           "      t.w += v.w;\n"
+           "          partials + (s * kStride + " + from + " + " + b +
+           ") * kCols) + c);\n" +
+           (unroll && partial ? "      if (b < " + n + ") {\n" : "      {\n") +
+           "        t.x += v.x;\n        t.y += v.y;\n        t.z += v.z;\n"
+           "        t.w += v.w;\n"
+           "      }\n"
            "    }\n" + then + "  }\n";
   };
   if (!grads.empty())
@@ -267,7 +335,7 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
         "  if (!last)\n"
         "    return;\n"
         "  __threadfence();\n" +
-        addRows("first", "members",
+        addRows("first", "members", "kGroupBlocks",
                 "    reinterpret_cast<float4 *>(partials + (s * kStride + "
                 "kBlocks + run) * kCols)[c] = t;\n") +
         "  if (threadIdx.x == 0)\n"
@@ -281,7 +349,7 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
         "  if (!last)\n"
         "    return;\n"
         "  __threadfence();\n" +
-        addRows("kBlocks", "kRuns", finalStore) +
+        addRows("kBlocks", "kRuns", "kRuns", finalStore) +
         "  if (threadIdx.x == 0)\n"
         "    tickets[kRuns] = 0;\n";
   std::string stats =
@@ -313,7 +381,7 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
       "" +
       accDecl +
       "  for (index_t row = warp; row < kRows; row += kPartials) {\n" +
-      io.rowSetup +
+      prefetch + io.rowSetup +
       "    float x[kPerLane * 4], dy[kPerLane * 4];\n"
       "    float sum = 0.0f;\n"
       "#pragma unroll\n"
@@ -380,6 +448,7 @@ WarpRowIO plainNormGradIO(Operation *op, const NormGradParts &p) {
        xt = elementTypeOf(p.dx);
   WarpRowIO io;
   io.params = inParam(t, "in") + ", " + inParam(gt, "grad");
+  io.rowReads = {{"in", t}, {"grad", gt}};
   io.args = {KernelArg::operand(0), KernelArg::operand(1)};
   io.outParams = outParam(xt, "dx");
   io.outArgs = {KernelArg::result(0)};

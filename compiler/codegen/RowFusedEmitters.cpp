@@ -121,6 +121,7 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
     io.types.push_back(t);
     io.params += (io.params.empty() ? "" : ", ") +
                  inParam(t, "in" + std::to_string(k));
+    io.rowReads.push_back({"in" + std::to_string(k), t});
     io.args.push_back(KernelArg::operand(k));
   }
 

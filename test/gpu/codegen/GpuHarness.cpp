@@ -251,6 +251,32 @@ double bestReplayMs(const std::string &mlir, int replays,
   return bestOf(plan.plan, func, plan.argumentBuffers, replays);
 }
 
+double measuredCopyGBs() {
+  static const double gbs = [] {
+    MLIRContext context;
+    OwningOpRef<ModuleOp> module;
+    func::FuncOp func;
+    codegen::UnplannedPlan plan;
+    // Any plan gives an executor on the device; the copy is its own.
+    if (!planForward(R"(func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = llmc.neg %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+})",
+                     context, module, func, plan))
+      return 0.0;
+    std::unique_ptr<Executor> exec;
+    ExecutorOptions eo;
+    eo.source = "copy bandwidth";
+    double g = 0;
+    Status s = Executor::create(plan.plan, eo, exec);
+    if (s)
+      s = exec->measureCopyBandwidth(g);
+    EXPECT_TRUE(s) << s.message();
+    return s ? g : 0.0;
+  }();
+  return gbs;
+}
+
 std::vector<std::pair<std::string, double>>
 stepReplayMs(const std::string &mlir, int replays,
              const FusionConfig &fusion) {

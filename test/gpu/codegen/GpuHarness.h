@@ -77,6 +77,11 @@ std::vector<std::pair<std::string, double>>
 stepReplayMs(const std::string &mlir, int replays = 10,
              const FusionConfig &fusion = {});
 
+/// Needs a GPU: the device's copy bandwidth in GB/s (bytes read plus
+/// written, Executor::measureCopyBandwidth), measured once per process; 0
+/// after a failure.
+double measuredCopyGBs();
+
 /// Needs a GPU: runs `function` of `mlir` twice on the same random
 /// arguments, with every fusion (docs/fusion.md) and with none, and expects
 /// fewer launches fused and every result bitwise equal (fused kernels round

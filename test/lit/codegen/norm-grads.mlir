@@ -1,6 +1,11 @@
 // The one-op emitters: fusion off (fused kernels: fused-elementwise.mlir).
 // RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s
 // RUN: llmc codegen %s --split-input-file --no-fuse=all --compile | FileCheck %s --check-prefix=NVRTC
+// The warp kernel's measurement variants (NormGradEmitters.cpp,
+// warpGradVariant): session 7's (no prefetch, the tail's loop as it was)
+// and two rows ahead.
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=session7 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=S7
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=ahead2 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=A2
 // Fused, every kernel still compiles with NVRTC.
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=FUSED
 // FUSED: compiled {{[1-9][0-9]*}} kernels for sm_90
@@ -15,12 +20,15 @@
 // One launch: the block adds its 8 warps' parameter sums in warp order
 // (shared memory) into its row of `partials`; the last block of each run of
 // 8 blocks (a ticket) adds the run's rows, the last run's block the 16 runs,
-// in order, and resets the tickets.
+// in order, and resets the tickets. Each warp asks L2 for its next row at
+// the top of a row (prefetch.L2 on each row tensor); the tail's adds are
+// unrolled, every load in bounds.
 // CHECK-LABEL: // ===== layer_norm_grad_0.cu =====
 // CHECK:       // layer_norm_grad_0: llmc.layer_norm_grad "/transformer/h.0/ln_1/LayerNormalization"
 // CHECK-NEXT:  //   (bf16[8, 1024, 768], bf16[8, 1024, 768], bf16[768]) -> bf16[8, 1024, 768], bf16[768], bf16[768]
 // CHECK-NEXT:  //   layer_norm_grad: 1024 warps stride over the rows, one row per warp in registers
 // CHECK-NEXT:  //   each warp adds up its rows' parameter gradients per column in registers; the block adds its warps in order (shared memory) into its row of the f32 scratch `partials`; the last block of each run of kGroupBlocks (tickets) adds the run's rows in order, the last run's block adds the runs in order: one launch, deterministic, no atomics on data
+// CHECK-NEXT:  //   each warp asks L2 for its row kAhead of its rows later (prefetch.L2), so that the DRAM streams while the warps reduce and store
 // CHECK:       constexpr index_t kRows = 8192;  // rows
 // CHECK-NEXT:  constexpr index_t kCols = 768;  // elements per row
 // CHECK-NEXT:  constexpr index_t kBlock = 256;  // threads per block, one warp per row
@@ -29,8 +37,16 @@
 // CHECK-NEXT:  constexpr index_t kGroupBlocks = 8;  // blocks per ticket run
 // CHECK-NEXT:  constexpr index_t kRuns = 16;  // ticket runs
 // CHECK-NEXT:  constexpr index_t kSums = 2;
+// CHECK:       constexpr index_t kAhead = 1;
+// CHECK:       asm volatile("prefetch.L2 [%0];" : : "l"(a));
 // CHECK:       layer_norm_grad_0(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ grad, const __nv_bfloat16 *__restrict__ weight, __nv_bfloat16 *__restrict__ dx, float *__restrict__ partials, unsigned int *__restrict__ tickets, __nv_bfloat16 *__restrict__ dweight, __nv_bfloat16 *__restrict__ dbias)
 // CHECK:       for (index_t row = warp; row < kRows; row += kPartials) {
+// CHECK-NEXT:    for (int a = row == warp ? 1 : kAhead; a <= kAhead; ++a)
+// CHECK-NEXT:      if (row + a * kPartials < kRows) {
+// CHECK-NEXT:        const index_t next = row + a * kPartials;
+// CHECK-NEXT:        prefetchL2(in + next * kCols, kCols * (int)sizeof(*in), lane);
+// CHECK-NEXT:        prefetchL2(grad + next * kCols, kCols * (int)sizeof(*grad), lane);
+// CHECK-NEXT:      }
 // CHECK:       const float mean = warpAllSum(sum) / (float)kCols;
 // CHECK:       const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
 // CHECK:       const float meanG = warpAllSum(sumG) / (float)kCols;
@@ -46,13 +62,27 @@
 // CHECK:       last = atomicAdd(&tickets[run], 1u) == (unsigned int)(members - 1);
 // CHECK:       if (!last)
 // CHECK-NEXT:    return;
-// CHECK:       for (int b = 0; b < members; ++b) {
+// CHECK:       #pragma unroll
+// CHECK-NEXT:  for (int b = 0; b < kGroupBlocks; ++b) {
+// CHECK-NEXT:    const float4 v = __ldcg(reinterpret_cast<const float4 *>(
+// CHECK-NEXT:        partials + (s * kStride + first + min(b, members - 1)) * kCols) + c);
+// CHECK-NEXT:    if (b < members) {
 // CHECK:       tickets[run] = 0;
 // CHECK:       last = atomicAdd(&tickets[kRuns], 1u) == (unsigned int)(kRuns - 1);
-// CHECK:       for (int b = 0; b < kRuns; ++b) {
+// CHECK:       #pragma unroll
+// CHECK-NEXT:  for (int b = 0; b < kRuns; ++b) {
 // CHECK:       dweight[4 * c] = __float2bfloat16(t.x);
 // CHECK:       dbias[4 * c + 3] = __float2bfloat16(t.w);
 // CHECK:       tickets[kRuns] = 0;
+// S7-LABEL:    // ===== layer_norm_grad_0.cu =====
+// S7-NOT:      prefetch
+// S7:          for (int b = 0; b < members; ++b) {
+// S7-NOT:      prefetch
+// S7:          for (int b = 0; b < kRuns; ++b) {
+// S7-NOT:      prefetch
+// S7-LABEL:    // ===== rms_norm_grad_1.cu =====
+// A2-LABEL:    // ===== layer_norm_grad_0.cu =====
+// A2:          constexpr index_t kAhead = 2;
 // CHECK-LABEL: // ===== rms_norm_grad_1.cu =====
 // CHECK:       (void)sum;
 // CHECK:       const float mean = 0.0f;
