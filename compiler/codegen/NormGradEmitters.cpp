@@ -86,8 +86,9 @@ constexpr int64_t kGroupBlocks = 8;
 /// during the reductions and stores and the loads hit L2; and the
 /// ticketed tail unrolls its adds over the run's blocks, so that their L2
 /// loads are in flight together (the same order of additions: the bits do
-/// not change). LLMC_NORM_GRAD_KERNEL=session7 (neither) or ahead2 (two
-/// rows ahead) are the variants NormGradGpuTiming measures against it.
+/// not change). LLMC_NORM_GRAD_KERNEL=session7 (neither), tail (the
+/// unrolled tail only) or ahead2 (two rows ahead) are the variants
+/// NormGradGpuTiming measures against it.
 struct WarpGradVariant {
   int ahead = 1;
   bool unrolledTail = true;
@@ -98,6 +99,8 @@ WarpGradVariant warpGradVariant() {
   const char *e = std::getenv("LLMC_NORM_GRAD_KERNEL");
   if (e && std::string(e) == "session7")
     v = {0, false};
+  else if (e && std::string(e) == "tail")
+    v.ahead = 0;
   else if (e && std::string(e) == "ahead2")
     v.ahead = 2;
   return v;

@@ -6,8 +6,9 @@
 // dweight, dbias and, with `colsum`, the projection's bias gradient summed in
 // the same launch (docs/fusion.md "Column sums in the norm-gradient kernel").
 // The kernel variants of LLMC_NORM_GRAD_KERNEL (unset: the default, L2
-// prefetch one row ahead; `session7`: the kernel before it; `ahead2`: two
-// rows ahead) add in the same order, so their results must be bitwise equal;
+// prefetch one row ahead; `session7`: the kernel before it; `tail`: that
+// with the default's unrolled ticketed tail; `ahead2`: two rows ahead) add
+// in the same order, so their results must be bitwise equal;
 // each is checked against the CPU reference on small shapes, and timed at
 // [16384, 768] (the best of 20 graph replays) against the device's measured
 // copy bandwidth on the bytes the kernel must move (each row tensor read or
@@ -138,7 +139,7 @@ private:
   std::string old_;
 };
 
-const char *const kVariants[] = {nullptr, "session7", "ahead2"};
+const char *const kVariants[] = {nullptr, "session7", "tail", "ahead2"};
 const char *variantName(const char *v) { return v ? v : "default"; }
 
 class NormGradGpu : public ::testing::TestWithParam<NormGradCase> {};
@@ -163,6 +164,7 @@ TEST_P(NormGradGpu, VariantsBitwiseEqual) {
   for (int64_t rows : {1000, 16384}) {
     std::string mlir = normGradGraph(GetParam(), rows);
     checkEnvVariantsBitwiseEqual(mlir, kVariantVar, nullptr, "session7");
+    checkEnvVariantsBitwiseEqual(mlir, kVariantVar, nullptr, "tail");
     checkEnvVariantsBitwiseEqual(mlir, kVariantVar, nullptr, "ahead2");
   }
 }

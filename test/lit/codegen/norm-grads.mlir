@@ -2,9 +2,10 @@
 // RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s
 // RUN: llmc codegen %s --split-input-file --no-fuse=all --compile | FileCheck %s --check-prefix=NVRTC
 // The warp kernel's measurement variants (NormGradEmitters.cpp,
-// warpGradVariant): session 7's (no prefetch, the tail's loop as it was)
-// and two rows ahead.
+// warpGradVariant): session 7's (no prefetch, the tail's loop as it was),
+// the unrolled tail without the prefetch, and two rows ahead.
 // RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=session7 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=S7
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=tail llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=TAIL
 // RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=ahead2 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=A2
 // Fused, every kernel still compiles with NVRTC.
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=FUSED
@@ -81,6 +82,11 @@
 // S7:          for (int b = 0; b < kRuns; ++b) {
 // S7-NOT:      prefetch
 // S7-LABEL:    // ===== rms_norm_grad_1.cu =====
+// TAIL-LABEL:  // ===== layer_norm_grad_0.cu =====
+// TAIL-NOT:    prefetch
+// TAIL:        for (int b = 0; b < kGroupBlocks; ++b) {
+// TAIL-NOT:    prefetch
+// TAIL-LABEL:  // ===== rms_norm_grad_1.cu =====
 // A2-LABEL:    // ===== layer_norm_grad_0.cu =====
 // A2:          constexpr index_t kAhead = 2;
 // CHECK-LABEL: // ===== rms_norm_grad_1.cu =====
