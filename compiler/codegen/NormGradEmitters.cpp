@@ -71,7 +71,6 @@ struct NormGradParts {
 // The longest row the one-warp norm gradient holds in registers is
 // fusion::kMaxWarpNormGradRow: x, dy and two parameter-gradient
 // accumulators, 4 x 32 floats per lane at 1024.
-constexpr unsigned kWarpGradBlock = 256; // eight warps, one row each
 /// The warp kernel's blocks take tickets in runs of this many; the last
 /// block of a run adds the run's sums (8 rows of partials, L2-resident),
 /// the last run's adds the runs (16 for 128 blocks).
@@ -87,16 +86,36 @@ constexpr int64_t kGroupBlocks = 8;
 /// ticketed tail unrolls its adds over the run's blocks, so that their L2
 /// loads are in flight together (the same order of additions: the bits do
 /// not change). LLMC_NORM_GRAD_KERNEL=session7 (neither), tail (the
-/// unrolled tail only) or ahead2 (two rows ahead) are the variants
-/// NormGradGpuTiming measures against it.
+/// unrolled tail only), ahead2 (two rows ahead) or smem (below) are the
+/// variants NormGradGpuTiming measures against it.
+/// `smem`: the column accumulators in shared memory instead of registers
+/// (about 72 registers fewer at d 768 with three sums), blocks of 4 warps,
+/// 4 blocks an SM: 16 warps an SM instead of 8, twice the rows in flight;
+/// 2048 warps (other sums' orders than the default's), runs of 16 blocks.
 struct WarpGradVariant {
   int ahead = 1;
   bool unrolledTail = true;
+  bool sharedAcc = false;
+  unsigned block = 256;     // threads
+  int64_t maxWarps = 1024;  // partial sums per column
+  int minBlocks = 1;        // __launch_bounds__ blocks per SM
+  int64_t groupBlocks = kGroupBlocks;
 };
 
-WarpGradVariant warpGradVariant() {
+/// Static shared memory a block may take.
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+
+WarpGradVariant warpGradVariant(int64_t sums, int64_t cols) {
   WarpGradVariant v;
   const char *e = std::getenv("LLMC_NORM_GRAD_KERNEL");
+  if (e && std::string(e) == "smem" &&
+      sums * 4 * cols * 4 <= kMaxStaticShared) {
+    v.sharedAcc = true;
+    v.block = 128;
+    v.maxWarps = 2048;
+    v.minBlocks = 4;
+    v.groupBlocks = 16; // 32 runs of 512 blocks
+  }
   if (e && std::string(e) == "session7")
     v = {0, false};
   else if (e && std::string(e) == "tail")
@@ -160,7 +179,10 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
                                const std::string &rowsName, int64_t partials,
                                const WarpRowIO &io) {
   std::vector<ParamGrad> grads = paramGrads(p, &io);
-  WarpGradVariant variant = warpGradVariant();
+  WarpGradVariant variant =
+      warpGradVariant(static_cast<int64_t>(grads.size()), r.cols);
+  unsigned blockThreads = variant.block;
+  bool sharedAcc = variant.sharedAcc && !grads.empty();
   const char *what = p.center ? "layer_norm_grad" : "rms_norm_grad";
   KernelSource src(op, rowsName);
   src.scheme(std::string(what) + ": " + std::to_string(partials) +
@@ -170,8 +192,12 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
              ", warp butterflies), then dx = rstd * (g - " +
              (p.center ? "mean(g) - " : "") +
              "xhat * mean(g * xhat)), g = dy * w");
-  int64_t blocks = partials / (kWarpGradBlock / 32);
-  int64_t runs = (blocks + kGroupBlocks - 1) / kGroupBlocks;
+  int64_t blocks = partials / (blockThreads / 32);
+  int64_t runs = (blocks + variant.groupBlocks - 1) / variant.groupBlocks;
+  if (sharedAcc)
+    src.scheme("the column sums in shared memory (a float4 per lane and "
+               "chunk, read and written around the stores), " +
+               std::to_string(variant.minBlocks) + " blocks an SM");
   if (!grads.empty())
     src.scheme("each warp adds up its rows' parameter gradients" +
                std::string(io.columnSums.empty()
@@ -191,11 +217,12 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
     src.scheme(io.scheme);
   src.constant("kRows", r.rows, "rows");
   src.constant("kCols", r.cols, "elements per row");
-  src.constant("kBlock", kWarpGradBlock, "threads per block, one warp per row");
-  src.constant("kPartials", partials, "warps, 8 per block");
+  src.constant("kBlock", blockThreads, "threads per block, one warp per row");
+  src.constant("kPartials", partials,
+               "warps, " + std::to_string(blockThreads / 32) + " per block");
   if (!grads.empty()) {
     src.constant("kBlocks", blocks, "blocks");
-    src.constant("kGroupBlocks", kGroupBlocks, "blocks per ticket run");
+    src.constant("kGroupBlocks", variant.groupBlocks, "blocks per ticket run");
     src.constant("kRuns", runs, "ticket runs");
     src.constant("kSums", static_cast<int64_t>(grads.size()),
                  "column sums (parameter gradients first)");
@@ -254,10 +281,42 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
                         "    for (int i = 0; i < kPerLane; ++i) {\n"
                         "      const int c = lane + 32 * i;\n"
                         "      if (c < kChunks) {\n";
-  std::string accDecl, accAdd, accStore, finalStore;
+  std::string accDecl, accAdd, accStore, finalStore, accLoad, accSave;
+  if (sharedAcc)
+    accDecl = "  __shared__ __align__(16) float acc[kSums][kWarps][kCols];\n"
+              "  const int wib = threadIdx.x / 32;\n"
+              "  for (int c = lane; c < kChunks; c += 32)\n"
+              "    for (int s = 0; s < kSums; ++s)\n"
+              "      reinterpret_cast<float4 *>(acc[s][wib])[c] = "
+              "make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n";
   for (unsigned slot = 0; slot < grads.size(); ++slot) {
     std::string acc = grads[slot].name + "Acc";
     std::string at = std::to_string(slot);
+    if (sharedAcc) {
+      // Lane-private: a lane reads and writes only its own chunks.
+      std::string cell = "reinterpret_cast<float4 *>(acc[" + at + "][wib])[c]";
+      accLoad += "        float4 " + acc + " = " + cell + ";\n";
+      accAdd += "          reinterpret_cast<float *>(&" + acc + ")[e] += " +
+                grads[slot].add + ";\n";
+      accSave += "        " + cell + " = " + acc + ";\n";
+      accStore += "  for (int j = threadIdx.x; j < kCols; j += kBlock) {\n"
+                  "    float t = 0.0f;\n"
+                  "#pragma unroll\n"
+                  "    for (int w = 0; w < kWarps; ++w)\n"
+                  "      t += acc[" + at + "][w][j];\n"
+                  "    partials[(" + at +
+                  " * kStride + blockIdx.x) * kCols + j] = t;\n"
+                  "  }\n";
+    }
+    std::string out = grads[slot].name;
+    Type t = grads[slot].type;
+    finalStore += "    if (s == " + at + ") {\n" + "      " + out +
+                  "[4 * c] = " + storeAs(t, "t.x") + ";\n      " + out +
+                  "[4 * c + 1] = " + storeAs(t, "t.y") + ";\n      " + out +
+                  "[4 * c + 2] = " + storeAs(t, "t.z") + ";\n      " + out +
+                  "[4 * c + 3] = " + storeAs(t, "t.w") + ";\n    }\n";
+    if (sharedAcc)
+      continue;
     accDecl += "  float " + acc + "[kPerLane * 4];\n" +
                "#pragma unroll\n"
                "  for (int u = 0; u < kPerLane * 4; ++u)\n    " +
@@ -282,13 +341,6 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
         "    partials[(" + at + " * kStride + blockIdx.x) * kCols + j] = t;\n"
         "  }\n"
         "  __syncthreads();\n";
-    std::string out = grads[slot].name;
-    Type t = grads[slot].type;
-    finalStore += "    if (s == " + at + ") {\n" + "      " + out +
-                  "[4 * c] = " + storeAs(t, "t.x") + ";\n      " + out +
-                  "[4 * c + 1] = " + storeAs(t, "t.y") + ";\n      " + out +
-                  "[4 * c + 2] = " + storeAs(t, "t.z") + ";\n      " + out +
-                  "[4 * c + 3] = " + storeAs(t, "t.w") + ";\n    }\n";
   }
   // Adds `n` rows of `partials` from row `from` of every slot, in row
   // order, for each float4 of each slot (kSums * kChunks of them), and
@@ -318,10 +370,13 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
   if (!grads.empty())
     accStore =
         "  // Rows 0 .. kBlocks-1 of a slot: the blocks' sums; then the runs'.\n"
-        "  constexpr int kStride = kBlocks + kRuns;\n"
-        "  __shared__ __align__(16) float red[kWarps][kCols];\n"
-        "  __shared__ bool last;\n"
-        "  const int wib = threadIdx.x / 32;\n" +
+        "  constexpr int kStride = kBlocks + kRuns;\n" +
+        (sharedAcc ? std::string("  __shared__ bool last;\n"
+                                 "  __syncthreads();\n")
+                   : std::string(
+                         "  __shared__ __align__(16) float red[kWarps][kCols];\n"
+                         "  __shared__ bool last;\n"
+                         "  const int wib = threadIdx.x / 32;\n")) +
         accStore +
         "  // The fence orders this block's row before its ticket; the last\n"
         "  // block of a run reads the others' through L2 (__ldcg: L1 is not\n"
@@ -375,8 +430,10 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
   src.kernel(
       "constexpr int kChunks = kCols / 4, kPerLane = (kChunks + 31) / 32;\n"
       "constexpr int kWarps = kBlock / 32;\n"
-      "extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
-      rowsName + "(" + sig +
+      "extern \"C\" __global__ void __launch_bounds__(kBlock" +
+      (variant.minBlocks > 1 ? ", " + std::to_string(variant.minBlocks)
+                             : std::string()) +
+      ")\n" + rowsName + "(" + sig +
       ") {\n"
       "  const int lane = threadIdx.x % 32;\n"
       "  const index_t warp = (index_t)blockIdx.x * kWarps + threadIdx.x / "
@@ -416,7 +473,7 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
       (p.center ? "    const float meanG = warpAllSum(sumG) / (float)kCols;\n"
                 : "    (void)sumG;\n    const float meanG = 0.0f;\n") +
       "    const float meanGX = warpAllSum(sumGX) / (float)kCols;\n" +
-      io.storeSetup + "    " + forEach + wload + io.storeBegin +
+      io.storeSetup + "    " + forEach + wload + io.storeBegin + accLoad +
       "#pragma unroll\n"
       "        for (int e = 0; e < 4; ++e) {\n"
       "          const int u = 4 * i + e;\n"
@@ -426,7 +483,7 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
       ";\n" +
       io.storeElement("rstd * (g - meanG - xhat * meanGX)") + accAdd +
       "        }\n" +
-      io.storeEnd +
+      accSave + io.storeEnd +
       "      }\n"
       "    }\n"
       "  }\n" +
@@ -434,9 +491,9 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
   EmittedKernel k;
   k.name = rowsName;
   k.source = src.str();
-  int64_t warps = kWarpGradBlock / 32;
+  int64_t warps = blockThreads / 32;
   k.grid = {static_cast<unsigned>(partials / warps), 1, 1};
-  k.block = {kWarpGradBlock, 1, 1};
+  k.block = {blockThreads, 1, 1};
   k.args = std::move(args);
   return k;
 }
@@ -502,20 +559,22 @@ LogicalResult warpNormGrad(Operation *op, const EmitContext &ctx,
                            OpLowering &out, const NormGradParts &p,
                            const WarpRowIO &io) {
   Rows r = rowsOf(shapeOf(p.input), p.axis);
-  // Whole blocks of 8 warps: every warp reaches the block's barriers (a
+  std::vector<ParamGrad> grads = paramGrads(p, &io);
+  WarpGradVariant variant =
+      warpGradVariant(static_cast<int64_t>(grads.size()), r.cols);
+  // Whole blocks of warps: every warp reaches the block's barriers (a
   // warp without rows adds zeros).
-  int64_t warps = kWarpGradBlock / 32;
+  int64_t warps = variant.block / 32;
   int64_t blocks =
-      (std::max<int64_t>(1, std::min(r.rows, kMaxPartials)) + warps - 1) /
+      (std::max<int64_t>(1, std::min(r.rows, variant.maxWarps)) + warps - 1) /
       warps;
   int64_t partials = blocks * warps;
-  std::vector<ParamGrad> grads = paramGrads(p, &io);
   out.kind = OpLowering::Kind::Kernels;
   out.kernels.push_back(
       warpNormGradRows(op, ctx, p, r, ctx.name, partials, io));
   if (grads.empty())
     return success();
-  int64_t runs = (blocks + kGroupBlocks - 1) / kGroupBlocks;
+  int64_t runs = (blocks + variant.groupBlocks - 1) / variant.groupBlocks;
   out.scratch.push_back({"partials",
                          DType::F32,
                          {static_cast<int64_t>(grads.size()), blocks + runs,

@@ -3,9 +3,11 @@
 // RUN: llmc codegen %s --split-input-file --no-fuse=all --compile | FileCheck %s --check-prefix=NVRTC
 // The warp kernel's measurement variants (NormGradEmitters.cpp,
 // warpGradVariant): session 7's (no prefetch, the tail's loop as it was),
-// the unrolled tail without the prefetch, and two rows ahead.
+// the unrolled tail without the prefetch, the sums in shared memory at 16
+// warps an SM, and two rows ahead.
 // RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=session7 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=S7
 // RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=tail llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=TAIL
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=smem llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
 // RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=ahead2 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=A2
 // Fused, every kernel still compiles with NVRTC.
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=FUSED
@@ -87,6 +89,19 @@
 // TAIL:        for (int b = 0; b < kGroupBlocks; ++b) {
 // TAIL-NOT:    prefetch
 // TAIL-LABEL:  // ===== rms_norm_grad_1.cu =====
+// SMEM-LABEL:  // ===== layer_norm_grad_0.cu =====
+// SMEM:        constexpr index_t kBlock = 128;
+// SMEM-NEXT:   constexpr index_t kPartials = 2048;  // warps, 4 per block
+// SMEM-NEXT:   constexpr index_t kBlocks = 512;
+// SMEM-NEXT:   constexpr index_t kGroupBlocks = 16;
+// SMEM-NEXT:   constexpr index_t kRuns = 32;
+// SMEM:        __launch_bounds__(kBlock, 4)
+// SMEM:        __shared__ __align__(16) float acc[kSums][kWarps][kCols];
+// SMEM:        float4 dweightAcc = reinterpret_cast<float4 *>(acc[0][wib])[c];
+// SMEM:        reinterpret_cast<float *>(&dweightAcc)[e] += dy[u] * xhat;
+// SMEM:        reinterpret_cast<float4 *>(acc[0][wib])[c] = dweightAcc;
+// SMEM:        t += acc[1][w][j];
+// SMEM-LABEL:  // ===== rms_norm_grad_1.cu =====
 // A2-LABEL:    // ===== layer_norm_grad_0.cu =====
 // A2:          constexpr index_t kAhead = 2;
 // CHECK-LABEL: // ===== rms_norm_grad_1.cu =====
