@@ -329,6 +329,9 @@ std::string blockReduceHelpers(unsigned which);
 /// The warp-per-row kernels' helpers: an aligned vector type `Vec<T, N>`
 /// and `warpAllSum`, a butterfly sum that gives every lane the same bits.
 std::string warpRowHelpers();
+/// `prefetchL2(p, bytes, lane)`: the lanes of a warp ask L2 for the 128-byte
+/// lines of [p, p + bytes) (prefetch.L2), for a row the warp reads later.
+std::string warpRowPrefetchHelper();
 
 } // namespace llmc::codegen
 

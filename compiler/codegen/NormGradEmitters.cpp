@@ -125,16 +125,6 @@ WarpGradVariant warpGradVariant(int64_t sums, int64_t cols) {
   return v;
 }
 
-/// The L2 prefetch of warpGradVariant: lane l asks for the 128-byte lines
-/// l, l + 32, ... that [p, p + bytes) touches.
-const char *kPrefetchHelper =
-    "__device__ __forceinline__ void prefetchL2(const void *p, int bytes, "
-    "int lane) {\n"
-    "  const char *end = (const char *)p + bytes;\n"
-    "  for (const char *a = (const char *)((unsigned long long)p & ~127ull) "
-    "+ 128 * lane; a < end; a += 32 * 128)\n"
-    "    asm volatile(\"prefetch.L2 [%0];\" : : \"l\"(a));\n"
-    "}\n";
 
 struct ParamGrad {
   std::string name, add;
@@ -235,7 +225,7 @@ EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
     src.use(ty);
   if (variant.ahead > 0) {
     src.constant("kAhead", variant.ahead, "rows of a warp prefetched ahead");
-    src.helper(warpRowHelpers() + kPrefetchHelper + io.helpers);
+    src.helper(warpRowHelpers() + warpRowPrefetchHelper() + io.helpers);
   } else {
     src.helper(warpRowHelpers() + io.helpers);
   }
