@@ -1,14 +1,13 @@
 // The one-op emitters: fusion off (fused kernels: fused-elementwise.mlir).
 // RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s
 // RUN: llmc codegen %s --split-input-file --no-fuse=all --compile | FileCheck %s --check-prefix=NVRTC
-// The warp kernel's measurement variants (NormGradEmitters.cpp,
-// warpGradVariant): session 7's (no prefetch, the tail's loop as it was),
-// the unrolled tail without the prefetch, the sums in shared memory at 16
-// warps an SM, and two rows ahead.
+// The warp kernel's measurement variants (NormGradWarpKernel.cpp,
+// warpGradVariant): session 7's (the tail's loop not unrolled), an L2
+// prefetch of each warp's next row, the sums in shared memory at 16 warps
+// an SM.
 // RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=session7 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=S7
-// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=tail llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=TAIL
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=prefetch llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=PF
 // RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=smem llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
-// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=ahead2 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=A2
 // Fused, every kernel still compiles with NVRTC.
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=FUSED
 // FUSED: compiled {{[1-9][0-9]*}} kernels for sm_90
@@ -23,15 +22,13 @@
 // One launch: the block adds its 8 warps' parameter sums in warp order
 // (shared memory) into its row of `partials`; the last block of each run of
 // 8 blocks (a ticket) adds the run's rows, the last run's block the 16 runs,
-// in order, and resets the tickets. Each warp asks L2 for its next row at
-// the top of a row (prefetch.L2 on each row tensor); the tail's adds are
-// unrolled, every load in bounds.
+// in order, and resets the tickets. The tail's adds are unrolled, every
+// load in bounds.
 // CHECK-LABEL: // ===== layer_norm_grad_0.cu =====
 // CHECK:       // layer_norm_grad_0: llmc.layer_norm_grad "/transformer/h.0/ln_1/LayerNormalization"
 // CHECK-NEXT:  //   (bf16[8, 1024, 768], bf16[8, 1024, 768], bf16[768]) -> bf16[8, 1024, 768], bf16[768], bf16[768]
 // CHECK-NEXT:  //   layer_norm_grad: 1024 warps stride over the rows, one row per warp in registers
 // CHECK-NEXT:  //   each warp adds up its rows' parameter gradients per column in registers; the block adds its warps in order (shared memory) into its row of the f32 scratch `partials`; the last block of each run of kGroupBlocks (tickets) adds the run's rows in order, the last run's block adds the runs in order: one launch, deterministic, no atomics on data
-// CHECK-NEXT:  //   each warp asks L2 for its row kAhead of its rows later (prefetch.L2), so that the DRAM streams while the warps reduce and store
 // CHECK:       constexpr index_t kRows = 8192;  // rows
 // CHECK-NEXT:  constexpr index_t kCols = 768;  // elements per row
 // CHECK-NEXT:  constexpr index_t kBlock = 256;  // threads per block, one warp per row
@@ -40,16 +37,10 @@
 // CHECK-NEXT:  constexpr index_t kGroupBlocks = 8;  // blocks per ticket run
 // CHECK-NEXT:  constexpr index_t kRuns = 16;  // ticket runs
 // CHECK-NEXT:  constexpr index_t kSums = 2;
-// CHECK:       constexpr index_t kAhead = 1;
-// CHECK:       asm volatile("prefetch.L2 [%0];" : : "l"(a));
+// CHECK-NOT:   prefetch
 // CHECK:       layer_norm_grad_0(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ grad, const __nv_bfloat16 *__restrict__ weight, __nv_bfloat16 *__restrict__ dx, float *__restrict__ partials, unsigned int *__restrict__ tickets, __nv_bfloat16 *__restrict__ dweight, __nv_bfloat16 *__restrict__ dbias)
 // CHECK:       for (index_t row = warp; row < kRows; row += kPartials) {
-// CHECK-NEXT:    for (int a = row == warp ? 1 : kAhead; a <= kAhead; ++a)
-// CHECK-NEXT:      if (row + a * kPartials < kRows) {
-// CHECK-NEXT:        const index_t next = row + a * kPartials;
-// CHECK-NEXT:        prefetchL2(in + next * kCols, kCols * (int)sizeof(*in), lane);
-// CHECK-NEXT:        prefetchL2(grad + next * kCols, kCols * (int)sizeof(*grad), lane);
-// CHECK-NEXT:      }
+// CHECK-NOT:   prefetch
 // CHECK:       const float mean = warpAllSum(sum) / (float)kCols;
 // CHECK:       const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
 // CHECK:       const float meanG = warpAllSum(sumG) / (float)kCols;
@@ -78,17 +69,21 @@
 // CHECK:       dbias[4 * c + 3] = __float2bfloat16(t.w);
 // CHECK:       tickets[kRuns] = 0;
 // S7-LABEL:    // ===== layer_norm_grad_0.cu =====
-// S7-NOT:      prefetch
 // S7:          for (int b = 0; b < members; ++b) {
-// S7-NOT:      prefetch
 // S7:          for (int b = 0; b < kRuns; ++b) {
-// S7-NOT:      prefetch
 // S7-LABEL:    // ===== rms_norm_grad_1.cu =====
-// TAIL-LABEL:  // ===== layer_norm_grad_0.cu =====
-// TAIL-NOT:    prefetch
-// TAIL:        for (int b = 0; b < kGroupBlocks; ++b) {
-// TAIL-NOT:    prefetch
-// TAIL-LABEL:  // ===== rms_norm_grad_1.cu =====
+// PF-LABEL:    // ===== layer_norm_grad_0.cu =====
+// PF:          //   each warp asks L2 for its row kAhead of its rows later (prefetch.L2), so that the DRAM streams while the warps reduce and store
+// PF:          constexpr index_t kAhead = 1;
+// PF:          asm volatile("prefetch.L2 [%0];" : : "l"(a));
+// PF:          for (index_t row = warp; row < kRows; row += kPartials) {
+// PF-NEXT:       for (int a = row == warp ? 1 : kAhead; a <= kAhead; ++a)
+// PF-NEXT:         if (row + a * kPartials < kRows) {
+// PF-NEXT:           const index_t next = row + a * kPartials;
+// PF-NEXT:           prefetchL2(in + next * kCols, kCols * (int)sizeof(*in), lane);
+// PF-NEXT:           prefetchL2(grad + next * kCols, kCols * (int)sizeof(*grad), lane);
+// PF-NEXT:         }
+// PF-LABEL:    // ===== rms_norm_grad_1.cu =====
 // SMEM-LABEL:  // ===== layer_norm_grad_0.cu =====
 // SMEM:        constexpr index_t kBlock = 128;
 // SMEM-NEXT:   constexpr index_t kPartials = 2048;  // warps, 4 per block
@@ -102,8 +97,6 @@
 // SMEM:        reinterpret_cast<float4 *>(acc[0][wib])[c] = dweightAcc;
 // SMEM:        t += acc[1][w][j];
 // SMEM-LABEL:  // ===== rms_norm_grad_1.cu =====
-// A2-LABEL:    // ===== layer_norm_grad_0.cu =====
-// A2:          constexpr index_t kAhead = 2;
 // CHECK-LABEL: // ===== rms_norm_grad_1.cu =====
 // CHECK:       (void)sum;
 // CHECK:       const float mean = 0.0f;
