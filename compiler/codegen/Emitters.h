@@ -161,6 +161,9 @@ std::string sealedOperand(const std::string &value);
 struct WarpRowIO {
   std::string params; // the row tensors read, before the op's parameters
   std::vector<KernelArg> args;
+  // The same row tensors by parameter name and element type (the norm
+  // gradient prefetches a later row of each into L2).
+  std::vector<std::pair<std::string, mlir::Type>> rowReads;
   std::string outParams; // the row tensors written, after them
   std::vector<KernelArg> outArgs;
   std::vector<KernelArg> operandArgs; // per operand of the op (weight, bias)
@@ -326,6 +329,9 @@ std::string blockReduceHelpers(unsigned which);
 /// The warp-per-row kernels' helpers: an aligned vector type `Vec<T, N>`
 /// and `warpAllSum`, a butterfly sum that gives every lane the same bits.
 std::string warpRowHelpers();
+/// `prefetchL2(p, bytes, lane)`: the lanes of a warp ask L2 for the 128-byte
+/// lines of [p, p + bytes) (prefetch.L2), for a row the warp reads later.
+std::string warpRowPrefetchHelper();
 
 } // namespace llmc::codegen
 

@@ -412,6 +412,16 @@ std::string warpRowHelpers() {
          "}\n";
 }
 
+std::string warpRowPrefetchHelper() {
+  return "__device__ __forceinline__ void prefetchL2(const void *p, int "
+         "bytes, int lane) {\n"
+         "  const char *end = (const char *)p + bytes;\n"
+         "  for (const char *a = (const char *)((unsigned long long)p & "
+         "~127ull) + 128 * lane; a < end; a += 32 * 128)\n"
+         "    asm volatile(\"prefetch.L2 [%0];\" : : \"l\"(a));\n"
+         "}\n";
+}
+
 std::string blockReduceHelpers(unsigned which) {
   std::string s;
   if (which & kBlockSum)

@@ -2,19 +2,8 @@
 //
 // Backward row ops (LlmcGradOps.td), one block per row like the forward:
 //
-//   layer_norm_grad, rms_norm_grad, rows of 4k <= 1024 elements (the warp
-//   kernel, one launch):
-//     <name>         kPartials warps (8 per block) stride over the rows, a
-//                    row per warp in registers; per column f32 sums of the
-//                    parameter gradients (and of a RowFused group's column
-//                    sums) for the warp's rows. Then, in the same launch,
-//                    deterministically: a block adds its 8 warps' sums in
-//                    warp order into its row of `partials`; the last block
-//                    of each run of kGroupBlocks (a ticket per run: the
-//                    persistent i32 `tickets`, zero at load, reset by that
-//                    block) adds the run's rows in block order; the last of
-//                    those (one more ticket) adds the runs in order and
-//                    writes the results.
+//   layer_norm_grad, rms_norm_grad, rows of 4k <= 1024 elements: the warp
+//   kernel, one launch (NormGradWarpKernel.cpp).
 //   other rows (the block kernel, two launches):
 //     <name>         kPartials blocks stride over the rows. Each thread keeps
 //                    its columns' x and dy in registers, recomputes the row
@@ -36,7 +25,7 @@
 //     y * (dy - sum) or dy - exp(y) * sum.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/codegen/Emitters.h"
+#include "compiler/codegen/NormGradParts.h"
 
 #include "dialects/llmc/LlmcOps.h"
 #include "passes/FusionUtils.h"
@@ -48,45 +37,11 @@ using namespace mlir::llmc;
 
 namespace llmc::codegen {
 
-namespace {
-
-/// At most this many blocks (and partial sums per column) in the row pass of
-/// the norm grads: about 8 resident blocks on each of an H100's 132 SMs.
-constexpr int64_t kMaxPartials = 1024;
-/// A thread keeps at most this many columns of a row in registers.
-constexpr int64_t kMaxColsPerThread = 16;
-
-std::string rowLoop() {
-  return "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n";
-}
-
-struct NormGradParts {
-  Value input, grad, weight, dx, dweight, dbias;
-  int64_t axis;
-  double epsilon;
-  bool center; // layer_norm subtracts the mean; rms_norm does not
-};
-
-// The longest row the one-warp norm gradient holds in registers is
-// fusion::kMaxWarpNormGradRow: x, dy and two parameter-gradient
-// accumulators, 4 x 32 floats per lane at 1024.
-constexpr unsigned kWarpGradBlock = 256; // eight warps, one row each
-/// The warp kernel's blocks take tickets in runs of this many; the last
-/// block of a run adds the run's sums (8 rows of partials, L2-resident),
-/// the last run's adds the runs (16 for 128 blocks).
-constexpr int64_t kGroupBlocks = 8;
-
-struct ParamGrad {
-  std::string name, add;
-  Type type;
-  KernelArg arg;
-};
-
 /// The per-column sums of the row pass: the parameter gradients (name,
 /// what a row adds per column, where it goes) and, in a RowFused group,
 /// the column sums of its row values (`io`; null for the block kernel).
 std::vector<ParamGrad> paramGrads(const NormGradParts &p,
-                                  const WarpRowIO *io = nullptr) {
+                                  const WarpRowIO *io) {
   unsigned params = (p.dweight ? 1 : 0) + (p.dbias ? 1 : 0);
   auto argOf = [&](unsigned result) {
     return io ? io->resultArgs[result] : KernelArg::result(result);
@@ -104,314 +59,6 @@ std::vector<ParamGrad> paramGrads(const NormGradParts &p,
   return grads;
 }
 
-std::string vec4(Type t) { return "Vec<" + storageType(t) + ", 4>"; }
-
-/// Kernel 1 of a norm gradient over rows of 4k <= kMaxWarpNormGradRow elements:
-/// kPartials warps stride over the rows, one row per warp at a time, in
-/// 4-element vectors kept in registers (x, dy, and per column the sums of
-/// dy * xhat and dy over the warp's rows); statistics as the forward's
-/// warp kernel (mean, then squared deviations, warp butterflies), then
-/// mean(g) and mean(g * xhat) the same way. Each warp writes its partial
-/// sums into shared memory; the block's sum goes to its row of `partials`,
-/// and the tickets' last blocks add those up (the file's header).
-EmittedKernel warpNormGradRows(Operation *op, const EmitContext &ctx,
-                               const NormGradParts &p, Rows r,
-                               const std::string &rowsName, int64_t partials,
-                               const WarpRowIO &io) {
-  std::vector<ParamGrad> grads = paramGrads(p, &io);
-  const char *what = p.center ? "layer_norm_grad" : "rms_norm_grad";
-  KernelSource src(op, rowsName);
-  src.scheme(std::string(what) + ": " + std::to_string(partials) +
-             " warps stride over the rows, one row per warp in registers "
-             "(4-element vectors); statistics recomputed (" +
-             (p.center ? "mean, then squared deviations" : "sum of squares") +
-             ", warp butterflies), then dx = rstd * (g - " +
-             (p.center ? "mean(g) - " : "") +
-             "xhat * mean(g * xhat)), g = dy * w");
-  int64_t blocks = partials / (kWarpGradBlock / 32);
-  int64_t runs = (blocks + kGroupBlocks - 1) / kGroupBlocks;
-  if (!grads.empty())
-    src.scheme("each warp adds up its rows' parameter gradients" +
-               std::string(io.columnSums.empty()
-                               ? ""
-                               : " and the column sums of its row values") +
-               " per column in registers; the block adds its warps in "
-               "order (shared memory) into its row of the f32 scratch "
-               "`partials`; the last block of each run of kGroupBlocks "
-               "(tickets) adds the run's rows in order, the last run's "
-               "block adds the runs in order: one launch, deterministic, "
-               "no atomics on data");
-  if (!io.scheme.empty())
-    src.scheme(io.scheme);
-  src.constant("kRows", r.rows, "rows");
-  src.constant("kCols", r.cols, "elements per row");
-  src.constant("kBlock", kWarpGradBlock, "threads per block, one warp per row");
-  src.constant("kPartials", partials, "warps, 8 per block");
-  if (!grads.empty()) {
-    src.constant("kBlocks", blocks, "blocks");
-    src.constant("kGroupBlocks", kGroupBlocks, "blocks per ticket run");
-    src.constant("kRuns", runs, "ticket runs");
-    src.constant("kSums", static_cast<int64_t>(grads.size()),
-                 "column sums (parameter gradients first)");
-  }
-  src.indexRange(r.rows * r.cols);
-  src.floatConstant("kEps", p.epsilon, "epsilon");
-  src.staticAssert("kCols % 4 == 0 && kBlock % 32 == 0",
-                   "whole vectors, whole warps");
-  for (Type ty : io.types)
-    src.use(ty);
-  src.helper(warpRowHelpers() + io.helpers);
-
-  std::string sig = io.params;
-  std::vector<KernelArg> args = io.args;
-  std::string g = "dy[u]", wload;
-  if (p.weight) {
-    Type wt = elementTypeOf(p.weight);
-    src.use(wt);
-    sig += ", " + inParam(wt, "weight");
-    args.push_back(io.operandArgs[2]);
-    wload = "        const " + vec4(wt) + " wv = reinterpret_cast<const " +
-            vec4(wt) + " *>(weight)[c];\n";
-    g = "dy[u] * " + loadAs(wt, "wv.v[e]");
-  }
-  sig += ", " + io.outParams;
-  args.insert(args.end(), io.outArgs.begin(), io.outArgs.end());
-  if (!grads.empty()) {
-    sig += ", float *__restrict__ partials, unsigned int *__restrict__ "
-           "tickets";
-    args.push_back(KernelArg::scratch(0));
-    args.push_back(KernelArg::scratch(1));
-    for (const ParamGrad &pg : grads) {
-      src.use(pg.type);
-      sig += ", " + outParam(pg.type, pg.name);
-      args.push_back(pg.arg);
-    }
-  }
-  // u = 4 * i + e indexes a lane's values: chunk i, element e.
-  std::string forEach = "#pragma unroll\n"
-                        "    for (int i = 0; i < kPerLane; ++i) {\n"
-                        "      const int c = lane + 32 * i;\n"
-                        "      if (c < kChunks) {\n";
-  std::string accDecl, accAdd, accStore, finalStore;
-  for (unsigned slot = 0; slot < grads.size(); ++slot) {
-    std::string acc = grads[slot].name + "Acc";
-    std::string at = std::to_string(slot);
-    accDecl += "  float " + acc + "[kPerLane * 4];\n" +
-               "#pragma unroll\n"
-               "  for (int u = 0; u < kPerLane * 4; ++u)\n    " +
-               acc + "[u] = 0.0f;\n";
-    accAdd += "          " + acc + "[u] += " + grads[slot].add + ";\n";
-    // The block's warps in warp order, one slot at a time through `red`.
-    accStore +=
-        "#pragma unroll\n"
-        "  for (int i = 0; i < kPerLane; ++i) {\n"
-        "    const int c = lane + 32 * i;\n"
-        "    if (c < kChunks)\n"
-        "      reinterpret_cast<float4 *>(red[wib])[c] = make_float4(" +
-        acc + "[4 * i], " + acc + "[4 * i + 1], " + acc + "[4 * i + 2], " +
-        acc + "[4 * i + 3]);\n"
-        "  }\n"
-        "  __syncthreads();\n"
-        "  for (int j = threadIdx.x; j < kCols; j += kBlock) {\n"
-        "    float t = 0.0f;\n"
-        "#pragma unroll\n"
-        "    for (int w = 0; w < kWarps; ++w)\n"
-        "      t += red[w][j];\n"
-        "    partials[(" + at + " * kStride + blockIdx.x) * kCols + j] = t;\n"
-        "  }\n"
-        "  __syncthreads();\n";
-    std::string out = grads[slot].name;
-    Type t = grads[slot].type;
-    finalStore += "    if (s == " + at + ") {\n" + "      " + out +
-                  "[4 * c] = " + storeAs(t, "t.x") + ";\n      " + out +
-                  "[4 * c + 1] = " + storeAs(t, "t.y") + ";\n      " + out +
-                  "[4 * c + 2] = " + storeAs(t, "t.z") + ";\n      " + out +
-                  "[4 * c + 3] = " + storeAs(t, "t.w") + ";\n    }\n";
-  }
-  // Adds `n` rows of `partials` from row `from` of every slot, in row
-  // order, for each float4 of each slot (kSums * kChunks of them), and
-  // hands the sum `t` of slot `s`, chunk `c` to `then`.
-  auto addRows = [](const std::string &from, const std::string &n,
-                    const std::string &then) {
-    return "  for (int j = threadIdx.x; j < kSums * kChunks; j += kBlock) {\n"
-           "    const int s = j / kChunks, c = j % kChunks;\n"
-           "    float4 t = make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n"
-           "    for (int b = 0; b < " + n + "; ++b) {\n"
-           "      const float4 v = __ldcg(reinterpret_cast<const float4 *>(\n"
-           "          partials + (s * kStride + " + from + " + b) * kCols) + "
-           "c);\n"
-           "      t.x += v.x;\n      t.y += v.y;\n      t.z += v.z;\n"
-           "      t.w += v.w;\n"
-           "    }\n" + then + "  }\n";
-  };
-  if (!grads.empty())
-    accStore =
-        "  // Rows 0 .. kBlocks-1 of a slot: the blocks' sums; then the runs'.\n"
-        "  constexpr int kStride = kBlocks + kRuns;\n"
-        "  __shared__ __align__(16) float red[kWarps][kCols];\n"
-        "  __shared__ bool last;\n"
-        "  const int wib = threadIdx.x / 32;\n" +
-        accStore +
-        "  // The fence orders this block's row before its ticket; the last\n"
-        "  // block of a run reads the others' through L2 (__ldcg: L1 is not\n"
-        "  // coherent) and puts the ticket back to 0 for the next launch.\n"
-        "  const int run = blockIdx.x / kGroupBlocks;\n"
-        "  const int first = run * kGroupBlocks;\n"
-        "  const int members = min(kGroupBlocks, kBlocks - first);\n"
-        "  __threadfence();\n"
-        "  __syncthreads();\n"
-        "  if (threadIdx.x == 0)\n"
-        "    last = atomicAdd(&tickets[run], 1u) == (unsigned int)(members - "
-        "1);\n"
-        "  __syncthreads();\n"
-        "  if (!last)\n"
-        "    return;\n"
-        "  __threadfence();\n" +
-        addRows("first", "members",
-                "    reinterpret_cast<float4 *>(partials + (s * kStride + "
-                "kBlocks + run) * kCols)[c] = t;\n") +
-        "  if (threadIdx.x == 0)\n"
-        "    tickets[run] = 0;\n"
-        "  __threadfence();\n"
-        "  __syncthreads();\n"
-        "  if (threadIdx.x == 0)\n"
-        "    last = atomicAdd(&tickets[kRuns], 1u) == (unsigned int)(kRuns - "
-        "1);\n"
-        "  __syncthreads();\n"
-        "  if (!last)\n"
-        "    return;\n"
-        "  __threadfence();\n" +
-        addRows("kBlocks", "kRuns", finalStore) +
-        "  if (threadIdx.x == 0)\n"
-        "    tickets[kRuns] = 0;\n";
-  std::string stats =
-      p.center ? "    const float mean = warpAllSum(sum) / (float)kCols;\n"
-                 "    float sq = 0.0f;\n"
-                 "#pragma unroll\n"
-                 "    for (int u = 0; u < kPerLane * 4; ++u)\n"
-                 "      if (lane + 32 * (u / 4) < kChunks)\n"
-                 "        sq += (x[u] - mean) * (x[u] - mean);\n"
-                 "    const float rstd = 1.0f / sqrtf(warpAllSum(sq) / "
-                 "(float)kCols + kEps);\n"
-               : "    (void)sum;\n"
-                 "    float sq = 0.0f;\n"
-                 "#pragma unroll\n"
-                 "    for (int u = 0; u < kPerLane * 4; ++u)\n"
-                 "      sq += x[u] * x[u];\n"
-                 "    const float mean = 0.0f;\n"
-                 "    const float rstd = 1.0f / sqrtf(warpAllSum(sq) / "
-                 "(float)kCols + kEps);\n";
-  src.kernel(
-      "constexpr int kChunks = kCols / 4, kPerLane = (kChunks + 31) / 32;\n"
-      "constexpr int kWarps = kBlock / 32;\n"
-      "extern \"C\" __global__ void __launch_bounds__(kBlock)\n" +
-      rowsName + "(" + sig +
-      ") {\n"
-      "  const int lane = threadIdx.x % 32;\n"
-      "  const index_t warp = (index_t)blockIdx.x * kWarps + threadIdx.x / "
-      "32;\n"
-      "" +
-      accDecl +
-      "  for (index_t row = warp; row < kRows; row += kPartials) {\n" +
-      io.rowSetup +
-      "    float x[kPerLane * 4], dy[kPerLane * 4];\n"
-      "    float sum = 0.0f;\n"
-      "#pragma unroll\n"
-      "    for (int i = 0; i < kPerLane; ++i) {\n"
-      "      const int c = lane + 32 * i;\n"
-      "      if (c < kChunks) {\n" +
-      io.load +
-      "      } else {\n"
-      "#pragma unroll\n"
-      "        for (int e = 0; e < 4; ++e)\n"
-      "          x[4 * i + e] = dy[4 * i + e] = 0.0f;\n"
-      "      }\n"
-      "#pragma unroll\n"
-      "      for (int e = 0; e < 4; ++e)\n"
-      "        sum += x[4 * i + e];\n"
-      "    }\n" +
-      stats + "    float sumG = 0.0f, sumGX = 0.0f;\n    " + forEach + wload +
-      "#pragma unroll\n"
-      "        for (int e = 0; e < 4; ++e) {\n"
-      "          const int u = 4 * i + e;\n"
-      "          const float g = " +
-      g +
-      ";\n"
-      "          sumG += g;\n"
-      "          sumGX += g * (x[u] - mean) * rstd;\n"
-      "        }\n"
-      "      }\n"
-      "    }\n" +
-      (p.center ? "    const float meanG = warpAllSum(sumG) / (float)kCols;\n"
-                : "    (void)sumG;\n    const float meanG = 0.0f;\n") +
-      "    const float meanGX = warpAllSum(sumGX) / (float)kCols;\n" +
-      io.storeSetup + "    " + forEach + wload + io.storeBegin +
-      "#pragma unroll\n"
-      "        for (int e = 0; e < 4; ++e) {\n"
-      "          const int u = 4 * i + e;\n"
-      "          const float xhat = (x[u] - mean) * rstd;\n"
-      "          const float g = " +
-      g +
-      ";\n" +
-      io.storeElement("rstd * (g - meanG - xhat * meanGX)") + accAdd +
-      "        }\n" +
-      io.storeEnd +
-      "      }\n"
-      "    }\n"
-      "  }\n" +
-      accStore + "}\n");
-  EmittedKernel k;
-  k.name = rowsName;
-  k.source = src.str();
-  int64_t warps = kWarpGradBlock / 32;
-  k.grid = {static_cast<unsigned>(partials / warps), 1, 1};
-  k.block = {kWarpGradBlock, 1, 1};
-  k.args = std::move(args);
-  return k;
-}
-
-LogicalResult appendParamSums(Operation *op, const EmitContext &ctx,
-                              OpLowering &out, const NormGradParts &p, Rows r,
-                              int64_t partials, const WarpRowIO *io = nullptr);
-
-/// The plain loads and stores of a one-op norm-gradient warp kernel.
-WarpRowIO plainNormGradIO(Operation *op, const NormGradParts &p) {
-  Type t = elementTypeOf(p.input), gt = elementTypeOf(p.grad),
-       xt = elementTypeOf(p.dx);
-  WarpRowIO io;
-  io.params = inParam(t, "in") + ", " + inParam(gt, "grad");
-  io.args = {KernelArg::operand(0), KernelArg::operand(1)};
-  io.outParams = outParam(xt, "dx");
-  io.outArgs = {KernelArg::result(0)};
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    io.operandArgs.push_back(KernelArg::operand(i));
-  for (unsigned i = 0; i < op->getNumResults(); ++i)
-    io.resultArgs.push_back(KernelArg::result(i));
-  io.load = "        const " + vec4(t) + " xv = reinterpret_cast<const " +
-            vec4(t) +
-            " *>(in + row * kCols)[c];\n"
-            "        const " +
-            vec4(gt) + " gv = reinterpret_cast<const " + vec4(gt) +
-            " *>(grad + row * kCols)[c];\n"
-            "#pragma unroll\n"
-            "        for (int e = 0; e < 4; ++e) {\n"
-            "          x[4 * i + e] = " +
-            loadAs(t, "xv.v[e]") +
-            ";\n"
-            "          dy[4 * i + e] = " +
-            loadAs(gt, "gv.v[e]") +
-            ";\n"
-            "        }\n";
-  io.storeBegin = "        " + vec4(xt) + " o;\n";
-  io.storeElement = [xt](const std::string &y) {
-    return "          o.v[e] = " + storeAs(xt, y) + ";\n";
-  };
-  io.storeEnd = "        reinterpret_cast<" + vec4(xt) +
-                " *>(dx + row * kCols)[c] = o;\n";
-  io.types = {t, gt, xt};
-  return io;
-}
-
 NormGradParts normGradParts(Operation *op) {
   if (auto g = dyn_cast<LayerNormGradOp>(op))
     return {g.getInput(),   g.getGrad(),  g.getWeight(),
@@ -425,34 +72,21 @@ NormGradParts normGradParts(Operation *op) {
           /*center=*/false};
 }
 
-/// The warp kernel and its parameter sums (kernel 2), with `io`.
-LogicalResult warpNormGrad(Operation *op, const EmitContext &ctx,
-                           OpLowering &out, const NormGradParts &p,
-                           const WarpRowIO &io) {
-  Rows r = rowsOf(shapeOf(p.input), p.axis);
-  // Whole blocks of 8 warps: every warp reaches the block's barriers (a
-  // warp without rows adds zeros).
-  int64_t warps = kWarpGradBlock / 32;
-  int64_t blocks =
-      (std::max<int64_t>(1, std::min(r.rows, kMaxPartials)) + warps - 1) /
-      warps;
-  int64_t partials = blocks * warps;
-  std::vector<ParamGrad> grads = paramGrads(p, &io);
-  out.kind = OpLowering::Kind::Kernels;
-  out.kernels.push_back(
-      warpNormGradRows(op, ctx, p, r, ctx.name, partials, io));
-  if (grads.empty())
-    return success();
-  int64_t runs = (blocks + kGroupBlocks - 1) / kGroupBlocks;
-  out.scratch.push_back({"partials",
-                         DType::F32,
-                         {static_cast<int64_t>(grads.size()), blocks + runs,
-                          r.cols}});
-  ScratchBuffer tickets{"tickets", DType::I32, {runs + 1}};
-  tickets.persistent = true;
-  out.scratch.push_back(std::move(tickets));
-  return success();
+namespace {
+
+/// At most this many blocks (and partial sums per column) in the row pass of
+/// the norm grads: about 8 resident blocks on each of an H100's 132 SMs.
+constexpr int64_t kMaxPartials = 1024;
+/// A thread keeps at most this many columns of a row in registers.
+constexpr int64_t kMaxColsPerThread = 16;
+
+std::string rowLoop() {
+  return "  for (index_t row = blockIdx.x; row < kRows; row += gridDim.x) {\n";
 }
+
+LogicalResult appendParamSums(Operation *op, const EmitContext &ctx,
+                              OpLowering &out, const NormGradParts &p, Rows r,
+                              int64_t partials, const WarpRowIO *io = nullptr);
 
 LogicalResult emitNormGrad(Operation *op, const EmitContext &ctx,
                            OpLowering &out, const NormGradParts &p) {
@@ -738,11 +372,6 @@ LogicalResult emitSoftmaxGrad(OpTy op, const EmitContext &ctx, OpLowering &out,
 }
 
 } // namespace
-
-LogicalResult emitNormGradWarpRows(Operation *op, const EmitContext &ctx,
-                                   OpLowering &out, const WarpRowIO &io) {
-  return warpNormGrad(op, ctx, out, normGradParts(op), io);
-}
 
 void registerNormGradEmitters(EmitterTable &t) {
   addEmitter<LayerNormGradOp>(

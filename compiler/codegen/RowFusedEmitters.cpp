@@ -35,6 +35,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::llmc;
 
@@ -122,6 +124,7 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
     io.types.push_back(t);
     io.params += (io.params.empty() ? "" : ", ") +
                  inParam(t, "in" + std::to_string(k));
+    io.rowReads.push_back({"in" + std::to_string(k), t});
     io.args.push_back(KernelArg::operand(k));
   }
 
@@ -201,14 +204,32 @@ LogicalResult emitRowFused(KernelOp group, ArrayRef<Value> inputs,
       io.load += ind + "reinterpret_cast<" + vec4(elementTypeOf(o.inner)) +
                  " *>(" + o.name + " + row * kCols)[c] = " + o.name + "v;\n";
 
-  // Stores: the norm's row result in its own type, then the epilogue.
+  // Stores: the norm's row result in its own type, then the epilogue. The
+  // epilogue's row inputs are loaded there, or (a norm gradient's
+  // LLMC_NORM_GRAD_KERNEL=early, NormGradWarpKernel.cpp) at the start of
+  // the row with x and dy, in flight together, kept in registers.
   Value rowResult = norm->getResult(0);
+  const char *variant = std::getenv("LLMC_NORM_GRAD_KERNEL");
+  bool early = !isa<LayerNormOp>(norm) && variant &&
+               std::string(variant) == "early";
   for (unsigned k : epiInputs) {
     Type t = elementTypeOf(inputs[k]);
     std::string name = "q" + std::to_string(k);
-    io.storeBegin += ind + "const " + vec4(t) + " " + name +
-                     " = reinterpret_cast<const " + vec4(t) + " *>(in" +
-                     std::to_string(k) + " + row * kCols)[c];\n";
+    std::string load = "reinterpret_cast<const " + vec4(t) + " *>(in" +
+                       std::to_string(k) + " + row * kCols)[c]";
+    if (early) {
+      io.rowSetup += "    " + vec4(t) + " " + name +
+                     "s[kPerLane];\n"
+                     "#pragma unroll\n"
+                     "    for (int i = 0; i < kPerLane; ++i) {\n"
+                     "      const int c = lane + 32 * i;\n"
+                     "      if (c < kChunks)\n"
+                     "        " + name + "s[i] = " + load + ";\n"
+                     "    }\n";
+      load = name + "s[i]";
+    }
+    io.storeBegin += ind + "const " + vec4(t) + " " + name + " = " + load +
+                     ";\n";
   }
   for (const RowOut &o : outs)
     if (!o.inLoad)

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 using namespace llmc::test;
@@ -48,6 +49,18 @@ const char *kLayerNorm =
   return %1 : tensor<ROWSx768xbf16>
 })";
 
+// The forward layer norm with the residual add in its loads (GPT-2's step:
+// the bf16 projection output widened and added to the f32 stream, the sum
+// written f32 and normalized to bf16): reads 2 + 4, writes 4 + 2 bytes.
+const char *kResidualLayerNorm =
+    R"(func.func @forward(%mm: tensor<ROWSx768xbf16>, %res: tensor<ROWSx768xf32>, %w: tensor<768xf32>, %b: tensor<768xf32>) -> (tensor<ROWSx768xf32>, tensor<ROWSx768xbf16>) {
+  %0 = llmc.cast %mm : tensor<ROWSx768xbf16> -> tensor<ROWSx768xf32>
+  %1 = llmc.add %res, %0 : (tensor<ROWSx768xf32>, tensor<ROWSx768xf32>) -> tensor<ROWSx768xf32>
+  %2 = llmc.layer_norm %1 weight %w bias %b : (tensor<ROWSx768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<ROWSx768xf32>
+  %3 = llmc.cast %2 : tensor<ROWSx768xf32> -> tensor<ROWSx768xbf16>
+  return %1, %3 : tensor<ROWSx768xf32>, tensor<ROWSx768xbf16>
+})";
+
 // Its gradient: x (f32) and the bf16 cotangent in, the bf16 dx out, f32
 // weight and bias gradients. Moves 4 + 2 + 2 bytes per element.
 const char *kLayerNormGrad =
@@ -76,13 +89,27 @@ TEST(RowKernelsGpu, LayerNormGradMatchesReference) {
   checkAgainstReference(withRows(kLayerNormGrad, "515"));
 }
 
+TEST(RowKernelsGpu, ResidualLayerNormMatchesReference) {
+  LLMC_REQUIRE_GPU();
+  checkAgainstReference(withRows(kResidualLayerNorm, "515"));
+  setenv("LLMC_LAYER_NORM_KERNEL", "persistent", 1);
+  checkAgainstReference(withRows(kLayerNorm, "5000"));
+  checkAgainstReference(withRows(kResidualLayerNorm, "5000"));
+  unsetenv("LLMC_LAYER_NORM_KERNEL");
+}
+
 TEST(RowKernelsGpu, BiasGradSumMatchesReference) {
   LLMC_REQUIRE_GPU();
   checkAgainstReference(withRows(kBiasGradSum, "515"));
 }
 
 TEST(RowKernelsGpu, CompileWithNvrtc) {
+  setenv("LLMC_LAYER_NORM_KERNEL", "persistent", 1);
   checkCompiles(withRows(kLayerNorm, "515"));
+  checkCompiles(withRows(kResidualLayerNorm, "515"));
+  unsetenv("LLMC_LAYER_NORM_KERNEL");
+  checkCompiles(withRows(kLayerNorm, "515"));
+  checkCompiles(withRows(kResidualLayerNorm, "515"));
   checkCompiles(withRows(kLayerNormGrad, "515"));
   checkCompiles(withRows(kBiasGradSum, "515"));
 }
@@ -98,6 +125,43 @@ TEST(RowKernelsGpuBandwidth, LayerNormGrad) {
   reportRowKernel("layer_norm_grad x f32, dy bf16 -> dx bf16 [16384, 768]",
                   withRows(kLayerNormGrad, "16384"),
                   16384.0 * 768 * (4 + 2 + 2));
+}
+
+// LLMC_LAYER_NORM_KERNEL=persistent (NormEmitters.cpp): at most 528 blocks
+// striding over the rows with an L2 prefetch of each warp's next row, the
+// same arithmetic. Bitwise equal to the default at 1000 rows (fewer than
+// the persistent grid's warps) and GPT-2's 16384, and timed against it as
+// a share of the measured copy bandwidth.
+TEST(RowKernelsGpuBandwidth, LayerNormPersistent) {
+  LLMC_REQUIRE_GPU();
+  double copy = measuredCopyGBs();
+  ASSERT_GT(copy, 0.0) << "the copy bandwidth was not measured";
+  struct Graph {
+    const char *what, *mlir;
+    double bytes; // per element
+  } graphs[] = {{"layer_norm f32 -> bf16", kLayerNorm, 6},
+                {"cast+add+layer_norm+cast", kResidualLayerNorm, 12}};
+  for (const Graph &g : graphs) {
+    for (const char *rows : {"1000", "16384"})
+      checkEnvVariantsBitwiseEqual(withRows(g.mlir, rows),
+                                   "LLMC_LAYER_NORM_KERNEL", nullptr,
+                                   "persistent");
+    std::string mlir = withRows(g.mlir, "16384");
+    double bytes = 16384.0 * 768 * g.bytes;
+    for (const char *v : {"default", "persistent"}) {
+      if (std::string(v) == "default")
+        unsetenv("LLMC_LAYER_NORM_KERNEL");
+      else
+        setenv("LLMC_LAYER_NORM_KERNEL", v, 1);
+      double ms = bestReplayMs(mlir, 20);
+      unsetenv("LLMC_LAYER_NORM_KERNEL");
+      ASSERT_GT(ms, 0.0) << "the timing run failed";
+      double gbs = bytes / (ms * 1e-3) / 1e9;
+      std::printf("[ row kernel ] %s [16384, 768] %s: %.1f MB in %.4f ms = "
+                  "%.0f GB/s, %.1f%% of the measured copy (%.0f GB/s)\n",
+                  g.what, v, bytes / 1e6, ms, gbs, 100.0 * gbs / copy, copy);
+    }
+  }
 }
 
 // One launch (ReduceEmitters.cpp: partial sums, then the last block of each

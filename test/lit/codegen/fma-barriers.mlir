@@ -9,6 +9,10 @@
 // RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=ONEOP
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=NVRTC
 // NVRTC-COUNT-5: compiled {{[0-9]+}} kernels for sm_90
+// A norm gradient's epilogue row inputs loaded with x and dy
+// (LLMC_NORM_GRAD_KERNEL=early, NormGradWarpKernel.cpp): the same code on
+// the loaded values.
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=early llmc codegen %s --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=EARLY
 
 // An elementwise chain. The rounded ops read every value as it is; exp's
 // value (open) goes to sub as it is, and through neg (which passes it on)
@@ -85,6 +89,19 @@ func.func @forward(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<4x8xf32>
 // CHECK-NEXT:        s3 = __float2bfloat16((float)a);
 // CHECK-NOT:   asm(
 // CHECK:       tickets[kRuns] = 0;
+// EARLY-LABEL: // ===== layer_norm_grad_1.cu =====
+// EARLY:       for (index_t row = warp; row < kRows; row += kPartials) {
+// EARLY-NEXT:    Vec<float, 4> q3s[kPerLane];
+// EARLY-NEXT:  #pragma unroll
+// EARLY-NEXT:    for (int i = 0; i < kPerLane; ++i) {
+// EARLY-NEXT:      const int c = lane + 32 * i;
+// EARLY-NEXT:      if (c < kChunks)
+// EARLY-NEXT:        q3s[i] = reinterpret_cast<const Vec<float, 4> *>(in3 + row * kCols)[c];
+// EARLY-NEXT:    }
+// EARLY-NEXT:    float x[kPerLane * 4], dy[kPerLane * 4];
+// EARLY:         const Vec<float, 4> q3 = q3s[i];
+// EARLY:             const float a = q3.v[e];
+// EARLY:       tickets[kRuns] = 0;
 func.func @forward(%x: tensor<6x128xf32>, %dy: tensor<6x128xbf16>, %w: tensor<128xf32>, %dres: tensor<6x128xf32>) -> (tensor<6x128xf32>, tensor<6x128xbf16>, tensor<128xf32>) {
   %0 = llmc.cast %dy : tensor<6x128xbf16> -> tensor<6x128xf32>
   %1:2 = llmc.layer_norm_grad %x, %0 weight %w {axis = 1 : i64} : (tensor<6x128xf32>, tensor<6x128xf32>, tensor<128xf32>) -> (tensor<6x128xf32>, tensor<128xf32>)

@@ -1,6 +1,13 @@
 // The one-op emitters: fusion off (fused kernels: fused-elementwise.mlir).
 // RUN: env LLMC_DEBUG=4 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s
 // RUN: llmc codegen %s --split-input-file --no-fuse=all --compile | FileCheck %s --check-prefix=NVRTC
+// The warp kernel's measurement variants (NormGradWarpKernel.cpp,
+// warpGradVariant): session 7's (the tail's loop not unrolled), an L2
+// prefetch of each warp's next row, the sums in shared memory at 16 warps
+// an SM.
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=session7 llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=S7
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=prefetch llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=PF
+// RUN: env LLMC_DEBUG=4 LLMC_NORM_GRAD_KERNEL=smem llmc codegen %s --split-input-file --no-fuse=all 2>&1 >/dev/null | FileCheck %s --check-prefix=SMEM
 // Fused, every kernel still compiles with NVRTC.
 // RUN: llmc codegen %s --split-input-file --compile | FileCheck %s --check-prefix=FUSED
 // FUSED: compiled {{[1-9][0-9]*}} kernels for sm_90
@@ -15,7 +22,8 @@
 // One launch: the block adds its 8 warps' parameter sums in warp order
 // (shared memory) into its row of `partials`; the last block of each run of
 // 8 blocks (a ticket) adds the run's rows, the last run's block the 16 runs,
-// in order, and resets the tickets.
+// in order, and resets the tickets. The tail's adds are unrolled, every
+// load in bounds.
 // CHECK-LABEL: // ===== layer_norm_grad_0.cu =====
 // CHECK:       // layer_norm_grad_0: llmc.layer_norm_grad "/transformer/h.0/ln_1/LayerNormalization"
 // CHECK-NEXT:  //   (bf16[8, 1024, 768], bf16[8, 1024, 768], bf16[768]) -> bf16[8, 1024, 768], bf16[768], bf16[768]
@@ -29,8 +37,10 @@
 // CHECK-NEXT:  constexpr index_t kGroupBlocks = 8;  // blocks per ticket run
 // CHECK-NEXT:  constexpr index_t kRuns = 16;  // ticket runs
 // CHECK-NEXT:  constexpr index_t kSums = 2;
+// CHECK-NOT:   prefetch
 // CHECK:       layer_norm_grad_0(const __nv_bfloat16 *__restrict__ in, const __nv_bfloat16 *__restrict__ grad, const __nv_bfloat16 *__restrict__ weight, __nv_bfloat16 *__restrict__ dx, float *__restrict__ partials, unsigned int *__restrict__ tickets, __nv_bfloat16 *__restrict__ dweight, __nv_bfloat16 *__restrict__ dbias)
 // CHECK:       for (index_t row = warp; row < kRows; row += kPartials) {
+// CHECK-NOT:   prefetch
 // CHECK:       const float mean = warpAllSum(sum) / (float)kCols;
 // CHECK:       const float rstd = 1.0f / sqrtf(warpAllSum(sq) / (float)kCols + kEps);
 // CHECK:       const float meanG = warpAllSum(sumG) / (float)kCols;
@@ -46,13 +56,47 @@
 // CHECK:       last = atomicAdd(&tickets[run], 1u) == (unsigned int)(members - 1);
 // CHECK:       if (!last)
 // CHECK-NEXT:    return;
-// CHECK:       for (int b = 0; b < members; ++b) {
+// CHECK:       #pragma unroll
+// CHECK-NEXT:  for (int b = 0; b < kGroupBlocks; ++b) {
+// CHECK-NEXT:    const float4 v = __ldcg(reinterpret_cast<const float4 *>(
+// CHECK-NEXT:        partials + (s * kStride + first + min(b, members - 1)) * kCols) + c);
+// CHECK-NEXT:    if (b < members) {
 // CHECK:       tickets[run] = 0;
 // CHECK:       last = atomicAdd(&tickets[kRuns], 1u) == (unsigned int)(kRuns - 1);
-// CHECK:       for (int b = 0; b < kRuns; ++b) {
+// CHECK:       #pragma unroll
+// CHECK-NEXT:  for (int b = 0; b < kRuns; ++b) {
 // CHECK:       dweight[4 * c] = __float2bfloat16(t.x);
 // CHECK:       dbias[4 * c + 3] = __float2bfloat16(t.w);
 // CHECK:       tickets[kRuns] = 0;
+// S7-LABEL:    // ===== layer_norm_grad_0.cu =====
+// S7:          for (int b = 0; b < members; ++b) {
+// S7:          for (int b = 0; b < kRuns; ++b) {
+// S7-LABEL:    // ===== rms_norm_grad_1.cu =====
+// PF-LABEL:    // ===== layer_norm_grad_0.cu =====
+// PF:          //   each warp asks L2 for its row kAhead of its rows later (prefetch.L2), so that the DRAM streams while the warps reduce and store
+// PF:          constexpr index_t kAhead = 1;
+// PF:          asm volatile("prefetch.L2 [%0];" : : "l"(a));
+// PF:          for (index_t row = warp; row < kRows; row += kPartials) {
+// PF-NEXT:       for (int a = row == warp ? 1 : kAhead; a <= kAhead; ++a)
+// PF-NEXT:         if (row + a * kPartials < kRows) {
+// PF-NEXT:           const index_t next = row + a * kPartials;
+// PF-NEXT:           prefetchL2(in + next * kCols, kCols * (int)sizeof(*in), lane);
+// PF-NEXT:           prefetchL2(grad + next * kCols, kCols * (int)sizeof(*grad), lane);
+// PF-NEXT:         }
+// PF-LABEL:    // ===== rms_norm_grad_1.cu =====
+// SMEM-LABEL:  // ===== layer_norm_grad_0.cu =====
+// SMEM:        constexpr index_t kBlock = 128;
+// SMEM-NEXT:   constexpr index_t kPartials = 2048;  // warps, 4 per block
+// SMEM-NEXT:   constexpr index_t kBlocks = 512;
+// SMEM-NEXT:   constexpr index_t kGroupBlocks = 16;
+// SMEM-NEXT:   constexpr index_t kRuns = 32;
+// SMEM:        __launch_bounds__(kBlock, 4)
+// SMEM:        __shared__ __align__(16) float acc[kSums][kWarps][kCols];
+// SMEM:        float4 dweightAcc = reinterpret_cast<float4 *>(acc[0][wib])[c];
+// SMEM:        reinterpret_cast<float *>(&dweightAcc)[e] += dy[u] * xhat;
+// SMEM:        reinterpret_cast<float4 *>(acc[0][wib])[c] = dweightAcc;
+// SMEM:        t += acc[1][w][j];
+// SMEM-LABEL:  // ===== rms_norm_grad_1.cu =====
 // CHECK-LABEL: // ===== rms_norm_grad_1.cu =====
 // CHECK:       (void)sum;
 // CHECK:       const float mean = 0.0f;

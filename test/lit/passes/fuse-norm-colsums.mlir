@@ -44,6 +44,39 @@ func.func @residual_grad_bias(%x: tensor<2x16x64xf32>, %dy: tensor<2x16x64xbf16>
 
 // -----
 
+// The graph of ColumnSumGpu (test/gpu/codegen/ColumnSumGpuTest.cpp): as
+// above with dbias too and the f32 residual gradient returned next to its
+// bf16 cast. The sum joins the norm group here as well: two groups with
+// the sum and two without (where it is the matmul group's BGRADA result),
+// so a launch count cannot tell the plans apart; these checks can.
+// CHECK-LABEL: func.func @gpu_test_residual
+// CHECK:       %[[K:.+]]:5 = llmc.kernel -> (tensor<64xf32>, tensor<64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xbf16>, tensor<64xbf16>) {
+// CHECK:         llmc.layer_norm_grad
+// CHECK:         %[[S:.+]] = llmc.reduce_sum
+// CHECK-NEXT:    llmc.yield
+// CHECK:       llmc.kernel -> (tensor<96x64xbf16>) {
+// CHECK-NEXT:    llmc.matmul
+// CHECK-NEXT:    llmc.yield
+// CHECK-NOT:   llmc.kernel
+// CHECK:       return %[[K]]#2, %[[K]]#0, %[[K]]#1, %[[K]]#4
+// OFF-LABEL:   func.func @gpu_test_residual
+// OFF:         llmc.kernel -> (tensor<64xf32>, tensor<64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xbf16>) {
+// OFF-NOT:     llmc.reduce_sum
+// OFF:         llmc.kernel -> (tensor<96x64xbf16>, tensor<64xbf16>) attributes {llmc.epilogue = "bias_grad_rhs"}
+// OFF-NOT:     llmc.kernel
+func.func @gpu_test_residual(%x: tensor<2x16x64xf32>, %dy: tensor<2x16x64xbf16>, %w: tensor<64xf32>, %dres: tensor<2x16x64xf32>, %xin: tensor<32x96xbf16>) -> (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xbf16>, tensor<96x64xbf16>) {
+  %c = llmc.cast %dy : tensor<2x16x64xbf16> -> tensor<2x16x64xf32>
+  %g:3 = llmc.layer_norm_grad %x, %c weight %w {axis = 2 : i64, bias_grad} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<64xf32>) -> (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %r = llmc.add %dres, %g#0 : (tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  %rc = llmc.cast %r : tensor<2x16x64xf32> -> tensor<2x16x64xbf16>
+  %s = llmc.reduce_sum %rc axes [0, 1] : (tensor<2x16x64xbf16>) -> tensor<64xbf16>
+  %v = llmc.reshape %rc : tensor<2x16x64xbf16> -> tensor<32x64xbf16>
+  %m = llmc.matmul %xin, %v {transpose_lhs} : (tensor<32x96xbf16>, tensor<32x64xbf16>) -> tensor<96x64xbf16>
+  return %r, %g#1, %g#2, %s, %m : tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xbf16>, tensor<96x64xbf16>
+}
+
+// -----
+
 // The last norm gradient (ln_f's) is a reduction with casts, no epilogue:
 // its bf16 dx is the MLP projection's bias cotangent. The group becomes a
 // row-fused one with the sum.
