@@ -265,6 +265,12 @@ private:
       replaced_.push_back(def);
       why_[clone] = "a weight's data movement redone in the low type after "
                     "the parameter's one cast (commutesWithCast: bit-exact)";
+    } else if (Value lowest = finfoExtremeAs(v, elem)) {
+      out = lowest;
+      why_[lowest.getDefiningOp()] =
+          "f32's finfo extreme (the exporter's torch.finfo(dtype).min or "
+          ".max, a masked score) as the low type's largest finite value: "
+          "cast, it would round to infinity";
     } else {
       if (perUse)
         b.setInsertionPoint(user);
@@ -286,6 +292,35 @@ private:
     if (!perUse)
       cache_[key] = out;
     return out;
+  }
+
+  /// A splat constant of f32's largest finite magnitude (-FLT_MAX: what an
+  /// exporter bakes in for the model's `torch.finfo(x.dtype).min`, the fill
+  /// of a masked score) as a constant of `elem`'s largest finite magnitude,
+  /// the value the model computes with x in `elem`. A cast would round it to
+  /// infinity (bf16's largest is 3.39e38), and a row whose every score is
+  /// masked would become NaN in softmax where PyTorch's is uniform
+  /// (DeBERTa-v2's padded query rows). Null for any other value.
+  Value finfoExtremeAs(Value v, Type elem) {
+    auto def = v.getDefiningOp<ConstantOp>();
+    auto floatElem = dyn_cast<FloatType>(elem);
+    auto attr = def ? dyn_cast<DenseElementsAttr>(def.getValue())
+                    : DenseElementsAttr();
+    if (!attr || !attr.isSplat() || !floatElem ||
+        !attr.getElementType().isF32() || floatElem.getWidth() >= 32)
+      return {};
+    APFloat value = attr.getSplatValue<APFloat>();
+    if (!value.isFinite() ||
+        !value.bitwiseIsEqual(
+            APFloat::getLargest(value.getSemantics(), value.isNegative())))
+      return {};
+    OpBuilder b(func_.getContext());
+    b.setInsertionPointAfter(def);
+    auto type = cast<RankedTensorType>(v.getType()).clone(elem);
+    APFloat largest =
+        APFloat::getLargest(floatElem.getFloatSemantics(), value.isNegative());
+    return b.create<ConstantOp>(def.getLoc(),
+                                DenseElementsAttr::get(type, largest));
   }
 
   /// Casts of arguments go first in the body, in the order they are made.
