@@ -428,6 +428,136 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// `x` when it is reshape(x4 : [B, H, X, Y] -> [B·H, X, Y]) with B, H
+/// given (0 for "any"); sets B and H from x4 when they are 0.
+static Value unflattenHeads(Value x, int64_t &B, int64_t &H) {
+  auto r = x.getDefiningOp<ReshapeOp>();
+  if (!r)
+    return {};
+  ArrayRef<int64_t> in = shapeOf(r.getInput()), out = shapeOf(x);
+  if (in.size() != 4 || out.size() != 3 || in[0] * in[1] != out[0] ||
+      in[2] != out[1] || in[3] != out[2] || (B && in[0] != B) ||
+      (H && in[1] != H))
+    return {};
+  B = in[0];
+  H = in[1];
+  return r.getInput();
+}
+
+// Bloom computes attention on heads flattened into the batch, with ALiBi
+// (`baddbmm`) added on that side and the mask on the [B, H] side:
+//   s = reshape(scale * q3 @ k3^T + alibi : [B·H, T, S] -> [B, H, T, S])
+//   o = reshape(reshape(softmax(s + mask)) @ v3 -> [B, H, T, Dv])
+// with q3, k3, v3 the [B, H, ., .] tensors flattened. It is attention of the
+// [B, H] tensors with the float mask reshape(alibi) + mask:
+//   o = attention(q, k, v, mask = reshape(alibi : -> [B, H, 1, S]) + mask)
+struct RaiseFlatHeadsAttention : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto pv = op.getInput().getDefiningOp<MatmulOp>();
+    if (!pv || pv.getTransposeLhs() || pv.getTransposeRhs() ||
+        !pv.getResult().hasOneUse() || shapeOf(op.getResult()).size() != 4)
+      return rewriter.notifyMatchFailure(op, "not reshape(p3 @ v3)");
+    int64_t B = 0, H = 0;
+    // 1. Probabilities: reshape(softmax over the keys) of one use.
+    Value p4 = unflattenHeads(pv.getLhs(), B, H);
+    auto softmax = p4 ? p4.getDefiningOp<SoftmaxOp>() : SoftmaxOp();
+    if (!softmax || !pv.getLhs().hasOneUse() || !p4.hasOneUse() ||
+        (softmax.getAxis() != -1 && softmax.getAxis() != 3))
+      return rewriter.notifyMatchFailure(op, "lhs is not flattened softmax");
+    Value v = unflattenHeads(pv.getRhs(), B, H);
+    ArrayRef<int64_t> os = shapeOf(op.getResult());
+    if (!v || os[0] != B || os[1] != H)
+      return rewriter.notifyMatchFailure(op, "v or the result not [B, H]");
+    // 2. Scores: reshape([B·H] scores) plus an optional [B, H]-side mask.
+    Value sc = softmax.getInput(), flat = sc, mask;
+    if (!sc.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "scores have other uses");
+    if (auto add = sc.getDefiningOp<AddOp>())
+      for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())})
+        if (s.getDefiningOp<ReshapeOp>() && s.getType() == sc.getType() &&
+            s.hasOneUse() && isa<FloatType>(elementTypeOf(m))) {
+          flat = s;
+          mask = m;
+          break;
+        }
+    auto unflat = flat.getDefiningOp<ReshapeOp>();
+    if (!unflat || !unflat.getInput().hasOneUse() ||
+        shapeOf(unflat.getInput()).size() != 3 ||
+        shapeOf(unflat.getInput())[0] != B * H)
+      return rewriter.notifyMatchFailure(op, "scores are not unflattened");
+    // 3. The [B·H] side: scale * q3 @ k3^T, plus an optional bias (ALiBi).
+    Value s3 = unflat.getInput(), bias;
+    if (auto add = s3.getDefiningOp<AddOp>())
+      for (auto [x, y] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())})
+        if (peelScale(x).first.getDefiningOp<MatmulOp>() &&
+            x.getType() == s3.getType() && x.hasOneUse() &&
+            isa<FloatType>(elementTypeOf(y))) {
+          s3 = x;
+          bias = y;
+          break;
+        }
+    auto [qk, scale] = peelScale(s3);
+    auto mm = qk.getDefiningOp<MatmulOp>();
+    if (!mm || mm.getTransposeLhs() || (qk != s3 && !qk.hasOneUse()) ||
+        !(scale > 0) || !std::isfinite(scale))
+      return rewriter.notifyMatchFailure(op, "scores are not s q3 @ k3^T");
+    Value q = unflattenHeads(mm.getLhs(), B, H), k;
+    if (mm.getTransposeRhs())
+      k = unflattenHeads(mm.getRhs(), B, H);
+    else if (auto t = mm.getRhs().getDefiningOp<TransposeOp>();
+             t && t.getPermutation() == ArrayRef<int64_t>{0, 2, 1})
+      k = unflattenHeads(t.getInput(), B, H);
+    if (!q || !k || shapeOf(q)[3] != shapeOf(k)[3] ||
+        shapeOf(k)[2] != shapeOf(v)[2] || os[2] != shapeOf(q)[2] ||
+        os[3] != shapeOf(v)[3])
+      return rewriter.notifyMatchFailure(op, "q or k not [B, H] tensors");
+    // 4. The mask: reshape(bias) on the [B, H] side, plus the mask.
+    SmallVector<int64_t> scoreShape(shapeOf(sc));
+    SmallVector<int64_t> biasShape;
+    if (bias) {
+      ArrayRef<int64_t> bs = shapeOf(bias);
+      if (bs.size() != 3 || bs[0] != B * H ||
+          (bs[1] != 1 && bs[1] != scoreShape[2]) || bs[2] != scoreShape[3])
+        return rewriter.notifyMatchFailure(op, "bias is not [B·H, 1|T, S]");
+      biasShape = {B, H, bs[1], bs[2]};
+    }
+    if (mask && !isBroadcastableTo(shapeOf(mask), scoreShape))
+      return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
+    MaskKind kind = MaskKind::None;
+    if (mask && !bias)
+      kind = classifyMask(mask, scoreShape);
+    else if (bias)
+      kind = MaskKind::Operand;
+
+    Location loc = op.getLoc();
+    Value operand;
+    if (bias) {
+      auto type = RankedTensorType::get(biasShape, elementTypeOf(bias));
+      operand = rewriter.create<ReshapeOp>(loc, type, bias);
+      if (mask)
+        operand = rewriter.create<AddOp>(loc, operand, mask);
+    } else if (kind == MaskKind::Operand) {
+      operand = mask;
+    }
+    double defaultScale = 1.0 / std::sqrt(static_cast<double>(shapeOf(q)[3]));
+    FloatAttr scaleAttr = nearlyEqual(scale, defaultScale)
+                              ? FloatAttr()
+                              : rewriter.getF64FloatAttr(scale);
+    auto raised = rewriter.replaceOpWithNewOp<AttentionOp>(
+        op, q, k, v, operand,
+        kind == MaskKind::Causal ? rewriter.getUnitAttr() : UnitAttr(),
+        scaleAttr, /*seq_major=*/UnitAttr(), /*qkv_heads=*/nullptr);
+    // One scale on the scores: eager code (baddbmm), not SDPA's form.
+    raised->setAttr(kEagerAttentionAttr, rewriter.getUnitAttr());
+    return success();
+  }
+};
+
 struct RaiseAttentionPass : mlir::llmc::impl::RaiseAttentionPassBase<RaiseAttentionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -441,5 +571,5 @@ struct RaiseAttentionPass : mlir::llmc::impl::RaiseAttentionPassBase<RaiseAttent
 } // namespace
 
 void mlir::llmc::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseAttention>(patterns.getContext());
+  patterns.add<RaiseAttention, RaiseFlatHeadsAttention>(patterns.getContext());
 }

@@ -127,3 +127,77 @@ func.func @one_kv_head_k_only(%q: tensor<1x4x4x8xf32>, %k: tensor<1x1x4x8xf32>, 
   %o = llmc.matmul %p, %v : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
   return %o : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+// Bloom: heads flattened into the batch ([B·H, T, D]), ALiBi added on that
+// side ([B·H, 1, S]) with baddbmm's alpha as the scale, the causal mask on
+// the [B, H] side. The op takes the [B, H] tensors and the float mask
+// reshape(alibi) + mask; one scale on the scores: eager.
+// CHECK-LABEL: func.func @bloom_alibi
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x8xf32>, %[[K:.+]]: tensor<1x2x4x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>, %[[ALIBI:.+]]: tensor<2x1x4xf32>)
+// CHECK: %[[A4:.+]] = llmc.reshape %[[ALIBI]] : tensor<2x1x4xf32> -> tensor<1x2x1x4xf32>
+// CHECK: %[[M:.+]] = llmc.add %[[A4]], %{{[^ ]+}} : (tensor<1x2x1x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK: %[[O:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {llmc.eager, scale = 2.500000e-01 : f64}
+// CHECK-NOT: llmc.softmax
+// CHECK-NOT: llmc.matmul
+// CHECK: return %[[O]]
+func.func @bloom_alibi(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %alibi: tensor<2x1x4xf32>) -> tensor<1x2x4x8xf32> {
+  %alpha = llmc.constant dense<0.25> : tensor<f32>
+  %mask = llmc.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %q3 = llmc.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = llmc.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = llmc.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %qk = llmc.matmul %q3, %k3 {transpose_rhs} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %s = llmc.mul %qk, %alpha : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %b = llmc.add %s, %alibi : (tensor<2x4x4xf32>, tensor<2x1x4xf32>) -> tensor<2x4x4xf32>
+  %s4 = llmc.reshape %b : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %m = llmc.add %s4, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %m {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %p3 = llmc.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o3 = llmc.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = llmc.reshape %o3 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The flattened form without a bias and with a causal mask: causal.
+// CHECK-LABEL: func.func @flat_heads_causal
+// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {causal, llmc.eager}
+func.func @flat_heads_causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %c = llmc.constant dense<0.353553385> : tensor<f32>
+  %mask = llmc.constant dense<[[[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %q3 = llmc.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = llmc.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = llmc.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %kt = llmc.transpose %k3 [0, 2, 1] : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+  %qk = llmc.matmul %q3, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %s = llmc.mul %qk, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %s4 = llmc.reshape %s : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %m = llmc.add %s4, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %m {axis = -1 : i64} : tensor<1x2x4x4xf32>
+  %p3 = llmc.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o3 = llmc.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = llmc.reshape %o3 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Not raised: the probabilities are also returned (the chain has other
+// uses), so the flattened form stays decomposed.
+// CHECK-LABEL: func.func @flat_heads_probabilities_used
+// CHECK-NOT: llmc.attention
+func.func @flat_heads_probabilities_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %q3 = llmc.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = llmc.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = llmc.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %qk = llmc.matmul %q3, %k3 {transpose_rhs} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %s4 = llmc.reshape %qk : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %s4 {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %p3 = llmc.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o3 = llmc.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = llmc.reshape %o3 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o, %p : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
+}
