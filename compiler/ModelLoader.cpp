@@ -2,6 +2,7 @@
 #include "compiler/ModelLoader.h"
 #include "compiler/Pipeline.h"
 #include "dialects/llmc/LlmcDialect.h"
+#include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/TensorSize.h"
 #include "frontends/json/JsonImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
@@ -106,6 +107,47 @@ static void warnUnusedInputs(mlir::ModuleOp module) {
   }
 }
 
+/// After raising, a softmax over the last dim of a [B, H, T, S] tensor whose
+/// probabilities (or a reshape of them) are the left operand of a matmul is
+/// attention that did not raise: it trains correctly, with its [T, S]
+/// matrix materialized. One note per model says so, and where.
+static void noteUnraisedAttention(mlir::ModuleOp module) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!forward)
+    return;
+  int count = 0;
+  mlir::Location first = forward.getLoc();
+  forward.walk([&](mlir::llmc::SoftmaxOp softmax) {
+    auto type = llvm::cast<mlir::RankedTensorType>(softmax.getType());
+    if (type.getRank() != 4 ||
+        (softmax.getAxis() != -1 && softmax.getAxis() != 3))
+      return;
+    auto feedsMatmul = [](mlir::Value v) {
+      return llvm::any_of(v.getUses(), [](mlir::OpOperand &use) {
+        return llvm::isa<mlir::llmc::MatmulOp>(use.getOwner()) &&
+               use.getOperandNumber() == 0;
+      });
+    };
+    bool attention = feedsMatmul(softmax.getResult());
+    for (mlir::Operation *user : softmax->getUsers())
+      if (auto r = llvm::dyn_cast<mlir::llmc::ReshapeOp>(user))
+        attention |= feedsMatmul(r.getResult());
+    if (attention && count++ == 0)
+      first = softmax.getLoc();
+  });
+  if (count == 0)
+    return;
+  std::string node;
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(first))
+    node = " (first: node '" + name.getName().str() + "')";
+  mlir::emitRemark(forward.getLoc())
+      << count << " attention softmax" << (count == 1 ? "" : "es") << node
+      << " did not raise to llmc.attention: trained as separate ops, with "
+         "the [T, S] probabilities materialized; docs/raising.md lists the "
+         "forms that raise (scores with a term computed from parameters, "
+         "as DeBERTa's and MPNet's relative-position bias, do not)";
+}
+
 static mlir::OwningOpRef<mlir::ModuleOp>
 parseMlir(const std::string &path, mlir::MLIRContext &context) {
   llvm::SourceMgr sourceMgr;
@@ -175,6 +217,8 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
     return nullptr;
   if (module)
     warnUnusedInputs(*module);
+  if (module && options.raise)
+    noteUnraisedAttention(*module);
   return module;
 }
 

@@ -79,6 +79,17 @@ mlir::FailureOr<double> geluRoundingShift(const std::string &model,
                                           const PrecisionConfig &precision,
                                           const VerifyBatch &batch);
 
+/// How far PyTorch's eager attention rounding moves @forward's loss on
+/// `batch` (docs/verify.md, "Eager attention"): |L(eager) - L| / |L|, both
+/// on the reference evaluator, where L(eager) evaluates every attention that
+/// was raised from a model's eager code (`llmc.eager`) with the scores and
+/// probabilities rounded as autocast rounds the separate ops. 0 (and no
+/// evaluation) when no attention carries the mark. Failure: printed.
+mlir::FailureOr<double> eagerAttentionShift(const std::string &model,
+                                            const ModelOptions &options,
+                                            const PrecisionConfig &precision,
+                                            const VerifyBatch &batch);
+
 /// The root-sum-square of a tensor's values.
 double l2Norm(const RefTensor &t);
 

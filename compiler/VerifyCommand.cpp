@@ -317,6 +317,18 @@ int runVerify(const Args &args) {
                   "loss %.2e (docs/precision.md); loss tolerance %.0e + "
                   "%.2e\n",
                   *shift, tol.loss, *shift);
+    // Attention raised from a model's eager code is fused here; PyTorch ran
+    // it as separate ops, rounding scores and probabilities: the loss may
+    // differ by what that rounding moves it (docs/verify.md).
+    auto eager = eagerAttentionShift(model, options, precision, batch);
+    if (mlir::failed(eager))
+      return 1;
+    lossTol += *eager;
+    if (*eager > 0 && !json)
+      std::printf("eager attention: PyTorch's rounding of its scores and "
+                  "probabilities moves the loss %.2e (docs/verify.md); loss "
+                  "tolerance %.2e\n",
+                  *eager, lossTol);
   }
 
   // 1. Loss and gradients of one step.

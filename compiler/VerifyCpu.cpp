@@ -109,6 +109,20 @@ public:
 
   const std::vector<StepInput> &inputs() const override { return inputs_; }
 
+  /// A loss-only backend: puts `llmc.eager_rounding` on every attention of
+  /// @forward raised from eager code (`llmc.eager`); returns how many.
+  int roundEagerAttention() {
+    int marked = 0;
+    forward_.walk([&](mlir::Operation *op) {
+      if (op->hasAttr("llmc.eager")) {
+        op->setAttr("llmc.eager_rounding",
+                    mlir::UnitAttr::get(op->getContext()));
+        ++marked;
+      }
+    });
+    return marked;
+  }
+
   std::vector<std::string> paddedParameters() const override {
     std::vector<std::string> lines;
     if (trainer_)
@@ -203,6 +217,27 @@ mlir::FailureOr<double> geluRoundingShift(const std::string &model,
   if (!std::isfinite(loss[0]) || !std::isfinite(loss[1]) || loss[0] == 0)
     return 0.0;
   return std::fabs(loss[1] - loss[0]) / std::fabs(loss[0]);
+}
+
+mlir::FailureOr<double> eagerAttentionShift(const std::string &model,
+                                            const ModelOptions &options,
+                                            const PrecisionConfig &precision,
+                                            const VerifyBatch &batch) {
+  CpuVerifyBackend backend(model, options, /*lossOnly=*/true, precision, {});
+  if (!backend.open())
+    return mlir::failure();
+  std::map<std::string, double> unused;
+  auto fused = backend.lossAndGradNorms(batch, unused);
+  if (mlir::failed(fused))
+    return mlir::failure();
+  if (backend.roundEagerAttention() == 0)
+    return 0.0;
+  auto eager = backend.lossAndGradNorms(batch, unused);
+  if (mlir::failed(eager))
+    return mlir::failure();
+  if (!std::isfinite(*fused) || !std::isfinite(*eager) || *fused == 0)
+    return 0.0;
+  return std::fabs(*eager - *fused) / std::fabs(*fused);
 }
 
 std::unique_ptr<VerifyBackend>

@@ -168,21 +168,11 @@ static std::optional<ConstTensor> evalLeadingInvariant(Value v) {
   return std::nullopt;
 }
 
-/// Classifies a mask that broadcasts to `scores` ([B, H, T, S]). Additive
+/// Classifies mask values `c` against `scores` ([B, H, T, S]). Additive
 /// masks keep a position with 0 and drop it with -inf (or finfo.min);
 /// boolean masks keep it with true.
-static MaskKind classifyMask(Value mask, ArrayRef<int64_t> scores) {
-  bool isBool = elementTypeOf(mask).isInteger(1);
-  // The ONNX importer folds the exporter's mask subgraph into one constant
-  // of [B, 1, T, S] (16.7M values for GPT-2 at batch 16 x 1024): reading a
-  // constant costs no evaluation, so it gets a larger limit than a chain of
-  // ops to evaluate.
-  bool folded = isa_and_nonnull<ConstantOp>(mask.getDefiningOp());
-  auto c = evalConstant(mask, folded ? int64_t{1} << 26 : int64_t{1} << 22);
-  if (!c)
-    c = evalLeadingInvariant(mask);
-  if (!c)
-    return MaskKind::Operand;
+static MaskKind classifyValues(const ConstTensor &c, bool isBool,
+                               ArrayRef<int64_t> scores) {
   auto keeps = [&](double x) -> std::optional<bool> {
     if (isBool)
       return x != 0;
@@ -192,12 +182,12 @@ static MaskKind classifyMask(Value mask, ArrayRef<int64_t> scores) {
       return false;
     return std::nullopt;
   };
-  bool allKeep = true, causal = c->shape.size() >= 2;
-  int64_t t = c->shape.size() >= 2 ? c->shape[c->shape.size() - 2] : 0;
-  int64_t s = c->shape.empty() ? 0 : c->shape.back();
+  bool allKeep = true, causal = c.shape.size() >= 2;
+  int64_t t = c.shape.size() >= 2 ? c.shape[c.shape.size() - 2] : 0;
+  int64_t s = c.shape.empty() ? 0 : c.shape.back();
   causal = causal && t == scores[2] && s == scores[3];
-  for (size_t i = 0; i < c->values.size(); ++i) {
-    auto keep = keeps(c->values[i]);
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    auto keep = keeps(c.values[i]);
     if (!keep)
       return MaskKind::Operand;
     allKeep &= *keep;
@@ -209,6 +199,66 @@ static MaskKind classifyMask(Value mask, ArrayRef<int64_t> scores) {
   if (allKeep)
     return MaskKind::None;
   return causal ? MaskKind::Causal : MaskKind::Operand;
+}
+
+/// The values of a mask that evaluates to a constant: a folded constant (a
+/// larger limit: reading it costs no evaluation; the importer folds the
+/// exporter's [B, 1, T, S] mask subgraph, 16.7M values for GPT-2 at batch
+/// 16 x 1024), a chain of ops on constants, or a leading-invariant form.
+static std::optional<ConstTensor> maskValues(Value mask) {
+  bool folded = isa_and_nonnull<ConstantOp>(mask.getDefiningOp());
+  auto c = evalConstant(mask, folded ? int64_t{1} << 26 : int64_t{1} << 22);
+  if (!c)
+    c = evalLeadingInvariant(mask);
+  return c;
+}
+
+/// Classifies a mask that broadcasts to `scores` ([B, H, T, S]).
+static MaskKind classifyMask(Value mask, ArrayRef<int64_t> scores) {
+  auto c = maskValues(mask);
+  if (!c)
+    return MaskKind::Operand;
+  return classifyValues(*c, elementTypeOf(mask).isInteger(1), scores);
+}
+
+/// where(cond, add, fill) over the broadcast shape of `cond` and `add`: the
+/// one additive mask equal to a where mask (`fill` <= kMaskedScore) followed
+/// by an additive one. std::nullopt when the shapes do not broadcast or the
+/// result would exceed 1 << 26 values.
+static std::optional<ConstTensor>
+combineWhereMask(const ConstTensor &cond, const ConstTensor &add,
+                 double fill) {
+  size_t rank = std::max(cond.shape.size(), add.shape.size());
+  auto padded = [&](const ConstTensor &x) {
+    SmallVector<int64_t> p(rank - x.shape.size(), 1);
+    p.append(x.shape.begin(), x.shape.end());
+    return p;
+  };
+  SmallVector<int64_t> cs = padded(cond), as = padded(add), shape(rank);
+  int64_t count = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    if (cs[d] != as[d] && cs[d] != 1 && as[d] != 1)
+      return std::nullopt;
+    shape[d] = std::max(cs[d], as[d]);
+    count *= shape[d];
+  }
+  if (count > int64_t{1} << 26)
+    return std::nullopt;
+  ConstTensor out{shape, std::vector<double>(count)};
+  for (int64_t i = 0; i < count; ++i) {
+    // Row-major index into each operand, size-1 dims broadcast.
+    int64_t rest = i, ci = 0, ai = 0, cstride = 1, astride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      int64_t idx = rest % shape[d];
+      rest /= shape[d];
+      ci += (cs[d] == 1 ? 0 : idx) * cstride;
+      ai += (as[d] == 1 ? 0 : idx) * astride;
+      cstride *= cs[d];
+      astride *= as[d];
+    }
+    out.values[i] = cond.values[ci] != 0 ? add.values[ai] : fill;
+  }
+  return out;
 }
 
 // softmax(s_q q @ s_k k^T * s + mask) @ v = attention(q, k, v)
@@ -256,15 +306,30 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
       masked = inner;
       outerScale = s;
     }
+    // GPT-Neo masks twice, where(c, q @ k^T, fill) + m: the where and the
+    // additive mask are one mask, where(c, m, fill), classified as a whole.
+    WhereOp whereMask;
     if (auto add = masked.getDefiningOp<AddOp>()) {
       for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()),
-                          std::pair(add.getRhs(), add.getLhs())})
+                          std::pair(add.getRhs(), add.getLhs())}) {
         if (peelScale(s).first.getDefiningOp<MatmulOp>() &&
             s.getType() == sc.getType()) {
           scores = s;
           mask = m;
           break;
         }
+        auto w = s.getDefiningOp<WhereOp>();
+        auto fill = w ? getScalarConstant(w.getOnFalse()) : std::nullopt;
+        if (w && s.hasOneUse() && fill && *fill <= kMaskedScore &&
+            w.getOnTrue().getType() == sc.getType() &&
+            peelScale(w.getOnTrue()).first.getDefiningOp<MatmulOp>() &&
+            isa<FloatType>(elementTypeOf(m))) {
+          scores = w.getOnTrue();
+          mask = m;
+          whereMask = w;
+          break;
+        }
+      }
     } else if (auto where = sc.getDefiningOp<WhereOp>()) {
       auto fill = getScalarConstant(where.getOnFalse());
       if (fill && *fill <= kMaskedScore &&
@@ -298,8 +363,12 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     Planned k = mm.getTransposeRhs() ? Planned::asIs(kt) : untranspose(kt);
     Planned v = Planned::asIs(op.getRhs());
     ArrayRef<int64_t> qs = shapeOf(q);
-    if (k.shape[0] != qs[0] || k.shape[1] != qs[1] || k.shape[3] != qs[3] ||
-        v.shape[0] != qs[0] || v.shape[1] != qs[1] || v.shape[2] != k.shape[2])
+    // Multi-query attention (Falcon) leaves k and v with one head, which
+    // the batched matmuls broadcast over the query heads: Hkv = 1.
+    bool oneKvHead = k.shape[1] == 1 && v.shape[1] == 1;
+    if (k.shape[0] != qs[0] || (k.shape[1] != qs[1] && !oneKvHead) ||
+        k.shape[3] != qs[3] || v.shape[0] != qs[0] ||
+        v.shape[1] != k.shape[1] || v.shape[2] != k.shape[2])
       return rewriter.notifyMatchFailure(op, "q, k, v shapes disagree");
     auto ku = unrepeat(k), vu = unrepeat(v);
     if (ku && vu && ku->shape[1] == vu->shape[1]) {
@@ -310,7 +379,23 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     // 5. Mask.
     SmallVector<int64_t> scoreShape(shapeOf(sc));
     MaskKind maskKind = MaskKind::None;
-    if (mask) {
+    std::optional<double> whereFill;
+    if (whereMask) {
+      // The combined mask's shape is that of where(c, m, fill).
+      auto joint =
+          broadcastShapes(shapeOf(whereMask.getCondition()), shapeOf(mask));
+      if (!joint || !isBroadcastableTo(*joint, scoreShape))
+        return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
+      whereFill = getScalarConstant(whereMask.getOnFalse());
+      auto c = maskValues(whereMask.getCondition());
+      auto m = c ? maskValues(mask) : std::nullopt;
+      auto joined = m ? combineWhereMask(*c, *m, *whereFill) : std::nullopt;
+      maskKind = joined ? classifyValues(*joined, false, scoreShape)
+                        : MaskKind::Operand;
+      if (maskKind == MaskKind::Operand && outerScale != 1.0)
+        return rewriter.notifyMatchFailure(
+            op, "a mask added before the scale is neither causal nor zero");
+    } else if (mask) {
       if (!isBroadcastableTo(shapeOf(mask), scoreShape))
         return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
       maskKind = classifyMask(mask, scoreShape);
@@ -325,11 +410,150 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
                               ? FloatAttr()
                               : rewriter.getF64FloatAttr(scale);
     Value kValue = k.build(rewriter, loc), vValue = v.build(rewriter, loc);
-    rewriter.replaceOpWithNewOp<AttentionOp>(
+    if (whereMask && maskKind == MaskKind::Operand)
+      mask = rewriter.create<WhereOp>(loc, whereMask.getCondition(), mask,
+                                      whereMask.getOnFalse());
+    auto raised = rewriter.replaceOpWithNewOp<AttentionOp>(
         op, q, kValue, vValue, maskKind == MaskKind::Operand ? mask : Value(),
         maskKind == MaskKind::Causal ? rewriter.getUnitAttr() : UnitAttr(),
         scaleAttr, /*seq_major=*/UnitAttr(),
         /*qkv_heads=*/nullptr);
+    // SDPA's decomposition (both exporters) multiplies q and k^T by
+    // sqrt(scale) each; any other form is the model's own eager code, which
+    // PyTorch runs as separate ops: under autocast it rounds the scores and
+    // the probabilities to bf16, where the fused op does not (docs/verify.md).
+    if (!(qScale != 1.0 && kScale != 1.0 && nearlyEqual(qScale, kScale)))
+      raised->setAttr(kEagerAttentionAttr, rewriter.getUnitAttr());
+    return success();
+  }
+};
+
+/// `x` when it is reshape(x4 : [B, H, X, Y] -> [B·H, X, Y]) with B, H
+/// given (0 for "any"); sets B and H from x4 when they are 0.
+static Value unflattenHeads(Value x, int64_t &B, int64_t &H) {
+  auto r = x.getDefiningOp<ReshapeOp>();
+  if (!r)
+    return {};
+  ArrayRef<int64_t> in = shapeOf(r.getInput()), out = shapeOf(x);
+  if (in.size() != 4 || out.size() != 3 || in[0] * in[1] != out[0] ||
+      in[2] != out[1] || in[3] != out[2] || (B && in[0] != B) ||
+      (H && in[1] != H))
+    return {};
+  B = in[0];
+  H = in[1];
+  return r.getInput();
+}
+
+// Bloom computes attention on heads flattened into the batch, with ALiBi
+// (`baddbmm`) added on that side and the mask on the [B, H] side:
+//   s = reshape(scale * q3 @ k3^T + alibi : [B·H, T, S] -> [B, H, T, S])
+//   o = reshape(reshape(softmax(s + mask)) @ v3 -> [B, H, T, Dv])
+// with q3, k3, v3 the [B, H, ., .] tensors flattened. It is attention of the
+// [B, H] tensors with the float mask reshape(alibi) + mask:
+//   o = attention(q, k, v, mask = reshape(alibi : -> [B, H, 1, S]) + mask)
+struct RaiseFlatHeadsAttention : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto pv = op.getInput().getDefiningOp<MatmulOp>();
+    if (!pv || pv.getTransposeLhs() || pv.getTransposeRhs() ||
+        !pv.getResult().hasOneUse() || shapeOf(op.getResult()).size() != 4)
+      return rewriter.notifyMatchFailure(op, "not reshape(p3 @ v3)");
+    int64_t B = 0, H = 0;
+    // 1. Probabilities: reshape(softmax over the keys) of one use.
+    Value p4 = unflattenHeads(pv.getLhs(), B, H);
+    auto softmax = p4 ? p4.getDefiningOp<SoftmaxOp>() : SoftmaxOp();
+    if (!softmax || !pv.getLhs().hasOneUse() || !p4.hasOneUse() ||
+        (softmax.getAxis() != -1 && softmax.getAxis() != 3))
+      return rewriter.notifyMatchFailure(op, "lhs is not flattened softmax");
+    Value v = unflattenHeads(pv.getRhs(), B, H);
+    ArrayRef<int64_t> os = shapeOf(op.getResult());
+    if (!v || os[0] != B || os[1] != H)
+      return rewriter.notifyMatchFailure(op, "v or the result not [B, H]");
+    // 2. Scores: reshape([B·H] scores) plus an optional [B, H]-side mask.
+    Value sc = softmax.getInput(), flat = sc, mask;
+    if (!sc.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "scores have other uses");
+    if (auto add = sc.getDefiningOp<AddOp>())
+      for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())})
+        if (s.getDefiningOp<ReshapeOp>() && s.getType() == sc.getType() &&
+            s.hasOneUse() && isa<FloatType>(elementTypeOf(m))) {
+          flat = s;
+          mask = m;
+          break;
+        }
+    auto unflat = flat.getDefiningOp<ReshapeOp>();
+    if (!unflat || !unflat.getInput().hasOneUse() ||
+        shapeOf(unflat.getInput()).size() != 3 ||
+        shapeOf(unflat.getInput())[0] != B * H)
+      return rewriter.notifyMatchFailure(op, "scores are not unflattened");
+    // 3. The [B·H] side: scale * q3 @ k3^T, plus an optional bias (ALiBi).
+    Value s3 = unflat.getInput(), bias;
+    if (auto add = s3.getDefiningOp<AddOp>())
+      for (auto [x, y] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())})
+        if (peelScale(x).first.getDefiningOp<MatmulOp>() &&
+            x.getType() == s3.getType() && x.hasOneUse() &&
+            isa<FloatType>(elementTypeOf(y))) {
+          s3 = x;
+          bias = y;
+          break;
+        }
+    auto [qk, scale] = peelScale(s3);
+    auto mm = qk.getDefiningOp<MatmulOp>();
+    if (!mm || mm.getTransposeLhs() || (qk != s3 && !qk.hasOneUse()) ||
+        !(scale > 0) || !std::isfinite(scale))
+      return rewriter.notifyMatchFailure(op, "scores are not s q3 @ k3^T");
+    Value q = unflattenHeads(mm.getLhs(), B, H), k;
+    if (mm.getTransposeRhs())
+      k = unflattenHeads(mm.getRhs(), B, H);
+    else if (auto t = mm.getRhs().getDefiningOp<TransposeOp>();
+             t && t.getPermutation() == ArrayRef<int64_t>{0, 2, 1})
+      k = unflattenHeads(t.getInput(), B, H);
+    if (!q || !k || shapeOf(q)[3] != shapeOf(k)[3] ||
+        shapeOf(k)[2] != shapeOf(v)[2] || os[2] != shapeOf(q)[2] ||
+        os[3] != shapeOf(v)[3])
+      return rewriter.notifyMatchFailure(op, "q or k not [B, H] tensors");
+    // 4. The mask: reshape(bias) on the [B, H] side, plus the mask.
+    SmallVector<int64_t> scoreShape(shapeOf(sc));
+    SmallVector<int64_t> biasShape;
+    if (bias) {
+      ArrayRef<int64_t> bs = shapeOf(bias);
+      if (bs.size() != 3 || bs[0] != B * H ||
+          (bs[1] != 1 && bs[1] != scoreShape[2]) || bs[2] != scoreShape[3])
+        return rewriter.notifyMatchFailure(op, "bias is not [B·H, 1|T, S]");
+      biasShape = {B, H, bs[1], bs[2]};
+    }
+    if (mask && !isBroadcastableTo(shapeOf(mask), scoreShape))
+      return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
+    MaskKind kind = MaskKind::None;
+    if (mask && !bias)
+      kind = classifyMask(mask, scoreShape);
+    else if (bias)
+      kind = MaskKind::Operand;
+
+    Location loc = op.getLoc();
+    Value operand;
+    if (bias) {
+      auto type = RankedTensorType::get(biasShape, elementTypeOf(bias));
+      operand = rewriter.create<ReshapeOp>(loc, type, bias);
+      if (mask)
+        operand = rewriter.create<AddOp>(loc, operand, mask);
+    } else if (kind == MaskKind::Operand) {
+      operand = mask;
+    }
+    double defaultScale = 1.0 / std::sqrt(static_cast<double>(shapeOf(q)[3]));
+    FloatAttr scaleAttr = nearlyEqual(scale, defaultScale)
+                              ? FloatAttr()
+                              : rewriter.getF64FloatAttr(scale);
+    auto raised = rewriter.replaceOpWithNewOp<AttentionOp>(
+        op, q, k, v, operand,
+        kind == MaskKind::Causal ? rewriter.getUnitAttr() : UnitAttr(),
+        scaleAttr, /*seq_major=*/UnitAttr(), /*qkv_heads=*/nullptr);
+    // One scale on the scores: eager code (baddbmm), not SDPA's form.
+    raised->setAttr(kEagerAttentionAttr, rewriter.getUnitAttr());
     return success();
   }
 };
@@ -347,5 +571,5 @@ struct RaiseAttentionPass : mlir::llmc::impl::RaiseAttentionPassBase<RaiseAttent
 } // namespace
 
 void mlir::llmc::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseAttention>(patterns.getContext());
+  patterns.add<RaiseAttention, RaiseFlatHeadsAttention>(patterns.getContext());
 }

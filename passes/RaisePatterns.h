@@ -20,6 +20,13 @@ void populateRaiseRotaryPatterns(RewritePatternSet &patterns);
 void populateRaiseSiluPatterns(RewritePatternSet &patterns);
 void populateRaiseSoftmaxPatterns(RewritePatternSet &patterns);
 
+/// Marks an llmc.attention raised from a model's eager attention code (any
+/// form but SDPA's decomposition, sqrt(scale) on q and on k^T): PyTorch ran
+/// it as separate ops, which under autocast round the scores and the
+/// probabilities to bf16 where the fused op does not. `llmc verify` computes
+/// what that moves the loss (docs/verify.md); nothing else reads it.
+constexpr llvm::StringLiteral kEagerAttentionAttr = "llmc.eager";
+
 /// Runs `patterns` greedily on `op`; emits an error on `op` when the
 /// rewrite does not converge. Shared by the single-pattern passes.
 LogicalResult applyRaisePatterns(Operation *op, RewritePatternSet &&patterns,

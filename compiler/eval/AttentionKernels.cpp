@@ -12,6 +12,11 @@
 // with `interleaved`, 2j with 2j+1 (GPT-J). Tables hold one angle per
 // feature, so the interleaved form expects each angle twice in a row.
 //
+// `llmc.eager_rounding` (set only by `llmc verify`, on attention raised from
+// eager code, docs/verify.md) evaluates a bf16/f16 attention as PyTorch's
+// eager ops do under autocast: the scores rounded as a matmul result, the
+// softmax in f32 and its normalized probabilities rounded for `P V`.
+//
 // cross_entropy: logsumexp(logits) - logits[target] per position; ignored
 // positions give 0 and are not counted; `mean` over zero counted positions
 // is NaN (0/0), as in torch.
@@ -43,6 +48,8 @@ LogicalResult attentionKernel(AttentionOp op, Operands in,
   if (mask)
     maskMap.emplace(mask->shape, std::vector<int64_t>{B, Hq, T, S});
   std::vector<double> scores(S);
+  bool eager = op->hasAttr("llmc.eager_rounding") &&
+               (r.kind == ElementKind::BF16 || r.kind == ElementKind::F16);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h) {
       int64_t kvh = h / group;
@@ -56,7 +63,7 @@ LogicalResult attentionKernel(AttentionOp op, Operands in,
           double dot = 0;
           for (int64_t d = 0; d < D; ++d)
             dot += qr[d] * kb[s * D + d];
-          double score = scale * dot;
+          double score = eager ? roundToKind(scale * dot, r.kind) : scale * dot;
           if (mask) {
             int64_t mi = (*maskMap)(((b * Hq + h) * T + t) * S + s);
             if (!mask->isFloat())
@@ -79,6 +86,12 @@ LogicalResult attentionKernel(AttentionOp op, Operands in,
           sum += scores[s];
         }
         for (int64_t s = 0; s < S; ++s) {
+          if (eager) {
+            double p = roundToKind(scores[s] / sum, r.kind);
+            for (int64_t d = 0; d < Dv; ++d)
+              o[d] += p * vb[s * Dv + d];
+            continue;
+          }
           double p = roundProbability(scores[s], r.kind);
           for (int64_t d = 0; d < Dv; ++d)
             o[d] += p / sum * vb[s * Dv + d];

@@ -5,7 +5,7 @@
 // finfo.min). At batch 16 x 1024 it is too big to evaluate whole (16.7M
 // values), so the [1, 1, T, S] compare under the broadcast is classified.
 // CHECK-LABEL: func.func @batch_broadcast_causal
-// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {causal, scale = 1.000000e+00 : f64}
+// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {causal, llmc.eager, scale = 1.000000e+00 : f64}
 // CHECK-NOT: llmc.compare
 func.func @batch_broadcast_causal(%q: tensor<16x1x1024x8xf32>, %k: tensor<16x1x1024x8xf32>, %v: tensor<16x1x1024x8xf32>) -> tensor<16x1x1024x8xf32> {
   %zero = llmc.constant dense<0.0> : tensor<f32>
@@ -27,7 +27,7 @@ func.func @batch_broadcast_causal(%q: tensor<16x1x1024x8xf32>, %k: tensor<16x1x1
 // The same with the upper triangle kept: classified, not causal, so the
 // mask stays an operand.
 // CHECK-LABEL: func.func @batch_broadcast_not_causal
-// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %{{[^ ]+}} {scale = 1.000000e+00 : f64}
+// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %{{[^ ]+}} {llmc.eager, scale = 1.000000e+00 : f64}
 func.func @batch_broadcast_not_causal(%q: tensor<16x1x1024x8xf32>, %k: tensor<16x1x1024x8xf32>, %v: tensor<16x1x1024x8xf32>) -> tensor<16x1x1024x8xf32> {
   %zero = llmc.constant dense<0.0> : tensor<f32>
   %min = llmc.constant dense<-3.40282347E+38> : tensor<f32>

@@ -8,9 +8,9 @@
 // RUN: llmc-opt %t.upper.mlir --llmc-raise-attention | FileCheck %s --check-prefix=UPPER
 
 // CHECK-LABEL: func.func @big_folded_mask
-// CHECK: llmc.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 1.000000e+00 : f64}
+// CHECK: llmc.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, llmc.eager, scale = 1.000000e+00 : f64}
 // CHECK-NOT: mask
 
 // A folded mask that is not causal stays an operand.
 // UPPER-LABEL: func.func @big_folded_mask
-// UPPER: llmc.attention %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} {scale = 1.000000e+00 : f64}
+// UPPER: llmc.attention %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} {llmc.eager, scale = 1.000000e+00 : f64}

@@ -62,7 +62,7 @@ func.func @causal_from_iota(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v
 // CHECK-LABEL: func.func @bert_padding_mask
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x2x4x8xf32>, %[[KB:.+]]: tensor<2x4x2x8xf32>, %[[V:.+]]: tensor<2x2x4x8xf32>, %[[MASK:.+]]: tensor<2x1x1x4xf32>)
 // CHECK: %[[K:.+]] = llmc.transpose %[[KB]] [0, 2, 1, 3]
-// CHECK: llmc.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {scale = 1.250000e-01 : f64}
+// CHECK: llmc.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {llmc.eager, scale = 1.250000e-01 : f64}
 // CHECK-NOT: llmc.softmax
 func.func @bert_padding_mask(%q: tensor<2x2x4x8xf32>, %kb: tensor<2x4x2x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<2x1x1x4xf32>) -> tensor<2x2x4x8xf32> {
   %c = llmc.constant dense<8.0> : tensor<f32>
@@ -139,7 +139,7 @@ func.func @llama_gqa_torchscript(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32
 // transpose_rhs, and a zero additive mask elsewhere that drops out.
 // CHECK-LABEL: func.func @where_mask_transpose_rhs
 // CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x8xf32>, %[[K:.+]]: tensor<1x2x4x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>, %[[M:.+]]: tensor<1x1x4x4xi1>)
-// CHECK: llmc.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] :
+// CHECK: llmc.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {llmc.eager} :
 func.func @where_mask_transpose_rhs(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<1x1x4x4xi1>) -> tensor<1x2x4x8xf32> {
   %c = llmc.constant dense<0.353553385> : tensor<f32>
   %ninf = llmc.constant dense<0xFF800000> : tensor<f32>
@@ -155,7 +155,7 @@ func.func @where_mask_transpose_rhs(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8x
 
 // A constant all-zero mask adds nothing: no mask, not causal.
 // CHECK-LABEL: func.func @zero_mask
-// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} :
+// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {llmc.eager} :
 func.func @zero_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %mask = llmc.constant dense<0.0> : tensor<4x4xf32>
   %c = llmc.constant dense<0.353553385> : tensor<f32>
@@ -208,7 +208,7 @@ func.func @resource_mask_reshape_chain(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4
 // attention, with the constant as its mask operand, never `causal`.
 // CHECK-LABEL: func.func @upper_triangular_mask
 // CHECK: %[[MASK:.+]] = llmc.constant
-// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %[[MASK]] {scale = 1.000000e+00 : f64} :
+// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %[[MASK]] {llmc.eager, scale = 1.000000e+00 : f64} :
 // CHECK-NOT: causal
 func.func @upper_triangular_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %mask = llmc.constant dense<[[0.0, 0.0, 0.0, 0.0], [0xFF800000, 0.0, 0.0, 0.0], [0xFF800000, 0xFF800000, 0.0, 0.0], [0xFF800000, 0xFF800000, 0xFF800000, 0.0]]> : tensor<4x4xf32>
@@ -225,7 +225,7 @@ func.func @upper_triangular_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32
 // masked scores still contribute, so it is a mask operand, not `causal`.
 // The scale 1 is explicit.
 // CHECK-LABEL: func.func @finite_fill_mask
-// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %{{[^ ]+}} {scale = 1.000000e+00 : f64}
+// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %{{[^ ]+}} {llmc.eager, scale = 1.000000e+00 : f64}
 // CHECK-NOT: causal
 func.func @finite_fill_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %mask = llmc.constant dense<[[0.0, -1.0e4, -1.0e4, -1.0e4], [0.0, 0.0, -1.0e4, -1.0e4], [0.0, 0.0, 0.0, -1.0e4], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
@@ -309,7 +309,7 @@ func.func @negative_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: 
 // first: causal attention at scale 1/s = 1/4 (D 8: not the default).
 // CHECK-LABEL: func.func @mask_before_scale
 // CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x8xf32>, %[[K:.+]]: tensor<1x2x4x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>)
-// CHECK: %[[O:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 2.500000e-01 : f64}
+// CHECK: %[[O:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] {causal, llmc.eager, scale = 2.500000e-01 : f64}
 // CHECK-NOT: llmc.softmax
 // CHECK: return %[[O]]
 func.func @mask_before_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {

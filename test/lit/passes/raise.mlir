@@ -11,8 +11,8 @@
 // CHECK-LABEL: func.func @composed
 // CHECK-SAME: (%[[X:.+]]: tensor<1x2x4x8xf32>, %[[W:.+]]: tensor<8xf32>, %[[L:.+]]: tensor<8x16xf32>, %[[T:.+]]: tensor<8xi64>)
 // CHECK: %[[N:.+]] = llmc.rms_norm %[[X]] weight %[[W]] {epsilon = 1.000000e-05 : f64}
-// CHECK: %[[A1:.+]] = llmc.attention %[[N]], %[[N]], %[[N]] {causal}
-// CHECK: %[[A2:.+]] = llmc.attention %[[A1]], %[[A1]], %[[A1]] {causal}
+// CHECK: %[[A1:.+]] = llmc.attention %[[N]], %[[N]], %[[N]] {causal, llmc.eager}
+// CHECK: %[[A2:.+]] = llmc.attention %[[A1]], %[[A1]], %[[A1]] {causal, llmc.eager}
 // CHECK: %[[CE:.+]] = llmc.cross_entropy mean %[[L]], %[[T]] :
 // CHECK: return %[[A2]], %[[CE]]
 func.func @composed(%x: tensor<1x2x4x8xf32>, %w: tensor<8xf32>, %logits: tensor<8x16xf32>, %t: tensor<8xi64>) -> (tensor<1x2x4x8xf32>, tensor<f32>) {
