@@ -2,8 +2,7 @@
 //
 // The groups of llmc-fuse-epilogues that carry `llmc.epilogue`
 // (passes/MatmulEpilogues.h), one case each: GELU_AUX_BIAS (also through
-// HF's view), DGELU_BGRAD,
-// BGRADB and BGRADA (the bias gradient of a weight-gradient matmul, the
+// HF's view), DGELU (also in HF's layout), DGELU_BGRAD, BGRADB and BGRADA (the bias gradient of a weight-gradient matmul, the
 // cotangent its lhs or, in HF's Conv1D layout, its rhs). Each runs on the
 // GPU against the CPU reference evaluator (bf16 tolerance; NaN/inf never
 // pass), and fused against unfused: not bitwise equal, since the epilogue
@@ -12,8 +11,10 @@
 // between the two. Without a GPU only the lowering and NVRTC checks run.
 //
 // EpilogueGpuBenchmark times GPT-2 124M's shapes (B 16 x T 1024) with and
-// without each epilogue, the heuristic's first algorithm both ways, and
-// prints a table (docs/codegen.md "GELU and bias-gradient epilogues").
+// without each epilogue, each matmul tuned as the runtime tunes it
+// (runtime/MatmulTune.cpp: the heuristic's first 8 answers timed, the
+// fastest kept; LLMC_MATMUL_TUNE_LOG=1 prints each choice), and prints a
+// table (docs/codegen.md "GELU and bias-gradient epilogues").
 //
 //===----------------------------------------------------------------------===//
 #include "test/gpu/codegen/GpuHarness.h"
@@ -56,7 +57,23 @@ const std::vector<EpilogueCase> &cases() {
   %4 = llmc.reshape %3 : tensor<4x32x96xbf16> -> tensor<128x96xbf16>
   return %4, %2 : tensor<128x96xbf16>, tensor<4x32x96xbf16>
 })"},
-      // The MLP backward: dh = dy W2, gelu_grad and the fc bias gradient.
+      // The MLP backward: dh = dy W2 and gelu_grad (DGELU); the fc bias
+      // gradient is left to the weight-gradient matmul.
+      {"DGelu",
+       R"(func.func @forward(%pre: tensor<4x32x96xbf16>, %dy: tensor<4x32x64xbf16>, %w2: tensor<64x96xbf16>) -> tensor<4x32x96xbf16> {
+  %0 = llmc.matmul %dy, %w2 : (tensor<4x32x64xbf16>, tensor<64x96xbf16>) -> tensor<4x32x96xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<4x32x96xbf16>
+  return %1 : tensor<4x32x96xbf16>
+})"},
+      // HF GPT-2's c_proj ([in, out] weight): dh = dy W^T, 72 rows (no
+      // multiple of a tile), the pre-activation with a gelu's range.
+      {"DGeluHfLayout",
+       R"(func.func @forward(%pre: tensor<72x96xbf16> {gpu_test.scale = 3.0}, %dy: tensor<72x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<72x96xbf16> {
+  %0 = llmc.matmul %dy, %w {transpose_rhs} : (tensor<72x64xbf16>, tensor<96x64xbf16>) -> tensor<72x96xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<72x96xbf16>
+  return %1 : tensor<72x96xbf16>
+})"},
+      // With the fc bias gradient (DGELU_BGRAD, FusionConfig::geluGradBiasGrad).
       {"DGeluBGrad",
        R"(func.func @forward(%pre: tensor<4x32x96xbf16>, %dy: tensor<4x32x64xbf16>, %w2: tensor<64x96xbf16>) -> (tensor<4x32x96xbf16>, tensor<96xbf16>) {
   %0 = llmc.matmul %dy, %w2 : (tensor<4x32x64xbf16>, tensor<64x96xbf16>) -> tensor<4x32x96xbf16>
@@ -104,6 +121,7 @@ TEST_P(EpilogueGpu, CloseToUnfused) {
   LLMC_REQUIRE_GPU();
   llmc::FusionConfig on;
   on.geluGradEpilogue = true; // off by default (compiler/Pipeline.h)
+  on.geluGradBiasGrad = true; // DGeluBGrad's DGELU_BGRAD
   checkFusionConfigsMatch(GetParam().mlir, "forward", on,
                           llmc::FusionConfig::none(), 0.5, /*bitwise=*/false,
                           Tolerance{});
@@ -116,14 +134,9 @@ INSTANTIATE_TEST_SUITE_P(Epilogues, EpilogueGpu, ::testing::ValuesIn(cases()),
                            return std::string(info.param.name);
                          });
 
-/// The time of `mlir` with every epilogue and without the GELU and
-/// bias-gradient ones, per step, as one table row.
-void timeBothWays(const char *what, const std::string &mlir) {
-  llmc::FusionConfig off;
-  off.geluEpilogue = false;
-  off.biasGradEpilogue = false;
-  llmc::FusionConfig on;
-  on.geluGradEpilogue = true; // off by default (compiler/Pipeline.h)
+/// One table row: `mlir` per step under `on` and under `off`.
+void timeConfigs(const char *what, const std::string &mlir,
+                 const llmc::FusionConfig &on, const llmc::FusionConfig &off) {
   auto fused = stepReplayMs(mlir, 20, on);
   auto unfused = stepReplayMs(mlir, 20, off);
   ASSERT_FALSE(fused.empty()) << "the fused timing run failed";
@@ -142,6 +155,18 @@ void timeBothWays(const char *what, const std::string &mlir) {
               what, f, fused.size(), u, unfused.size(), uGemm, u - uGemm,
               u - f);
   EXPECT_LT(fused.size(), unfused.size()) << what << ": nothing was fused";
+}
+
+/// The time of `mlir` with every epilogue (DGELU_BGRAD too) and without the
+/// GELU and bias-gradient ones, per step, as one table row.
+void timeBothWays(const char *what, const std::string &mlir) {
+  llmc::FusionConfig off;
+  off.geluEpilogue = false;
+  off.biasGradEpilogue = false;
+  llmc::FusionConfig on;
+  on.geluGradEpilogue = true; // off by default (compiler/Pipeline.h)
+  on.geluGradBiasGrad = true;
+  timeConfigs(what, mlir, on, off);
 }
 
 // GPT-2 124M, B 16 x T 1024 (16384 rows), d 768, the MLP 3072 wide.
@@ -197,6 +222,38 @@ TEST(EpilogueGpuBenchmark, Gpt2Shapes) {
         "  return %0, %1 : tensor<" + n + "xbf16>, " + dw + "\n}\n";
     timeBothWays(g.what, mlir);
   }
+}
+
+// DGELU alone (the fc bias gradient left to the weight-gradient matmul's
+// BGRADA/BGRADB, as the pipeline does): the c_proj input-gradient GEMM of
+// GPT-2 124M's MLP, B 16 x T 1024, with gelu_grad in its epilogue, against
+// the same GEMM and the generated gelu_grad kernel, in both weight layouts.
+// The pipeline's default fusion both ways, geluGradEpilogue the one
+// difference. Then, at the same shape, fused against unfused within the
+// bf16 tolerance (the small cases above check both against the evaluator).
+TEST(EpilogueGpuBenchmark, DGelu) {
+  LLMC_REQUIRE_GPU();
+  llmc::FusionConfig on, off;
+  on.geluGradEpilogue = true;
+  off.geluGradEpilogue = false;
+  const std::string recipe =
+      R"(func.func @forward(%pre: tensor<16384x3072xbf16>, %dy: tensor<16384x768xbf16>, %w2: tensor<768x3072xbf16>) -> tensor<16384x3072xbf16> {
+  %0 = llmc.matmul %dy, %w2 : (tensor<16384x768xbf16>, tensor<768x3072xbf16>) -> tensor<16384x3072xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<16384x3072xbf16>
+  return %1 : tensor<16384x3072xbf16>
+})";
+  // HF's export: c_proj's weight [3072, 768], dy [B, T, 768] (the batch
+  // folds into the rows: one GEMM), exactly as llmc compile sees it.
+  const std::string hf =
+      R"(func.func @forward(%pre: tensor<16x1024x3072xbf16>, %dy: tensor<16x1024x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<16x1024x3072xbf16> {
+  %0 = llmc.matmul %dy, %w {transpose_rhs} : (tensor<16x1024x768xbf16>, tensor<3072x768xbf16>) -> tensor<16x1024x3072xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<16x1024x3072xbf16>
+  return %1 : tensor<16x1024x3072xbf16>
+})";
+  timeConfigs("mlp dgrad: DGELU [16384,768]x[768,3072]", recipe, on, off);
+  timeConfigs("HF mlp dgrad: DGELU [16384,768]x[3072,768]^T", hf, on, off);
+  checkFusionConfigsMatch(hf, "forward", on, off, 1.0, /*bitwise=*/false,
+                          Tolerance{});
 }
 
 } // namespace
