@@ -2,13 +2,16 @@
 //
 // The groups of llmc-fuse-epilogues that carry `llmc.epilogue`
 // (passes/MatmulEpilogues.h), one case each: GELU_AUX_BIAS (also through
-// HF's view), DGELU (also in HF's layout), DGELU_BGRAD, BGRADB and BGRADA (the bias gradient of a weight-gradient matmul, the
-// cotangent its lhs or, in HF's Conv1D layout, its rhs). Each runs on the
-// GPU against the CPU reference evaluator (bf16 tolerance; NaN/inf never
+// HF's view), DGELU (also in HF's layout and through its views),
+// DGELU_BGRAD, BGRADB and BGRADA (the bias gradient of a weight-gradient
+// matmul, the cotangent its lhs or, in HF's Conv1D layout, its rhs). Each
+// is grouped with every epilogue on, runs on the GPU against the CPU
+// reference evaluator on the grouped step (bf16 tolerance; NaN/inf never
 // pass), and fused against unfused: not bitwise equal, since the epilogue
-// applies gelu to the fp32 accumulator (+ bias) where the unfused path
-// rounds the product to bf16 first; the harness prints the relative error
-// between the two. Without a GPU only the lowering and NVRTC checks run.
+// applies gelu (gelu') to the fp32 accumulator (+ bias) where the unfused
+// path rounds the product to bf16 first; the harness prints the relative
+// error between the two. Without a GPU only the grouping, the lowering and
+// the NVRTC checks run.
 //
 // EpilogueGpuBenchmark times GPT-2 124M's shapes (B 16 x T 1024) with and
 // without each epilogue, each matmul tuned as the runtime tunes it
@@ -19,6 +22,10 @@
 //===----------------------------------------------------------------------===//
 #include "test/gpu/codegen/GpuHarness.h"
 
+#include "dialects/llmc/LlmcDialect.h"
+
+#include "mlir/Parser/Parser.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -27,6 +34,7 @@ using namespace llmc::test;
 
 struct EpilogueCase {
   const char *name;
+  const char *epilogue; // the `llmc.epilogue` group the case must form
   const char *mlir;
 };
 void PrintTo(const EpilogueCase &c, std::ostream *os) { *os << c.name; }
@@ -37,7 +45,7 @@ const std::vector<EpilogueCase> &cases() {
   static const std::vector<EpilogueCase> all = {
       // fc of a GPT-2 MLP: the pre-activation is returned too (the aux
       // output), as the backward's gelu_grad reads it.
-      {"GeluAuxBias",
+      {"GeluAuxBias", "gelu",
        R"(func.func @forward(%x: tensor<4x32x64xbf16>, %w: tensor<96x64xbf16>, %b: tensor<96xbf16>) -> (tensor<4x32x96xbf16>, tensor<4x32x96xbf16>) {
   %0 = llmc.matmul %x, %w {transpose_rhs} : (tensor<4x32x64xbf16>, tensor<96x64xbf16>) -> tensor<4x32x96xbf16>
   %1 = llmc.add %0, %b : (tensor<4x32x96xbf16>, tensor<96xbf16>) -> tensor<4x32x96xbf16>
@@ -48,7 +56,7 @@ const std::vector<EpilogueCase> &cases() {
       // view to [B, T, n] (the group computes it in the product's shape; a
       // reshape after it restores the view), and the view is returned as
       // the backward's pre-activation.
-      {"GeluThroughView",
+      {"GeluThroughView", "gelu",
        R"(func.func @forward(%x: tensor<128x64xbf16>, %w: tensor<64x96xbf16>, %b: tensor<96xbf16>) -> (tensor<128x96xbf16>, tensor<4x32x96xbf16>) {
   %0 = llmc.matmul %x, %w : (tensor<128x64xbf16>, tensor<64x96xbf16>) -> tensor<128x96xbf16>
   %1 = llmc.add %0, %b : (tensor<128x96xbf16>, tensor<96xbf16>) -> tensor<128x96xbf16>
@@ -59,7 +67,7 @@ const std::vector<EpilogueCase> &cases() {
 })"},
       // The MLP backward: dh = dy W2 and gelu_grad (DGELU); the fc bias
       // gradient is left to the weight-gradient matmul.
-      {"DGelu",
+      {"DGelu", "gelu_grad",
        R"(func.func @forward(%pre: tensor<4x32x96xbf16>, %dy: tensor<4x32x64xbf16>, %w2: tensor<64x96xbf16>) -> tensor<4x32x96xbf16> {
   %0 = llmc.matmul %dy, %w2 : (tensor<4x32x64xbf16>, tensor<64x96xbf16>) -> tensor<4x32x96xbf16>
   %1 = llmc.gelu_grad tanh %pre, %0 : tensor<4x32x96xbf16>
@@ -67,14 +75,35 @@ const std::vector<EpilogueCase> &cases() {
 })"},
       // HF GPT-2's c_proj ([in, out] weight): dh = dy W^T, 72 rows (no
       // multiple of a tile), the pre-activation with a gelu's range.
-      {"DGeluHfLayout",
+      {"DGeluHfLayout", "gelu_grad",
        R"(func.func @forward(%pre: tensor<72x96xbf16> {gpu_test.scale = 3.0}, %dy: tensor<72x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<72x96xbf16> {
   %0 = llmc.matmul %dy, %w {transpose_rhs} : (tensor<72x64xbf16>, tensor<96x64xbf16>) -> tensor<72x96xbf16>
   %1 = llmc.gelu_grad tanh %pre, %0 : tensor<72x96xbf16>
   return %1 : tensor<72x96xbf16>
 })"},
+      // HF's dynamo export: gelu_grad(view(aux), view(dy W^T)), both
+      // [rows, n] viewed as [B, T, n]; the gelu_grad joins the product's
+      // group in its shape, reading the aux itself.
+      {"DGeluThroughView", "gelu_grad",
+       R"(func.func @forward(%aux: tensor<128x96xbf16>, %dy: tensor<128x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<128x96xbf16> {
+  %pre = llmc.reshape %aux : tensor<128x96xbf16> -> tensor<4x32x96xbf16>
+  %0 = llmc.matmul %dy, %w {transpose_rhs} : (tensor<128x64xbf16>, tensor<96x64xbf16>) -> tensor<128x96xbf16>
+  %1 = llmc.reshape %0 : tensor<128x96xbf16> -> tensor<4x32x96xbf16>
+  %2 = llmc.gelu_grad tanh %pre, %1 : tensor<4x32x96xbf16>
+  %3 = llmc.reshape %2 : tensor<4x32x96xbf16> -> tensor<128x96xbf16>
+  return %3 : tensor<128x96xbf16>
+})"},
+      // The product viewed, the aux not a view: the group reads the aux
+      // through a reshape to the product's shape.
+      {"DGeluViewOfArgument", "gelu_grad",
+       R"(func.func @forward(%pre: tensor<4x32x96xbf16>, %dy: tensor<128x64xbf16>, %w: tensor<64x96xbf16>) -> tensor<4x32x96xbf16> {
+  %0 = llmc.matmul %dy, %w : (tensor<128x64xbf16>, tensor<64x96xbf16>) -> tensor<128x96xbf16>
+  %1 = llmc.reshape %0 : tensor<128x96xbf16> -> tensor<4x32x96xbf16>
+  %2 = llmc.gelu_grad tanh %pre, %1 : tensor<4x32x96xbf16>
+  return %2 : tensor<4x32x96xbf16>
+})"},
       // With the fc bias gradient (DGELU_BGRAD, FusionConfig::geluGradBiasGrad).
-      {"DGeluBGrad",
+      {"DGeluBGrad", "gelu_grad",
        R"(func.func @forward(%pre: tensor<4x32x96xbf16>, %dy: tensor<4x32x64xbf16>, %w2: tensor<64x96xbf16>) -> (tensor<4x32x96xbf16>, tensor<96xbf16>) {
   %0 = llmc.matmul %dy, %w2 : (tensor<4x32x64xbf16>, tensor<64x96xbf16>) -> tensor<4x32x96xbf16>
   %1 = llmc.gelu_grad tanh %pre, %0 : tensor<4x32x96xbf16>
@@ -82,7 +111,7 @@ const std::vector<EpilogueCase> &cases() {
   return %1, %2 : tensor<4x32x96xbf16>, tensor<96xbf16>
 })"},
       // A weight gradient dW = c^T x and the bias gradient, c's row sum.
-      {"BGradB",
+      {"BGradB", "bias_grad_lhs",
        R"(func.func @forward(%c: tensor<4x32x64xbf16>, %x: tensor<128x96xbf16>) -> (tensor<64xbf16>, tensor<64x96xbf16>) {
   %0 = llmc.reduce_sum %c axes [0, 1] : (tensor<4x32x64xbf16>) -> tensor<64xbf16>
   %1 = llmc.reshape %c : tensor<4x32x64xbf16> -> tensor<128x64xbf16>
@@ -90,7 +119,7 @@ const std::vector<EpilogueCase> &cases() {
   return %0, %2 : tensor<64xbf16>, tensor<64x96xbf16>
 })"},
       // HF Conv1D (weights [in, out]): dW = x^T c, c the rhs; its row sum.
-      {"BGradA",
+      {"BGradA", "bias_grad_rhs",
        R"(func.func @forward(%c: tensor<4x32x64xbf16>, %x: tensor<128x96xbf16>) -> (tensor<64xbf16>, tensor<96x64xbf16>) {
   %0 = llmc.reduce_sum %c axes [0, 1] : (tensor<4x32x64xbf16>) -> tensor<64xbf16>
   %1 = llmc.reshape %c : tensor<4x32x64xbf16> -> tensor<128x64xbf16>
@@ -98,7 +127,7 @@ const std::vector<EpilogueCase> &cases() {
   return %0, %2 : tensor<64xbf16>, tensor<96x64xbf16>
 })"},
       // Odd sizes: 1000 rows (no multiple of a tile), 40 columns.
-      {"BGradAOdd",
+      {"BGradAOdd", "bias_grad_rhs",
        R"(func.func @forward(%c: tensor<1000x40xbf16>, %x: tensor<1000x24xbf16>) -> (tensor<40xbf16>, tensor<24x40xbf16>) {
   %0 = llmc.reduce_sum %c axes [0] : (tensor<1000x40xbf16>) -> tensor<40xbf16>
   %1 = llmc.matmul %x, %c {transpose_lhs} : (tensor<1000x24xbf16>, tensor<1000x40xbf16>) -> tensor<24x40xbf16>
@@ -110,24 +139,63 @@ const std::vector<EpilogueCase> &cases() {
 
 class EpilogueGpu : public ::testing::TestWithParam<EpilogueCase> {};
 
+/// Every epilogue on, DGELU and DGELU_BGRAD too (off by default:
+/// compiler/Pipeline.h).
+llmc::FusionConfig everyEpilogue() {
+  llmc::FusionConfig on;
+  on.geluGradEpilogue = true;
+  on.geluGradBiasGrad = true;
+  return on;
+}
+
+/// The case's @forward grouped with everyEpilogue(), having formed the
+/// case's epilogue (a gtest failure otherwise); null if it does not parse.
+mlir::func::FuncOp grouped(const EpilogueCase &c, mlir::MLIRContext &context,
+                           mlir::OwningOpRef<mlir::ModuleOp> &module) {
+  context.loadDialect<mlir::llmc::LlmcDialect, mlir::func::FuncDialect>();
+  module = mlir::parseSourceString<mlir::ModuleOp>(c.mlir, &context);
+  EXPECT_TRUE(module) << "test IR does not parse";
+  if (!module)
+    return nullptr;
+  EXPECT_TRUE(succeeded(llmc::runKernelPipeline(*module, everyEpilogue())));
+  int formed = 0;
+  module->walk([&](mlir::Operation *op) {
+    auto e = op->getAttrOfType<mlir::StringAttr>("llmc.epilogue");
+    formed += e && e.getValue() == c.epilogue;
+  });
+  EXPECT_EQ(formed, 1) << c.name << ": no '" << c.epilogue << "' group";
+  return module->lookupSymbol<mlir::func::FuncOp>("forward");
+}
+
+// The epilogue on the GPU against the evaluator, which models it (gelu and
+// gelu' of the unrounded product, docs/precision.md).
 TEST_P(EpilogueGpu, MatchesReference) {
   LLMC_REQUIRE_GPU();
-  checkAgainstReference(GetParam().mlir, Tolerance{}, 0.5);
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = grouped(GetParam(), context, module);
+  ASSERT_TRUE(func);
+  checkFunctionAgainstReference(func, Tolerance{}, 0.5);
 }
 
 // Fewer launches fused, and within the bf16 tolerance of the unfused path
 // (the harness prints the relative L2 error between the two).
 TEST_P(EpilogueGpu, CloseToUnfused) {
   LLMC_REQUIRE_GPU();
-  llmc::FusionConfig on;
-  on.geluGradEpilogue = true; // off by default (compiler/Pipeline.h)
-  on.geluGradBiasGrad = true; // DGeluBGrad's DGELU_BGRAD
-  checkFusionConfigsMatch(GetParam().mlir, "forward", on,
+  checkFusionConfigsMatch(GetParam().mlir, "forward", everyEpilogue(),
                           llmc::FusionConfig::none(), 0.5, /*bitwise=*/false,
                           Tolerance{});
 }
 
-TEST_P(EpilogueGpu, CompilesWithNvrtc) { checkCompiles(GetParam().mlir); }
+// Without a GPU: the epilogue forms, lowers to its MatmulStep (codegen
+// checks the group against its name) and the kernels compile.
+TEST_P(EpilogueGpu, CompilesWithNvrtc) {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func = grouped(GetParam(), context, module);
+  ASSERT_TRUE(func);
+  checkFunctionCompiles(func);
+}
 
 INSTANTIATE_TEST_SUITE_P(Epilogues, EpilogueGpu, ::testing::ValuesIn(cases()),
                          [](const auto &info) {

@@ -257,6 +257,73 @@ func.func @dgelu_hf(%pre: tensor<2x16x96xbf16>, %dy: tensor<2x16x64xbf16>, %w2: 
 
 // -----
 
+// HF's dynamo export: gelu_grad(view(aux), view(dy W^T)). The gelu_grad
+// joins the product's group in the product's shape reading the aux itself
+// (its view goes away); a reshape after the group restores the view its
+// readers see, and the fc bias gradient still goes to the weight gradient.
+// CHECK-LABEL: func.func @dgelu_through_view
+// CHECK-NOT:   llmc.reshape %arg0
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<32x96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %arg2 {transpose_rhs}
+// CHECK-NEXT:    %[[G:.+]] = llmc.gelu_grad tanh %arg0, %[[M]] : tensor<32x96xbf16>
+// CHECK-NEXT:    llmc.yield %[[G]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[B:.+]] = llmc.reshape %[[K]] : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+// CHECK:       llmc.epilogue = "bias_grad_rhs"
+// CHECK:         llmc.reduce_sum %[[B]] axes [0, 1]
+// OFF-LABEL:   func.func @dgelu_through_view
+// OFF-NOT:     llmc.epilogue = "gelu_grad"
+// OFF:         return
+func.func @dgelu_through_view(%aux: tensor<32x96xbf16>, %dy: tensor<32x64xbf16>, %w: tensor<96x64xbf16>, %x: tensor<32x64xbf16>) -> (tensor<96xbf16>, tensor<64x96xbf16>) {
+  %pre = llmc.reshape %aux : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %0 = llmc.matmul %dy, %w {transpose_rhs} : (tensor<32x64xbf16>, tensor<96x64xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.reshape %0 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %2 = llmc.gelu_grad tanh %pre, %1 : tensor<2x16x96xbf16>
+  %3 = llmc.reshape %2 : tensor<2x16x96xbf16> -> tensor<32x96xbf16>
+  %4 = llmc.matmul %x, %3 {transpose_lhs} : (tensor<32x64xbf16>, tensor<32x96xbf16>) -> tensor<64x96xbf16>
+  %5 = llmc.reduce_sum %2 axes [0, 1] : (tensor<2x16x96xbf16>) -> tensor<96xbf16>
+  return %5, %4 : tensor<96xbf16>, tensor<64x96xbf16>
+}
+
+// -----
+
+// The product viewed, the aux an argument of the view's shape: the group
+// reads the aux through a reshape to the product's shape, made before it.
+// CHECK-LABEL: func.func @dgelu_view_of_argument
+// CHECK:       %[[P:.+]] = llmc.reshape %arg0 : tensor<2x16x96xbf16> -> tensor<32x96xbf16>
+// CHECK-NEXT:  %[[K:.+]] = llmc.kernel -> (tensor<32x96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %arg2
+// CHECK-NEXT:    llmc.gelu_grad tanh %[[P]], %[[M]] : tensor<32x96xbf16>
+// CHECK:       %[[B:.+]] = llmc.reshape %[[K]] : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+// CHECK-NEXT:  return %[[B]]
+func.func @dgelu_view_of_argument(%pre: tensor<2x16x96xbf16>, %dy: tensor<32x64xbf16>, %w2: tensor<64x96xbf16>) -> tensor<2x16x96xbf16> {
+  %0 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.reshape %0 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %2 = llmc.gelu_grad tanh %pre, %1 : tensor<2x16x96xbf16>
+  return %2 : tensor<2x16x96xbf16>
+}
+
+// -----
+
+// Negative: the product's view is read by something else too (returned),
+// and another product is read both through a view and directly: cuBLASLt
+// never stores the product itself.
+// CHECK-LABEL: func.func @dgelu_view_read
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu_grad tanh
+// CHECK:       llmc.gelu_grad tanh
+func.func @dgelu_view_read(%pre: tensor<2x16x96xbf16>, %dy: tensor<32x64xbf16>, %w2: tensor<64x96xbf16>) -> (tensor<2x16x96xbf16>, tensor<2x16x96xbf16>, tensor<2x16x96xbf16>, tensor<32x96xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.reshape %0 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %2 = llmc.gelu_grad tanh %pre, %1 : tensor<2x16x96xbf16>
+  %3 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %4 = llmc.reshape %3 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %5 = llmc.gelu_grad tanh %pre, %4 : tensor<2x16x96xbf16>
+  return %1, %2, %5, %3 : tensor<2x16x96xbf16>, tensor<2x16x96xbf16>, tensor<2x16x96xbf16>, tensor<32x96xbf16>
+}
+
+// -----
+
 // Negative: an f32 product keeps its kernels (not the step DGELU is for,
 // and its f32 kernels are unmeasured), and a product whose ld (n = 100) is
 // no multiple of 8 (cuBLASLt's aux ld).
