@@ -324,4 +324,78 @@ TEST(EpilogueGpuBenchmark, DGelu) {
                           Tolerance{});
 }
 
+/// `mlir` per step under `config`: the total and each step, one line.
+double timeOne(const char *what, const std::string &mlir,
+               const llmc::FusionConfig &config) {
+  auto steps = stepReplayMs(mlir, 20, config);
+  EXPECT_FALSE(steps.empty()) << what << ": the timing run failed";
+  double total = 0;
+  std::string parts;
+  for (auto &[label, ms] : steps) {
+    total += ms;
+    char part[160];
+    std::snprintf(part, sizeof(part), " | %.4f %s", ms, label.c_str());
+    parts += part;
+  }
+  std::printf("[ mlp bwd ] %-34s %8.4f ms (%zu steps)%s\n", what, total,
+              steps.size(), parts.c_str());
+  return total;
+}
+
+// The c_fc bias gradient wherever it lands (cuBLASLt's BGRADA/BGRADB runs
+// a kernel of its own inside the wgrad call): the MLP backward from dh's
+// GEMM to the c_fc weight and bias gradients, B 16 x T 1024, in the five
+// ways the options allow, in both weight layouts. Then DGELU_BGRAD and
+// DGELU + BGRAD on the wgrad against today's step, within the bf16
+// tolerance.
+TEST(EpilogueGpuBenchmark, MlpBackwardBiasGrad) {
+  LLMC_REQUIRE_GPU();
+  // HF (Conv1D [in, out]): dh = dy W2^T, dW1 = x^T dpre (BGRADA).
+  const std::string hf =
+      R"(func.func @forward(%pre: tensor<16384x3072xbf16>, %dy: tensor<16384x768xbf16>, %w2: tensor<3072x768xbf16>, %x: tensor<16384x768xbf16>) -> (tensor<3072xbf16>, tensor<768x3072xbf16>) {
+  %0 = llmc.matmul %dy, %w2 {transpose_rhs} : (tensor<16384x768xbf16>, tensor<3072x768xbf16>) -> tensor<16384x3072xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<16384x3072xbf16>
+  %2 = llmc.matmul %x, %1 {transpose_lhs} : (tensor<16384x768xbf16>, tensor<16384x3072xbf16>) -> tensor<768x3072xbf16>
+  %3 = llmc.reduce_sum %1 axes [0] : (tensor<16384x3072xbf16>) -> tensor<3072xbf16>
+  return %3, %2 : tensor<3072xbf16>, tensor<768x3072xbf16>
+})";
+  // llmc's recipes ([out, in]): dh = dy W2, dW1 = dpre^T x (BGRADB).
+  const std::string recipe =
+      R"(func.func @forward(%pre: tensor<16384x3072xbf16>, %dy: tensor<16384x768xbf16>, %w2: tensor<768x3072xbf16>, %x: tensor<16384x768xbf16>) -> (tensor<3072xbf16>, tensor<3072x768xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<16384x768xbf16>, tensor<768x3072xbf16>) -> tensor<16384x3072xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<16384x3072xbf16>
+  %2 = llmc.matmul %1, %x {transpose_lhs} : (tensor<16384x3072xbf16>, tensor<16384x768xbf16>) -> tensor<3072x768xbf16>
+  %3 = llmc.reduce_sum %1 axes [0] : (tensor<16384x3072xbf16>) -> tensor<3072xbf16>
+  return %3, %2 : tensor<3072xbf16>, tensor<3072x768xbf16>
+})";
+  llmc::FusionConfig today; // gelu_grad kernel, BGRAD on the wgrad
+  llmc::FusionConfig dgelu = today; // DGELU, BGRAD on the wgrad
+  dgelu.geluGradEpilogue = true;
+  llmc::FusionConfig dgeluBgrad = dgelu; // DGELU_BGRAD, plain wgrad
+  dgeluBgrad.geluGradBiasGrad = true;
+  llmc::FusionConfig dgeluSum = dgelu; // DGELU, the sum a kernel
+  dgeluSum.biasGradEpilogue = false;
+  llmc::FusionConfig todaySum = today; // gelu_grad kernel, sum a kernel
+  todaySum.biasGradEpilogue = false;
+  for (auto [layout, mlir] : {std::pair<const char *, const std::string *>{
+                                  "HF", &hf},
+                              {"recipe", &recipe}}) {
+    std::printf("[ mlp bwd ] %s layout, B 16 x T 1024, d 768, 3072 wide\n",
+                layout);
+    double t = timeOne("gelu_grad kernel + BGRAD wgrad", *mlir, today);
+    double a = timeOne("DGELU + BGRAD wgrad", *mlir, dgelu);
+    double b = timeOne("DGELU_BGRAD + wgrad", *mlir, dgeluBgrad);
+    double c = timeOne("DGELU + wgrad + sum kernel", *mlir, dgeluSum);
+    double d = timeOne("gelu_grad kernel + wgrad + sum", *mlir, todaySum);
+    std::printf("[ mlp bwd ] %s: against today's %.4f ms: DGELU+BGRAD "
+                "%+.4f, DGELU_BGRAD %+.4f, DGELU+sum %+.4f, no BGRAD "
+                "%+.4f ms a layer\n",
+                layout, t, a - t, b - t, c - t, d - t);
+  }
+  checkFusionConfigsMatch(hf, "forward", dgeluBgrad, today, 1.0,
+                          /*bitwise=*/false, Tolerance{});
+  checkFusionConfigsMatch(recipe, "forward", dgelu, todaySum, 1.0,
+                          /*bitwise=*/false, Tolerance{});
+}
+
 } // namespace
