@@ -127,6 +127,7 @@ std::string optionsText(const ModelOptions &m, const CompileConfig &c,
   add("fuseColSums", std::to_string(f.colSums));
   add("fuseGeluEpilogue", std::to_string(f.geluEpilogue));
   add("fuseGeluGradEpilogue", std::to_string(f.geluGradEpilogue));
+  add("fuseGeluGradBiasGrad", std::to_string(f.geluGradBiasGrad));
   add("fuseBiasGradEpilogue", std::to_string(f.biasGradEpilogue));
   add("fuseStrided", std::to_string(f.strided));
   add("fuseQkvSlices", std::to_string(f.qkvSlices));

@@ -202,6 +202,7 @@ FusionExplanation explainFusion(func::FuncOp func, const FusionConfig &config) {
                    {"epilogues", config.epilogues},
                    {"gelu-epilogue", config.geluEpilogue},
                    {"gelu-grad-epilogue", config.geluGradEpilogue},
+                   {"gelu-grad-bias-grad", config.geluGradBiasGrad},
                    {"bias-grad-epilogue", config.biasGradEpilogue}};
   out.json = doc.dump(1) + "\n";
   out.text = "fusion of @" + func.getName().str() + ": " +

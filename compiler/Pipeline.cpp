@@ -222,6 +222,7 @@ void buildKernelPipeline(mlir::OpPassManager &pm, const FusionConfig &fusion) {
     mlir::llmc::FuseEpiloguesPassOptions o;
     o.gelu = fusion.geluEpilogue;
     o.geluGrad = fusion.geluGradEpilogue;
+    o.geluGradBias = fusion.geluGradBiasGrad;
     o.biasGrad = fusion.biasGradEpilogue;
     pm.addNestedPass<mlir::func::FuncOp>(
         mlir::llmc::createFuseEpiloguesPass(o));
@@ -268,12 +269,16 @@ void addRoundingFusions(mlir::OpPassManager &pm,
                         const PrecisionConfig &precision,
                         const FusionConfig &fusion) {
   bool narrow = precision.precision == "bf16" || precision.precision == "fp16";
-  if (!narrow || !fusion.epilogues || !fusion.geluEpilogue)
+  if (!narrow || !fusion.epilogues ||
+      !(fusion.geluEpilogue || fusion.geluGradEpilogue))
     return;
   pm.addNestedPass<mlir::func::FuncOp>(mlir::llmc::createFormKernelsPass());
   mlir::llmc::FuseEpiloguesPassOptions o;
-  o.gelu = true;
-  o.geluGrad = false;
+  o.gelu = fusion.geluEpilogue;
+  // DGELU reads the unrounded product too. Its bias gradient (BGRAD) would
+  // sum unrounded values where the evaluator sums the rounded gelu_grad; it
+  // is off by default and left out here (docs/precision.md).
+  o.geluGrad = fusion.geluGradEpilogue;
   o.biasGrad = false;
   pm.addNestedPass<mlir::func::FuncOp>(
       mlir::llmc::createFuseEpiloguesPass(o));

@@ -88,8 +88,12 @@ struct FusionConfig {
   // CPU step models that and verify's bf16 loss tolerance bounds it
   // (docs/precision.md, "The GELU epilogue's rounding").
   bool geluEpilogue = true;
-  // DGELU[_BGRAD] in the matmul: off, it loses 0.16 ms a layer there.
+  // gelu_grad in the c_proj input-gradient matmul (cuBLASLt DGELU): off
+  // until EpilogueGpuBenchmark.DGelu says it wins (docs/codegen.md).
   bool geluGradEpilogue = false;
+  // With it, the c_fc bias gradient too (DGELU_BGRAD): off, it loses 0.16 ms
+  // a layer; the sum goes to the weight-gradient matmul's BGRADA/BGRADB.
+  bool geluGradBiasGrad = false;
   bool biasGradEpilogue = true; // bias gradients in the matmul (cuBLASLt)
   bool strided = true;          // attention reads [B, T, H, D]: no transposes
   bool qkvSlices = true; // attention reads the packed qkv: no split/concat
@@ -101,7 +105,7 @@ struct FusionConfig {
     c.epilogues = c.elementwise = c.reductions = c.horizontal = false;
     c.normPrologue = c.normEpilogue = c.colSums = false;
     c.geluEpilogue = c.biasGradEpilogue = c.strided = c.classifier = false;
-    c.qkvSlices = c.geluGradEpilogue = false;
+    c.qkvSlices = c.geluGradEpilogue = c.geluGradBiasGrad = false;
     return c;
   }
   /// Every rewrite that is bit-exact against the unfused kernels: all but
@@ -110,6 +114,7 @@ struct FusionConfig {
   static FusionConfig exact() {
     FusionConfig c;
     c.geluEpilogue = c.geluGradEpilogue = c.biasGradEpilogue = false;
+    c.geluGradBiasGrad = false;
     return c;
   }
 };
@@ -140,8 +145,9 @@ void addRematerialize(mlir::OpPassManager &pm, const RecomputeConfig &recompute,
                       const FusionConfig &fusion = {});
 /// For the CPU evaluator: the kernel-pipeline rewrites that change what a
 /// step computes, so that it is the step the GPU runs under `fusion`. Only
-/// the GELU epilogue does (its gelu reads the unrounded product;
-/// docs/precision.md): kernel formation and that epilogue, bf16/f16 only.
+/// the GELU and DGELU epilogues do (their gelu and gelu' read the unrounded
+/// product; docs/precision.md): kernel formation and those epilogues,
+/// bf16/f16 only.
 /// Every other fusion is exact and left out (FusionEvalTest).
 void addRoundingFusions(mlir::OpPassManager &pm,
                         const PrecisionConfig &precision,

@@ -90,7 +90,7 @@ struct FuseEpiloguesPass
     if (gelu)
       epilogue::fuseGelu(func);
     if (geluGrad)
-      epilogue::fuseGeluGrad(func, biasGrad);
+      epilogue::fuseGeluGrad(func, biasGrad && geluGradBias);
     if (biasGrad)
       epilogue::fuseBiasGrad(func, biasGradRhs);
   }

@@ -257,8 +257,9 @@ def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
       gelu stays (cuBLASLt's GELU is the tanh form).
     - `gelu_grad`: `gelu_grad tanh %pre, %dh` with `%dh` a matmul's only
       reader and `%pre` defined before the matmul joins it (DGELU, `%pre`
-      the aux input), and with it a `reduce_sum` of its result over every
-      axis but the last, of its type (DGELU_BGRAD).
+      the aux input); with `gelu-grad-bias`, also a `reduce_sum` of its
+      result over every axis but the last, of its type (DGELU_BGRAD).
+      Without it the sum is left for `bias_grad_lhs`/`bias_grad_rhs`.
     - `bias_grad_lhs`: `reduce_sum %c` over every axis but the last joins
       the weight-gradient matmul `matmul(%c or its [rows, n] reshape, %x)
       {transpose_lhs}` (no transpose_rhs, of %c's type) when everything that
@@ -271,8 +272,12 @@ def FuseEpiloguesPass : Pass<"llmc-fuse-epilogues", "::mlir::func::FuncOp"> {
     Option<"gelu", "gelu", "bool", "true",
            "the forward GELU epilogue (GELU[_AUX][_BIAS])">,
     Option<"geluGrad", "gelu-grad", "bool", "true",
-           "the GELU-gradient epilogue (DGELU[_BGRAD]); the pipeline keeps "
-           "it off (slower at GPT-2's MLP, docs/codegen.md)">,
+           "the GELU-gradient epilogue (DGELU); the pipeline's default is "
+           "FusionConfig::geluGradEpilogue (docs/codegen.md)">,
+    Option<"geluGradBias", "gelu-grad-bias", "bool", "false",
+           "with gelu-grad: the gelu_grad's row sum joins it (DGELU_BGRAD, "
+           "0.16 ms a layer slower at GPT-2's MLP); off, the sum is left "
+           "for the weight-gradient matmul (BGRADA/BGRADB)">,
     Option<"biasGrad", "bias-grad", "bool", "true",
            "bias-gradient epilogues (DGELU_BGRAD's, BGRADB, BGRADA)">,
     Option<"biasGradRhs", "bias-grad-rhs", "bool", "true",

@@ -182,20 +182,29 @@ void fuseGeluGrad(func::FuncOp func, bool withBiasGrad) {
   for (KernelOp g : groupsWith<GeluGradOp>(func)) {
     auto grad = cast<GeluGradOp>(soleOp(g));
     Value pre = grad.getInput(), dh = grad.getGrad();
-    auto host = dh.getDefiningOp<KernelOp>();
+    // HF's Conv1D: gelu_grad(view(aux), view(x W^T)) ([rows, n] viewed as
+    // [B, T, n]). As in fuseGelu, the gelu_grad joins the group in the
+    // product's shape and a reshape after the group gives its readers
+    // theirs; the aux is read through the inverse view.
+    auto view = dh.getDefiningOp<ReshapeOp>();
+    if (view && (view->getBlock() != g->getBlock() || !dh.hasOneUse()))
+      continue;
+    Value product = view ? view.getInput() : dh;
+    auto host = product.getDefiningOp<KernelOp>();
     if (grad.getApproximation() != GeluApproximation::tanh ||
-        !epilogueType(dh.getType()) || !dh.hasOneUse() || pre == dh ||
-        !hostMatmul(host, g->getBlock()) ||
+        !epilogueType(product.getType()) || !product.hasOneUse() ||
+        !dh.hasOneUse() || pre == dh || !hostMatmul(host, g->getBlock()) ||
         fusion::classify(host) != fusion::GroupKind::Single ||
         !definedBefore(pre, host))
       continue;
-    // The bias gradient: a row sum of the gelu_grad result, of its type.
+    // The bias gradient: a row sum of the gelu_grad result, of its type
+    // (not through a view: DGELU_BGRAD is off in the pipeline anyway).
     KernelOp sumGroup;
     ReduceSumOp sum;
     for (Operation *user : g.getResult(0).getUsers()) {
       auto r = dyn_cast<ReduceSumOp>(user);
       auto rg = r ? dyn_cast<KernelOp>(r->getParentOp()) : nullptr;
-      if (withBiasGrad && rg && rowSum(rg) == r &&
+      if (withBiasGrad && !view && rg && rowSum(rg) == r &&
           rg->getBlock() == g->getBlock() &&
           getElementTypeOrSelf(r.getType()) ==
               getElementTypeOrSelf(dh.getType())) {
@@ -204,10 +213,31 @@ void fuseGeluGrad(func::FuncOp func, bool withBiasGrad) {
         break;
       }
     }
-    grad->setOperand(1, host.getYield()->getOperand(0));
+    Value inner = host.getYield()->getOperand(0);
+    if (view) {
+      // The aux in the product's shape: the tensor `pre` views, or a view
+      // of `pre` (a reshape is free: it aliases its input's buffer).
+      auto preView = pre.getDefiningOp<ReshapeOp>();
+      if (preView && preView.getInput().getType() == inner.getType()) {
+        pre = preView.getInput();
+      } else {
+        OpBuilder builder(host);
+        pre = builder.create<ReshapeOp>(grad.getLoc(), inner.getType(), pre);
+      }
+      grad->setOperand(0, pre);
+      grad->getResult(0).setType(inner.getType());
+      if (preView && preView->use_empty())
+        preView->erase();
+    }
+    grad->setOperand(1, inner);
+    if (view && view->use_empty())
+      view->erase();
     SmallVector<Operation *> ops{grad};
-    SmallVector<Value> yielded{grad.getResult()}, replaced{g.getResult(0)};
-    SmallVector<KernelOp> dead{g};
+    SmallVector<Value> yielded{grad.getResult()};
+    SmallVector<Value> replaced{view ? Value() : g.getResult(0)};
+    SmallVector<KernelOp> dead;
+    if (!view)
+      dead.push_back(g);
     if (sum) {
       sum->setOperand(0, grad.getResult());
       ops.push_back(sum);
@@ -215,7 +245,15 @@ void fuseGeluGrad(func::FuncOp func, bool withBiasGrad) {
       replaced.push_back(sumGroup.getResult(0));
       dead.push_back(sumGroup);
     }
-    regroup(host, ops, yielded, replaced, dead, Kind::GeluGrad);
+    KernelOp fused = regroup(host, ops, yielded, replaced, dead, Kind::GeluGrad);
+    if (!view)
+      continue;
+    OpBuilder builder(fused->getContext());
+    builder.setInsertionPointAfter(fused);
+    auto back = builder.create<ReshapeOp>(
+        g.getLoc(), g.getResult(0).getType(), fused.getResult(0));
+    g.getResult(0).replaceAllUsesWith(back.getResult());
+    g.erase();
   }
 }
 

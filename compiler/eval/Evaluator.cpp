@@ -92,12 +92,13 @@ static LogicalResult checkEvaluable(Operation *op, Value v,
 
 /// "'llmc.add'", with " (node 'fill')" when the location names the ONNX
 /// node or JSON path the op came from: ONNX diagnostics print no location.
-/// A group whose `llmc.epilogue` is cuBLASLt's GELU (passes/MatmulEpilogues.h
-/// names it; the evaluator reads the attribute, not the passes library).
+/// A group whose `llmc.epilogue` is cuBLASLt's GELU or DGELU
+/// (passes/MatmulEpilogues.h names them; the evaluator reads the attribute,
+/// not the passes library): both apply gelu or gelu' to the f32 product.
 static bool isGeluEpilogue(Operation *group) {
   auto name = group ? group->getAttrOfType<StringAttr>("llmc.epilogue")
                     : StringAttr();
-  return name && name.getValue() == "gelu";
+  return name && (name.getValue() == "gelu" || name.getValue() == "gelu_grad");
 }
 
 static std::string opDescription(Operation *op) {
@@ -301,7 +302,12 @@ bool heldUnrounded(Operation *op) {
   if (!isa_and_nonnull<mlir::llmc::KernelOp>(op->getParentOp()) ||
       !isGeluEpilogue(op->getParentOp()))
     return false;
-  return llvm::any_of(op->getUsers(), [](Operation *user) {
+  // DGELU multiplies gelu'(aux) by the unrounded product (its grad operand);
+  // the aux itself is a bf16 tensor read from memory.
+  return llvm::any_of(op->getUses(), [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto grad = dyn_cast<mlir::llmc::GeluGradOp>(user))
+      return use.get() == grad.getGrad() && use.get() != grad.getInput();
     return isa<mlir::llmc::GeluOp>(user);
   });
 }

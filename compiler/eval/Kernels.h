@@ -93,10 +93,11 @@ void roundInPlace(RefTensor &t);
 
 /// Whether `op` leaves its result unrounded: it computes the pre-activation
 /// of a `llmc.epilogue = "gelu"` group (the matmul, or its bias add), which
-/// cuBLASLt's GELU epilogue hands to gelu in f32 before any rounding. The
-/// group rounds what it yields (the aux pre-activation), so only the gelu
-/// sees the unrounded value (docs/precision.md, "The GELU epilogue's
-/// rounding").
+/// cuBLASLt's GELU epilogue hands to gelu in f32 before any rounding, or the
+/// product of a `"gelu_grad"` group, which DGELU multiplies by gelu'(aux)
+/// in f32. The group rounds what it yields (the aux pre-activation), so only
+/// the gelu or gelu_grad sees the unrounded value (docs/precision.md, "The
+/// GELU epilogue's rounding").
 bool heldUnrounded(mlir::Operation *op);
 
 /// An attention probability as it enters the P V product of an attention

@@ -3,8 +3,9 @@
 // What llmc-lower-precision relies on (docs/precision.md): a cast to bf16
 // rounds to nearest even (subnormals kept, overflow to inf, NaN kept), a
 // bf16 matmul accumulates exactly and rounds once, after the bias of a
-// linear layer, a GELU epilogue group's gelu reads the unrounded product,
-// and the mutation test's `llmc.accumulate = bf16` rounds every partial sum.
+// linear layer, a GELU (DGELU) epilogue group's gelu (gelu_grad) reads the
+// unrounded product, and the mutation test's `llmc.accumulate = bf16`
+// rounds every partial sum.
 //
 //===----------------------------------------------------------------------===//
 #include "EvalTestUtils.h"
@@ -204,6 +205,56 @@ TEST_F(Precision, GeluEpilogueReadsTheUnroundedProduct) {
   }
   // The data must tell the two orders apart, or the test shows nothing.
   EXPECT_GT(moved, 0);
+}
+
+double geluTanhGrad(double x) {
+  const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+  double t = std::tanh(k * (x + c * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
+}
+
+// cuBLASLt's DGELU (a `llmc.epilogue = "gelu_grad"` group) multiplies
+// gelu'(aux) by the unrounded product and rounds once; the same ops outside
+// a group round the product first. The products are those of the GELU case
+// above, 1.5 + c_j 2^-8; the aux (the pre-activation) is a bf16 input.
+TEST_F(Precision, DGeluEpilogueReadsTheUnroundedProduct) {
+  const std::vector<double> c = {0.25, 0.5, 0.75, 1.25, 1.5, 1.75, 2.5, 3.5};
+  const std::vector<double> pre = {-2.5, -1.0, -0.5, 0.25,
+                                   0.5,  0.75, 1.25, 2.0};
+  std::vector<double> w(16);
+  for (size_t j = 0; j < c.size(); ++j) {
+    w[j] = 1;
+    w[8 + j] = c[j];
+  }
+  RefTensor x = RefTensor::fromFloats(ElementKind::BF16, {1, 2},
+                                      {1.5, std::ldexp(1, -8)});
+  RefTensor wt = RefTensor::fromFloats(ElementKind::BF16, {2, 8}, w);
+  RefTensor p = RefTensor::fromFloats(ElementKind::BF16, {1, 8}, pre);
+  auto r = run(R"(
+    func.func @f(%x: tensor<1x2xbf16>, %w: tensor<2x8xbf16>, %p: tensor<1x8xbf16>) -> (tensor<1x8xbf16>, tensor<1x8xbf16>) {
+      %k = llmc.kernel -> (tensor<1x8xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+        %0 = llmc.matmul %x, %w : (tensor<1x2xbf16>, tensor<2x8xbf16>) -> tensor<1x8xbf16>
+        %1 = llmc.gelu_grad tanh %p, %0 : tensor<1x8xbf16>
+        llmc.yield %1 : tensor<1x8xbf16>
+      }
+      %2 = llmc.matmul %x, %w : (tensor<1x2xbf16>, tensor<2x8xbf16>) -> tensor<1x8xbf16>
+      %3 = llmc.gelu_grad tanh %p, %2 : tensor<1x8xbf16>
+      return %k, %3 : tensor<1x8xbf16>, tensor<1x8xbf16>
+    })",
+               {x, wt, p});
+  ASSERT_EQ(r.size(), 2u) << diagnostics;
+  int moved = 0;
+  for (size_t j = 0; j < c.size(); ++j) {
+    double acc = 1.5 + c[j] * std::ldexp(1, -8);
+    double g = geluTanhGrad(pre[j]);
+    EXPECT_EQ(r[0].floats[j], roundToKind(g * acc, ElementKind::BF16)) << j;
+    EXPECT_EQ(r[1].floats[j],
+              roundToKind(g * roundToKind(acc, ElementKind::BF16),
+                          ElementKind::BF16))
+        << j;
+    moved += r[0].floats[j] != r[1].floats[j];
+  }
+  EXPECT_GT(moved, 0); // the data tells the two orders apart
 }
 
 // bf16 and f16 attention round P to their type (the 16-bit tensor-core

@@ -109,12 +109,21 @@ TEST_P(FusionEval, Gpt2TinyBf16StepUnchangedByGrouping) {
   EXPECT_TRUE(names.empty()) << "results changed by grouping:" << names;
 }
 
-// The GELU epilogue is the one fusion that is not exact: its gelu reads the
-// unrounded product (docs/precision.md). The whole default kernel pipeline
-// then evaluates as the ungrouped step plus only the GELU groups
-// (addRoundingFusions, what the CPU trainer of `llmc verify` adds), bitwise;
-// and that step differs from the step without them.
-TEST(FusionEvalGelu, Gpt2TinyBf16StepIsTheRoundingFusions) {
+/// Groups of `module` whose `llmc.epilogue` is `name`.
+int epilogueGroups(ModuleOp module, StringRef name) {
+  int n = 0;
+  module->walk([&](Operation *g) {
+    auto e = g->getAttrOfType<StringAttr>("llmc.epilogue");
+    n += e && e.getValue() == name;
+  });
+  return n;
+}
+
+/// gpt2-tiny's bf16 step under `fusion` evaluates bitwise as the ungrouped
+/// step plus only addRoundingFusions(fusion), which forms `geluGroups`
+/// gelu and `geluGradGroups` gelu_grad groups; and differs from `other`'s.
+void checkRoundingFusions(const FusionConfig &fusion, int geluGroups,
+                          int geluGradGroups, const FusionConfig &other) {
   MLIRContext context;
   context.loadDialect<mlir::llmc::LlmcDialect, func::FuncDialect>();
   std::string diagnostics;
@@ -125,30 +134,48 @@ TEST(FusionEvalGelu, Gpt2TinyBf16StepIsTheRoundingFusions) {
   OwningOpRef<ModuleOp> plain = gpt2TinyStep(context, "bf16");
   ASSERT_TRUE(plain) << diagnostics;
   OwningOpRef<ModuleOp> fused = plain->clone();
-  ASSERT_TRUE(succeeded(runKernelPipeline(*fused, FusionConfig())))
-      << diagnostics;
-  OwningOpRef<ModuleOp> rounded = plain->clone();
+  ASSERT_TRUE(succeeded(runKernelPipeline(*fused, fusion))) << diagnostics;
   PrecisionConfig bf16;
   bf16.precision = "bf16";
-  PassManager pm(&context);
-  addRoundingFusions(pm, bf16, FusionConfig());
-  ASSERT_TRUE(succeeded(pm.run(*rounded))) << diagnostics;
-  int geluGroups = 0;
-  rounded->walk([&](Operation *g) {
-    auto e = g->getAttrOfType<StringAttr>("llmc.epilogue");
-    geluGroups += e && e.getValue() == "gelu";
-  });
-  EXPECT_EQ(geluGroups, 1); // gpt2-tiny's one MLP
+  auto rounding = [&](const FusionConfig &config) {
+    OwningOpRef<ModuleOp> m = plain->clone();
+    PassManager pm(&context);
+    addRoundingFusions(pm, bf16, config);
+    EXPECT_TRUE(succeeded(pm.run(*m))) << diagnostics;
+    return m;
+  };
+  OwningOpRef<ModuleOp> rounded = rounding(fusion);
+  OwningOpRef<ModuleOp> otherRounded = rounding(other);
+  EXPECT_EQ(epilogueGroups(*rounded, "gelu"), geluGroups);
+  EXPECT_EQ(epilogueGroups(*rounded, "gelu_grad"), geluGradGroups);
 
   auto args = stepArguments(plain->lookupSymbol<func::FuncOp>("train_step"), 7);
   std::vector<RefTensor> want = evaluateStep(*rounded, args);
   std::vector<RefTensor> got = evaluateStep(*fused, args);
-  std::vector<RefTensor> unfused = evaluateStep(*plain, args);
+  std::vector<RefTensor> unlike = evaluateStep(*otherRounded, args);
   ASSERT_FALSE(want.empty()) << diagnostics;
   ASSERT_EQ(got.size(), want.size());
-  ASSERT_EQ(unfused.size(), want.size());
+  ASSERT_EQ(unlike.size(), want.size());
   EXPECT_TRUE(differing(got, want).empty());
-  EXPECT_FALSE(differing(unfused, want).empty());
+  EXPECT_FALSE(differing(unlike, want).empty());
+}
+
+// The GELU epilogue is the one default fusion that is not exact: its gelu
+// reads the unrounded product (docs/precision.md). The whole default kernel
+// pipeline then evaluates as the ungrouped step plus only the GELU groups
+// (addRoundingFusions, what the CPU trainer of `llmc verify` adds), bitwise;
+// and that step differs from the step without them.
+TEST(FusionEvalGelu, Gpt2TinyBf16StepIsTheRoundingFusions) {
+  checkRoundingFusions(FusionConfig(), 1, 0, FusionConfig::exact());
+}
+
+// DGELU (FusionConfig::geluGradEpilogue) reads the unrounded product too:
+// the step with it is the rounding fusions with its gelu_grad group, and
+// differs from the step with the GELU group alone.
+TEST(FusionEvalGelu, Gpt2TinyBf16StepWithDGelu) {
+  FusionConfig dgelu;
+  dgelu.geluGradEpilogue = true;
+  checkRoundingFusions(dgelu, 1, 1, FusionConfig());
 }
 
 // The default kernel pipeline gives gpt2-tiny's attention the packed qkv

@@ -1,6 +1,7 @@
 // RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues --split-input-file | FileCheck %s
 // RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="gelu=false gelu-grad=false bias-grad=false" --split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="bias-grad-rhs=false" --split-input-file | FileCheck %s --check-prefix=NORHS
+// RUN: llmc-opt %s --llmc-form-kernels --llmc-fuse-epilogues="gelu-grad-bias=true" --split-input-file | FileCheck %s --check-prefix=BGRAD
 
 // matmul + bias + gelu tanh, the pre-activation also read by a gelu_grad:
 // one group (GELU_AUX_BIAS) yielding the gelu and the pre-activation (the
@@ -174,17 +175,32 @@ func.func @gelu_batched(%x: tensor<2x32x64xbf16>, %w: tensor<2x64x96xbf16>) -> t
 // -----
 
 // The GPT-2 MLP backward: dh = matmul(dy, W2); gelu_grad tanh %pre, dh;
-// its row sum is the fc bias gradient: one group (DGELU_BGRAD) yielding
-// the gelu_grad and the sum; the weight gradient reads the gelu_grad.
+// its row sum is the fc bias gradient. By default (gelu-grad-bias=false)
+// the gelu_grad joins the matmul alone (DGELU) and the sum goes to the
+// weight gradient that reads the gelu_grad (BGRADB); with gelu-grad-bias
+// it is one group (DGELU_BGRAD) yielding the gelu_grad and the sum.
 // CHECK-LABEL: func.func @dgelu_bgrad
-// CHECK:       %[[K:.+]]:2 = llmc.kernel -> (tensor<2x16x96xbf16>, tensor<96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<2x16x96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
 // CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %arg2
 // CHECK-NEXT:    %[[G:.+]] = llmc.gelu_grad tanh %arg0, %[[M]]
-// CHECK-NEXT:    %[[S:.+]] = llmc.reduce_sum %[[G]] axes [0, 1]
-// CHECK-NEXT:    llmc.yield %[[G]], %[[S]]
+// CHECK-NEXT:    llmc.yield %[[G]]
 // CHECK-NEXT:  }
-// CHECK:       llmc.reshape %[[K]]#0
-// CHECK:       return %[[K]]#1
+// CHECK:       %[[V:.+]] = llmc.reshape %[[K]]
+// CHECK-NEXT:  %[[W:.+]]:2 = llmc.kernel {{.*}}attributes {llmc.epilogue = "bias_grad_lhs"} {
+// CHECK-NEXT:    llmc.matmul %[[V]], %arg3 {transpose_lhs}
+// CHECK-NEXT:    llmc.reduce_sum %[[K]] axes [0, 1]
+// CHECK:       return %[[W]]#1, %[[W]]#0
+// BGRAD-LABEL: func.func @dgelu_bgrad
+// BGRAD:       %[[K:.+]]:2 = llmc.kernel -> (tensor<2x16x96xbf16>, tensor<96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// BGRAD-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %arg2
+// BGRAD-NEXT:    %[[G:.+]] = llmc.gelu_grad tanh %arg0, %[[M]]
+// BGRAD-NEXT:    %[[S:.+]] = llmc.reduce_sum %[[G]] axes [0, 1]
+// BGRAD-NEXT:    llmc.yield %[[G]], %[[S]]
+// BGRAD-NEXT:  }
+// BGRAD:       llmc.reshape %[[K]]#0
+// BGRAD:       return %[[K]]#1
+// OFF-LABEL:   func.func @dgelu_bgrad
+// OFF-NOT:     llmc.epilogue
 func.func @dgelu_bgrad(%pre: tensor<2x16x96xbf16>, %dy: tensor<2x16x64xbf16>, %w2: tensor<64x96xbf16>, %x: tensor<32x64xbf16>) -> (tensor<96xbf16>, tensor<96x64xbf16>) {
   %0 = llmc.matmul %dy, %w2 : (tensor<2x16x64xbf16>, tensor<64x96xbf16>) -> tensor<2x16x96xbf16>
   %1 = llmc.gelu_grad tanh %pre, %0 : tensor<2x16x96xbf16>
@@ -196,16 +212,131 @@ func.func @dgelu_bgrad(%pre: tensor<2x16x96xbf16>, %dy: tensor<2x16x64xbf16>, %w
 
 // -----
 
-// gelu_grad without a bias gradient: DGELU, one result.
+// gelu_grad without a bias gradient: DGELU, one result; none with the
+// option off.
 // CHECK-LABEL: func.func @dgelu
 // CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<32x96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
 // CHECK-NEXT:    %[[M:.+]] = llmc.matmul
 // CHECK-NEXT:    %[[G:.+]] = llmc.gelu_grad tanh %arg0, %[[M]]
 // CHECK-NEXT:    llmc.yield %[[G]]
+// OFF-LABEL:   func.func @dgelu
+// OFF-NOT:     llmc.epilogue
+// OFF:         llmc.gelu_grad
 func.func @dgelu(%pre: tensor<32x96xbf16>, %dy: tensor<32x64xbf16>, %w2: tensor<64x96xbf16>) -> tensor<32x96xbf16> {
   %0 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
   %1 = llmc.gelu_grad tanh %pre, %0 : tensor<32x96xbf16>
   return %1 : tensor<32x96xbf16>
+}
+
+// -----
+
+// HF GPT-2's export as the pipeline sees it: c_proj's weight is [in, out]
+// (dh = dy W^T, dy [B, T, d] folding into the rows), and the fc weight
+// gradient dW = x^T dpre reads the gelu_grad as its rhs: DGELU on the dgrad,
+// the fc bias gradient in the weight gradient (BGRADA), not in the DGELU.
+// CHECK-LABEL: func.func @dgelu_hf
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<2x16x96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %arg2 {transpose_rhs}
+// CHECK-NEXT:    %[[G:.+]] = llmc.gelu_grad tanh %arg0, %[[M]]
+// CHECK-NEXT:    llmc.yield %[[G]]
+// CHECK:       llmc.epilogue = "bias_grad_rhs"
+// CHECK-NEXT:    llmc.matmul %{{.+}}, %{{.+}} {transpose_lhs}
+// CHECK-NEXT:    llmc.reduce_sum %[[K]] axes [0, 1]
+// BGRAD-LABEL: func.func @dgelu_hf
+// BGRAD:       llmc.kernel -> (tensor<2x16x96xbf16>, tensor<96xbf16>) attributes {llmc.epilogue = "gelu_grad"}
+// BGRAD-NOT:   bias_grad_rhs
+// BGRAD:       return
+func.func @dgelu_hf(%pre: tensor<2x16x96xbf16>, %dy: tensor<2x16x64xbf16>, %w2: tensor<96x64xbf16>, %x: tensor<32x64xbf16>) -> (tensor<96xbf16>, tensor<64x96xbf16>) {
+  %0 = llmc.matmul %dy, %w2 {transpose_rhs} : (tensor<2x16x64xbf16>, tensor<96x64xbf16>) -> tensor<2x16x96xbf16>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<2x16x96xbf16>
+  %2 = llmc.reshape %1 : tensor<2x16x96xbf16> -> tensor<32x96xbf16>
+  %3 = llmc.matmul %x, %2 {transpose_lhs} : (tensor<32x64xbf16>, tensor<32x96xbf16>) -> tensor<64x96xbf16>
+  %4 = llmc.reduce_sum %1 axes [0, 1] : (tensor<2x16x96xbf16>) -> tensor<96xbf16>
+  return %4, %3 : tensor<96xbf16>, tensor<64x96xbf16>
+}
+
+// -----
+
+// HF's dynamo export: gelu_grad(view(aux), view(dy W^T)). The gelu_grad
+// joins the product's group in the product's shape reading the aux itself
+// (its view goes away); a reshape after the group restores the view its
+// readers see, and the fc bias gradient still goes to the weight gradient.
+// CHECK-LABEL: func.func @dgelu_through_view
+// CHECK-NOT:   llmc.reshape %arg0
+// CHECK:       %[[K:.+]] = llmc.kernel -> (tensor<32x96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %arg2 {transpose_rhs}
+// CHECK-NEXT:    %[[G:.+]] = llmc.gelu_grad tanh %arg0, %[[M]] : tensor<32x96xbf16>
+// CHECK-NEXT:    llmc.yield %[[G]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[B:.+]] = llmc.reshape %[[K]] : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+// CHECK:       llmc.epilogue = "bias_grad_rhs"
+// CHECK:         llmc.reduce_sum %[[B]] axes [0, 1]
+// OFF-LABEL:   func.func @dgelu_through_view
+// OFF-NOT:     llmc.epilogue = "gelu_grad"
+// OFF:         return
+func.func @dgelu_through_view(%aux: tensor<32x96xbf16>, %dy: tensor<32x64xbf16>, %w: tensor<96x64xbf16>, %x: tensor<32x64xbf16>) -> (tensor<96xbf16>, tensor<64x96xbf16>) {
+  %pre = llmc.reshape %aux : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %0 = llmc.matmul %dy, %w {transpose_rhs} : (tensor<32x64xbf16>, tensor<96x64xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.reshape %0 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %2 = llmc.gelu_grad tanh %pre, %1 : tensor<2x16x96xbf16>
+  %3 = llmc.reshape %2 : tensor<2x16x96xbf16> -> tensor<32x96xbf16>
+  %4 = llmc.matmul %x, %3 {transpose_lhs} : (tensor<32x64xbf16>, tensor<32x96xbf16>) -> tensor<64x96xbf16>
+  %5 = llmc.reduce_sum %2 axes [0, 1] : (tensor<2x16x96xbf16>) -> tensor<96xbf16>
+  return %5, %4 : tensor<96xbf16>, tensor<64x96xbf16>
+}
+
+// -----
+
+// The product viewed, the aux an argument of the view's shape: the group
+// reads the aux through a reshape to the product's shape, made before it.
+// CHECK-LABEL: func.func @dgelu_view_of_argument
+// CHECK:       %[[P:.+]] = llmc.reshape %arg0 : tensor<2x16x96xbf16> -> tensor<32x96xbf16>
+// CHECK-NEXT:  %[[K:.+]] = llmc.kernel -> (tensor<32x96xbf16>) attributes {llmc.epilogue = "gelu_grad"} {
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %arg1, %arg2
+// CHECK-NEXT:    llmc.gelu_grad tanh %[[P]], %[[M]] : tensor<32x96xbf16>
+// CHECK:       %[[B:.+]] = llmc.reshape %[[K]] : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+// CHECK-NEXT:  return %[[B]]
+func.func @dgelu_view_of_argument(%pre: tensor<2x16x96xbf16>, %dy: tensor<32x64xbf16>, %w2: tensor<64x96xbf16>) -> tensor<2x16x96xbf16> {
+  %0 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.reshape %0 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %2 = llmc.gelu_grad tanh %pre, %1 : tensor<2x16x96xbf16>
+  return %2 : tensor<2x16x96xbf16>
+}
+
+// -----
+
+// Negative: the product's view is read by something else too (returned),
+// and another product is read both through a view and directly: cuBLASLt
+// never stores the product itself.
+// CHECK-LABEL: func.func @dgelu_view_read
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu_grad tanh
+// CHECK:       llmc.gelu_grad tanh
+func.func @dgelu_view_read(%pre: tensor<2x16x96xbf16>, %dy: tensor<32x64xbf16>, %w2: tensor<64x96xbf16>) -> (tensor<2x16x96xbf16>, tensor<2x16x96xbf16>, tensor<2x16x96xbf16>, tensor<32x96xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %1 = llmc.reshape %0 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %2 = llmc.gelu_grad tanh %pre, %1 : tensor<2x16x96xbf16>
+  %3 = llmc.matmul %dy, %w2 : (tensor<32x64xbf16>, tensor<64x96xbf16>) -> tensor<32x96xbf16>
+  %4 = llmc.reshape %3 : tensor<32x96xbf16> -> tensor<2x16x96xbf16>
+  %5 = llmc.gelu_grad tanh %pre, %4 : tensor<2x16x96xbf16>
+  return %1, %2, %5, %3 : tensor<2x16x96xbf16>, tensor<2x16x96xbf16>, tensor<2x16x96xbf16>, tensor<32x96xbf16>
+}
+
+// -----
+
+// Negative: an f32 product keeps its kernels (not the step DGELU is for,
+// and its f32 kernels are unmeasured), and a product whose ld (n = 100) is
+// no multiple of 8 (cuBLASLt's aux ld).
+// CHECK-LABEL: func.func @dgelu_f32
+// CHECK-NOT:   llmc.epilogue
+// CHECK:       llmc.gelu_grad tanh
+// CHECK:       llmc.gelu_grad tanh
+func.func @dgelu_f32(%pre: tensor<32x96xf32>, %dy: tensor<32x64xf32>, %w2: tensor<64x96xf32>, %p: tensor<32x100xbf16>, %d: tensor<32x64xbf16>, %w: tensor<64x100xbf16>) -> (tensor<32x96xf32>, tensor<32x100xbf16>) {
+  %0 = llmc.matmul %dy, %w2 : (tensor<32x64xf32>, tensor<64x96xf32>) -> tensor<32x96xf32>
+  %1 = llmc.gelu_grad tanh %pre, %0 : tensor<32x96xf32>
+  %2 = llmc.matmul %d, %w : (tensor<32x64xbf16>, tensor<64x100xbf16>) -> tensor<32x100xbf16>
+  %3 = llmc.gelu_grad tanh %p, %2 : tensor<32x100xbf16>
+  return %1, %3 : tensor<32x96xf32>, tensor<32x100xbf16>
 }
 
 // -----
