@@ -269,6 +269,10 @@ LogicalResult emitFusedElementwise(mlir::llmc::KernelOp group,
   src.constant("kItems", items, "items of all segments");
   std::string helpers;
   for (Operation &op : group.getGroupOps()) {
+    // An intermediate's type needs its header even when no operand or
+    // result of the kernel has it (an f32 -> bf16 -> f32 rounding inside).
+    for (Value r : op.getResults())
+      src.use(elementTypeOf(r));
     std::string h = scalarExpr(&op)->helpers;
     if (!h.empty() && helpers.find(h) == std::string::npos)
       helpers += h + "\n";

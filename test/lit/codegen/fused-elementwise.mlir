@@ -118,4 +118,22 @@ func.func @forward(%h: tensor<4x8xbf16>, %gate: tensor<4x16xbf16>, %up: tensor<4
   return %1, %3 : tensor<4x8xbf16>, tensor<4x16xbf16>
 }
 
-// NVRTC-COUNT-5: compiled {{[0-9]+}} kernels for sm_90
+// -----
+
+// A bf16 rounding inside an all-f32 kernel (Qwen3's bf16 q/k norm rounds
+// its normalized value before the weight, docs/precision.md): no operand or
+// result of the kernel is bf16, yet the intermediate needs cuda_bf16.h. The
+// NVRTC run (NVRTC-COUNT) compiles it; it failed with "__nv_bfloat16 is
+// undefined" before the emitter registered intermediate types.
+// CHECK-LABEL: // ===== cast_0.cu =====
+// CHECK:       #include <cuda_bf16.h>
+// CHECK:       cast_0(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0) {
+// CHECK:         __nv_bfloat16 s0;  // llmc.cast
+func.func @forward(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = llmc.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %1 = llmc.cast %0 : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %2 = llmc.mul %1, %w : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// NVRTC-COUNT-6: compiled {{[0-9]+}} kernels for sm_90
