@@ -6,6 +6,7 @@
 // bitwise the same results (what bitwise resume in a new process needs).
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/common/FloatFormats.h"
 #include "test/gpu/PlanBuilder.h"
 
 #include <cmath>
@@ -121,24 +122,19 @@ TEST_F(MatmulTune, SecondLoadTakesTheCachedChoiceAndMatchesBitwise) {
   EXPECT_EQ(d1, d2);
 }
 
-/// bf16 bits of a float (round to nearest even).
+/// bf16 bits of each value (compiler/common/FloatFormats.h's rounding).
 std::vector<uint8_t> bf16Bytes(const std::vector<float> &v) {
   std::vector<uint8_t> out(v.size() * 2);
   for (size_t i = 0; i < v.size(); ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &v[i], 4);
-    bits += 0x7fff + ((bits >> 16) & 1);
-    uint16_t h = static_cast<uint16_t>(bits >> 16);
+    uint16_t h = static_cast<uint16_t>(floatToBits(v[i], FloatFormat::BF16));
     std::memcpy(&out[2 * i], &h, 2);
   }
   return out;
 }
 
 float bf16Value(const uint8_t *p) {
-  uint32_t bits = static_cast<uint32_t>(p[0] | (p[1] << 8)) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return static_cast<float>(
+      bitsToFloat(static_cast<uint32_t>(p[0] | (p[1] << 8)), FloatFormat::BF16));
 }
 
 /// GPT-2 124M's MLP c_fc weight gradient at B 16 x T 1024: dW [768, 3072] =
