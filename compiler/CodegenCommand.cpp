@@ -179,7 +179,7 @@ int runCodegen(const Args &args) {
                       "needed). LLMC_DEBUG=4 prints\nevery kernel's source "
                       "on stderr. --no-fuse=LIST skips fusions (elementwise,"
                       "\nreductions, horizontal, epilogues, gelu-epilogue, "
-                      "bias-grad-epilogue, strided, qkv-slices, classifier, all;\n"
+                      "gelu-grad-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier, all;\n"
                       "docs/fusion.md).\n";
       return 0;
     }

@@ -545,7 +545,8 @@ bool parseNoFuseOption(const Args &args, size_t &i, FusionConfig &fusion,
   if (list.empty()) {
     error = "--no-fuse needs a value: elementwise, reductions, horizontal, "
             "norm-prologue, norm-epilogue, colsum, "
-            "epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, "
+            "epilogues, gelu-epilogue, gelu-grad-epilogue, bias-grad-epilogue, "
+            "strided, qkv-slices, "
             "classifier "
             "or all, comma-separated";
     return true;

@@ -365,6 +365,8 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       config.epilogues = false;
     else if (name == "gelu-epilogue")
       config.geluEpilogue = false;
+    else if (name == "gelu-grad-epilogue")
+      config.geluGradEpilogue = false;
     else if (name == "bias-grad-epilogue")
       config.biasGradEpilogue = false;
     else if (name == "strided")
@@ -377,7 +379,7 @@ mlir::LogicalResult parseNoFuse(llvm::StringRef list, FusionConfig &config,
       error = "--no-fuse: unknown fusion '" + name.str() +
               "' (elementwise, reductions, horizontal, norm-prologue, "
               "norm-epilogue, colsum, epilogues, gelu-epilogue, "
-              "bias-grad-epilogue, "
+              "gelu-grad-epilogue, bias-grad-epilogue, "
               "strided, qkv-slices, classifier or all)";
       return mlir::failure();
     }

@@ -88,9 +88,11 @@ struct FusionConfig {
   // CPU step models that and verify's bf16 loss tolerance bounds it
   // (docs/precision.md, "The GELU epilogue's rounding").
   bool geluEpilogue = true;
-  // gelu_grad in the c_proj input-gradient matmul (cuBLASLt DGELU): off
-  // until EpilogueGpuBenchmark.DGelu says it wins (docs/codegen.md).
-  bool geluGradEpilogue = false;
+  // gelu_grad in the c_proj input-gradient matmul (cuBLASLt DGELU): 0.146
+  // against 0.221 ms for the GEMM + gelu_grad kernel at GPT-2 124M's MLP
+  // (H100, EpilogueGpuBenchmark.DGelu); rounds the product once, as the
+  // GELU epilogue does (docs/codegen.md, "DGELU's numerics").
+  bool geluGradEpilogue = true;
   // With it, the c_fc bias gradient too (DGELU_BGRAD): off, it loses 0.16 ms
   // a layer; the sum goes to the weight-gradient matmul's BGRADA/BGRADB.
   bool geluGradBiasGrad = false;

@@ -128,11 +128,11 @@ TEST_P(ChunkEval, Gpt2TinyStepMatchesTheWholeClassifier) {
 
     // Grouped and fused (each chunk's loss and gradient one classifier
     // group, the gradient over the logits) as the chunked step ungrouped;
-    // without the GELU epilogue, the one fusion that moves a rounding
-    // (FusionEvalGelu).
+    // without the GELU and DGELU epilogues, the fusions that move a
+    // rounding (FusionEvalGelu).
     OwningOpRef<ModuleOp> grouped = chunked->clone();
     FusionConfig exact;
-    exact.geluEpilogue = false;
+    exact.geluEpilogue = exact.geluGradEpilogue = false;
     ASSERT_TRUE(succeeded(runKernelPipeline(*grouped, exact))) << diag.text;
     size_t classifiers = 0;
     grouped->walk([&](mlir::llmc::KernelOp g) {

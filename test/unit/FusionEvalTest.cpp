@@ -61,11 +61,11 @@ std::vector<size_t> differing(const std::vector<RefTensor> &a,
   return out;
 }
 
-/// Every default fusion but the GELU epilogue, the one that moves a
-/// rounding (FusionEvalGelu below).
+/// Every default fusion but the GELU and DGELU epilogues, the ones that
+/// move a rounding (FusionEvalGelu below).
 FusionConfig exactFusions() {
   FusionConfig c;
-  c.geluEpilogue = false;
+  c.geluEpilogue = c.geluGradEpilogue = false;
   return c;
 }
 
@@ -160,22 +160,23 @@ void checkRoundingFusions(const FusionConfig &fusion, int geluGroups,
   EXPECT_FALSE(differing(unlike, want).empty());
 }
 
-// The GELU epilogue is the one default fusion that is not exact: its gelu
-// reads the unrounded product (docs/precision.md). The whole default kernel
-// pipeline then evaluates as the ungrouped step plus only the GELU groups
-// (addRoundingFusions, what the CPU trainer of `llmc verify` adds), bitwise;
-// and that step differs from the step without them.
+// The GELU and DGELU epilogues are the default fusions that are not exact:
+// their gelu and gelu_grad read the unrounded product (docs/precision.md).
+// The whole default kernel pipeline then evaluates as the ungrouped step
+// plus only those groups (addRoundingFusions, what the CPU trainer of
+// `llmc verify` adds), bitwise; and that step differs from the step
+// without them.
 TEST(FusionEvalGelu, Gpt2TinyBf16StepIsTheRoundingFusions) {
-  checkRoundingFusions(FusionConfig(), 1, 0, FusionConfig::exact());
+  checkRoundingFusions(FusionConfig(), 1, 1, FusionConfig::exact());
 }
 
-// DGELU (FusionConfig::geluGradEpilogue) reads the unrounded product too:
-// the step with it is the rounding fusions with its gelu_grad group, and
-// differs from the step with the GELU group alone.
+// DGELU (FusionConfig::geluGradEpilogue, on by default) moves a rounding of
+// its own: the default step differs from the step with the GELU group
+// alone, which is the rounding fusions without the gelu_grad group.
 TEST(FusionEvalGelu, Gpt2TinyBf16StepWithDGelu) {
-  FusionConfig dgelu;
-  dgelu.geluGradEpilogue = true;
-  checkRoundingFusions(dgelu, 1, 1, FusionConfig());
+  FusionConfig geluOnly;
+  geluOnly.geluGradEpilogue = false;
+  checkRoundingFusions(geluOnly, 1, 0, FusionConfig());
 }
 
 // The default kernel pipeline gives gpt2-tiny's attention the packed qkv

@@ -229,10 +229,10 @@ void timeConfigs(const char *what, const std::string &mlir,
 /// GELU and bias-gradient ones, per step, as one table row.
 void timeBothWays(const char *what, const std::string &mlir) {
   llmc::FusionConfig off;
-  off.geluEpilogue = false;
+  off.geluEpilogue = off.geluGradEpilogue = false;
   off.biasGradEpilogue = false;
   llmc::FusionConfig on;
-  on.geluGradEpilogue = true; // off by default (compiler/Pipeline.h)
+  on.geluGradEpilogue = true; // on by default since session 9
   on.geluGradBiasGrad = true;
   timeConfigs(what, mlir, on, off);
 }

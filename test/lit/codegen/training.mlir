@@ -88,8 +88,12 @@ func.func @forward(%p: tensor<768x2304xf32>, %g: tensor<768x2304xf32>, %m: tenso
 // CHECK:       const int k = tensorOfChunk(c);
 // CHECK:       float *new_v = (float *)(base + o[6]);
 // CHECK-NEXT:  const float decay = 1.0f - lr * kWeightDecay[k];
-// CHECK:       const float g = grad[i] * scale;
-// CHECK:       new_param[i] = param[i] * decay - stepSize * mi / denom;
+// CHECK:       for (index_t i0 = begin + threadIdx.x; i0 < end; i0 += kIlp * blockDim.x) {
+// CHECK:       p_[u] = param[i];
+// CHECK-NEXT:  g_[u] = grad[i] * scale;
+// CHECK:       if (i >= end)
+// CHECK:       const float g = g_[u];
+// CHECK:       new_param[i] = p_[u] * decay - stepSize * mi / denom;
 // NVRTC:       buffer global_norm_0.offsets scratch i64[2]
 // NVRTC:       buffer multi_adamw_update_1.offsets scratch i64[14]
 // NVRTC:       step 0 launch global_norm_0_partials grid [4, 1, 1] block [256, 1, 1] smem 0 args (arg2, global_norm_0.offsets, global_norm_0.partials)
@@ -111,7 +115,7 @@ func.func @forward(%w: tensor<300x40xf32>, %b: tensor<40xf32>, %gw: tensor<300x4
 // CHECK-LABEL: // ===== multi_adamw_update_0.cu =====
 // CHECK:       #include <cuda_bf16.h>
 // CHECK:       const float scale = __bfloat162float(scale_ptr[0]);
-// CHECK:       const float g = __bfloat162float(__float2bfloat16(__bfloat162float(grad[i]) * scale));
+// CHECK:       g_[u] = __bfloat162float(__float2bfloat16(__bfloat162float(grad[i]) * scale));
 // CHECK:       new_m[i] = __float2bfloat16(mi);
 // NVRTC:       compiled 1 kernels for sm_90
 func.func @forward(%p: tensor<700xbf16>, %lr: tensor<f32>, %t: tensor<i64>, %c: tensor<bf16>)

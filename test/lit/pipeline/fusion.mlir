@@ -25,10 +25,11 @@
 // and the norm prologues and epilogues; 91 with no fusion at all (a bf16
 // linear layer's bias add still rides with its matmul, being part of its
 // one rounding; 72 and 99 before the optimizer read the bf16 weight
-// gradients without their 8 widening casts). DGELU is off by default
-// (compiler/Pipeline.h: slower backward), so turning the GELU and
-// bias-gradient epilogues off gives the gelu and the four column sums back
-// (53).
+// gradients without their 8 widening casts). DGELU (the gelu_grad in the
+// c_proj input-gradient matmul) is on by default since session 9: one
+// launch fewer everywhere it applies (43 -> 42, 59 -> 58); turning the GELU
+// and bias-gradient epilogues off gives the gelu and the column sums back
+// (46 -> 45, DGELU staying).
 // Every norm gradient is one launch (its parameter sums take tickets in
 // the row kernel: 3 launches fewer than the former rows + params pairs, 5
 // in the HF export). Column sums (the bias gradients of the residual
@@ -39,15 +40,15 @@
 // sum of the rows, it stays a kernel of its own.
 // TINY-COLSUM: llmc.reduce_sum
 // TINY-COLSUM: not fused with group {{[0-9]+}}: a column sum of the norm group's result: the sum is not over every axis before the norm's (a column sum of the rows)
-// TINY-COLSUM: launches        43 per step
+// TINY-COLSUM: launches        42 per step
 // TINY-NOCOLSUM: not fused with group {{[0-9]+}}: column sums in norm gradients are off (--no-fuse=colsum)
-// TINY-NOCOLSUM: launches        43 per step
-// TINY:      launches        43 per step
-// TINY-EPI:  launches        59 per step
+// TINY-NOCOLSUM: launches        42 per step
+// TINY:      launches        42 per step
+// TINY-EPI:  launches        58 per step
 // TINY-OFF:  launches        86 per step
-// TINY-NOGELU: launches      46 per step
+// TINY-NOGELU: launches      45 per step
 
-// The HF GPT-2 export (2 layers): 158 -> 78 (the gelu reads its fc
+// The HF GPT-2 export (2 layers): 158 -> 78, 67 -> 65 with DGELU (the gelu reads its fc
 // product through a view and still joins it as GELU_AUX_BIAS: 80 without;
 // the lm_head transposes
 // fold into its matmuls, the bias gradients ride as BGRADA, the norm
@@ -73,10 +74,10 @@
 // HF-NEXT:     llmc.cross_entropy "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cross_entropy_grad "node_cross_entropy_loss"
 // HF-NEXT:     llmc.cast
-// HF:      launches        67 per step
-// HF-EPI:  launches        101 per step
+// HF:      launches        65 per step
+// HF-EPI:  launches        99 per step
 // HF-NONORM: norm prologues are off (--no-fuse=norm-prologue)
-// HF-NONORM: launches        76 per step
+// HF-NONORM: launches        74 per step
 // The HF Llama export (2 layers) in bf16: its 5 RMS norm gradients (2 a
 // layer and the final norm) sum their weight gradients in the same launch
 // as the rows, no separate _params kernel (128 -> 123). Autocast runs RoPE
@@ -122,5 +123,5 @@
 // LLAMA-OFF:  launches        117 per step
 // JSON: {{^}}[[N:[0-9]+]] {{[0-9]+}} elementwise m.transformer.h.0.attn.c_attn.weight True{{$}}
 
-// BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, colsum, epilogues, gelu-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
+// BAD: llmc compile: error: --no-fuse: unknown fusion 'bogus' (elementwise, reductions, horizontal, norm-prologue, norm-epilogue, colsum, epilogues, gelu-epilogue, gelu-grad-epilogue, bias-grad-epilogue, strided, qkv-slices, classifier or all)
 // EMPTY: llmc compile: error: --no-fuse needs a value
