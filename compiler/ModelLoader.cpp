@@ -144,8 +144,7 @@ static void noteUnraisedAttention(mlir::ModuleOp module) {
       << count << " attention softmax" << (count == 1 ? "" : "es") << node
       << " did not raise to llmc.attention: trained as separate ops, with "
          "the [T, S] probabilities materialized; docs/raising.md lists the "
-         "forms that raise (scores with a term computed from parameters, "
-         "as DeBERTa's and MPNet's relative-position bias, do not)";
+         "forms that raise";
 }
 
 static mlir::OwningOpRef<mlir::ModuleOp>

@@ -132,6 +132,19 @@ static std::pair<Value, double> peelScale(Value v) {
   return {p.factors[0], p.coefficient};
 }
 
+/// The terms of a sum: `v` itself, or the terms of both operands of an add
+/// of one use (the chain the raised op replaces).
+static void addTerms(Value v, SmallVectorImpl<Value> &terms,
+                     bool root = true) {
+  auto add = v.getDefiningOp<AddOp>();
+  if (!add || add.getLhs() == add.getRhs() || (!root && !v.hasOneUse())) {
+    terms.push_back(v);
+    return;
+  }
+  addTerms(add.getLhs(), terms, false);
+  addTerms(add.getRhs(), terms, false);
+}
+
 enum class MaskKind { None, Causal, Operand };
 
 /// The [.., T, S] slice of a mask that is the same for every leading index,
@@ -261,6 +274,20 @@ combineWhereMask(const ConstTensor &cond, const ConstTensor &add,
   return out;
 }
 
+/// True when some row (the last dim) of the where condition `c` fills
+/// every key: all true with the fill on true, all false otherwise.
+static bool anyRowAllFilled(const ConstTensor &c, bool fillOnTrue) {
+  int64_t s = c.shape.empty() ? 1 : c.shape.back();
+  for (size_t row = 0; row * s < c.values.size(); ++row) {
+    bool all = true;
+    for (int64_t i = 0; i < s && all; ++i)
+      all = (c.values[row * s + i] != 0) == fillOnTrue;
+    if (all)
+      return true;
+  }
+  return false;
+}
+
 // softmax(s_q q @ s_k k^T * s + mask) @ v = attention(q, k, v)
 struct RaiseAttention : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -338,6 +365,27 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
         mask = where.getCondition();
       }
     }
+    // MPNet adds a relative-position bias, then the mask:
+    // (q @ k^T * s + bias) + m. Terms other than the scores sum to one mask.
+    SmallVector<Value> maskTerms;
+    if (!mask && masked.getDefiningOp<AddOp>()) {
+      SmallVector<Value> terms;
+      addTerms(masked, terms);
+      auto isScores = [&](Value t) {
+        return t.getType() == sc.getType() &&
+               peelScale(t).first.getDefiningOp<MatmulOp>();
+      };
+      auto it = llvm::find_if(terms, isScores);
+      if (it != terms.end() && llvm::count_if(terms, isScores) == 1 &&
+          llvm::all_of(terms, [](Value t) {
+            return isa<FloatType>(elementTypeOf(t));
+          })) {
+        scores = *it;
+        terms.erase(it);
+        maskTerms = terms;
+        mask = maskTerms.front();
+      }
+    }
     if (masked != sc && !mask)
       return rewriter.notifyMatchFailure(op, "scaled sum is not scores + mask");
     if (scores != sc && !scores.hasOneUse())
@@ -395,6 +443,14 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
       if (maskKind == MaskKind::Operand && outerScale != 1.0)
         return rewriter.notifyMatchFailure(
             op, "a mask added before the scale is neither causal nor zero");
+    } else if (maskTerms.size() > 1) {
+      for (Value t : maskTerms)
+        if (!isBroadcastableTo(shapeOf(t), scoreShape))
+          return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
+      if (outerScale != 1.0)
+        return rewriter.notifyMatchFailure(
+            op, "a mask added before the scale is neither causal nor zero");
+      maskKind = MaskKind::Operand;
     } else if (mask) {
       if (!isBroadcastableTo(shapeOf(mask), scoreShape))
         return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
@@ -413,6 +469,8 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     if (whereMask && maskKind == MaskKind::Operand)
       mask = rewriter.create<WhereOp>(loc, whereMask.getCondition(), mask,
                                       whereMask.getOnFalse());
+    for (size_t i = 1; i < maskTerms.size(); ++i)
+      mask = rewriter.create<AddOp>(loc, mask, maskTerms[i]);
     auto raised = rewriter.replaceOpWithNewOp<AttentionOp>(
         op, q, kValue, vValue, maskKind == MaskKind::Operand ? mask : Value(),
         maskKind == MaskKind::Causal ? rewriter.getUnitAttr() : UnitAttr(),
@@ -451,6 +509,15 @@ static Value unflattenHeads(Value x, int64_t &B, int64_t &H) {
 // with q3, k3, v3 the [B, H, ., .] tensors flattened. It is attention of the
 // [B, H] tensors with the float mask reshape(alibi) + mask:
 //   o = attention(q, k, v, mask = reshape(alibi : -> [B, H, 1, S]) + mask)
+// DeBERTa-v2 has the same shape with its relative-position terms as the
+// bias ([B·H, T, S], computed from q3, k3 and the position embeddings, so
+// the mask operand has a gradient), k3^T divided by its scale, and
+// masked_fill instead of the added mask:
+//   s = where(c, fill, reshape(q3 @ (k3^T / s) + rel))
+//   o = attention(q, k, v, mask = where(c, -inf, reshape(rel)), scale 1/s)
+//       + where(all_s c, mean_s(v), 0)
+// (a row whose every key is filled is uniform in PyTorch), with the where
+// left out when c is a constant that drops nothing.
 struct RaiseFlatHeadsAttention : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -471,25 +538,45 @@ struct RaiseFlatHeadsAttention : OpRewritePattern<ReshapeOp> {
     ArrayRef<int64_t> os = shapeOf(op.getResult());
     if (!v || os[0] != B || os[1] != H)
       return rewriter.notifyMatchFailure(op, "v or the result not [B, H]");
-    // 2. Scores: reshape([B·H] scores) plus an optional [B, H]-side mask.
-    Value sc = softmax.getInput(), flat = sc, mask;
+    // 2. Scores: reshape([B·H] scores) plus an optional [B, H]-side mask,
+    // added (Bloom) or filled in (DeBERTa's masked_fill: where(c, fill, s)).
+    Value sc = softmax.getInput(), flat = sc, mask, cond, fill;
+    bool fillOnTrue = false;
     if (!sc.hasOneUse())
       return rewriter.notifyMatchFailure(op, "scores have other uses");
-    if (auto add = sc.getDefiningOp<AddOp>())
+    auto isFlat = [&](Value s) {
+      return s.getDefiningOp<ReshapeOp>() && s.getType() == sc.getType() &&
+             s.hasOneUse();
+    };
+    if (auto add = sc.getDefiningOp<AddOp>()) {
       for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()),
                           std::pair(add.getRhs(), add.getLhs())})
-        if (s.getDefiningOp<ReshapeOp>() && s.getType() == sc.getType() &&
-            s.hasOneUse() && isa<FloatType>(elementTypeOf(m))) {
+        if (isFlat(s) && isa<FloatType>(elementTypeOf(m))) {
           flat = s;
           mask = m;
           break;
         }
+    } else if (auto w = sc.getDefiningOp<WhereOp>()) {
+      for (bool onTrue : {false, true}) {
+        Value s = onTrue ? w.getOnFalse() : w.getOnTrue();
+        Value f = onTrue ? w.getOnTrue() : w.getOnFalse();
+        auto fv = getScalarConstant(f);
+        if (isFlat(s) && fv && *fv <= kMaskedScore) {
+          flat = s;
+          cond = w.getCondition();
+          fill = f;
+          fillOnTrue = onTrue;
+          break;
+        }
+      }
+    }
     auto unflat = flat.getDefiningOp<ReshapeOp>();
     if (!unflat || !unflat.getInput().hasOneUse() ||
         shapeOf(unflat.getInput()).size() != 3 ||
         shapeOf(unflat.getInput())[0] != B * H)
       return rewriter.notifyMatchFailure(op, "scores are not unflattened");
-    // 3. The [B·H] side: scale * q3 @ k3^T, plus an optional bias (ALiBi).
+    // 3. The [B·H] side: scale * q3 @ k3^T, plus an optional bias (ALiBi,
+    // DeBERTa's relative-position terms), with scales on q3 or k3^T too.
     Value s3 = unflat.getInput(), bias;
     if (auto add = s3.getDefiningOp<AddOp>())
       for (auto [x, y] : {std::pair(add.getLhs(), add.getRhs()),
@@ -503,13 +590,17 @@ struct RaiseFlatHeadsAttention : OpRewritePattern<ReshapeOp> {
         }
     auto [qk, scale] = peelScale(s3);
     auto mm = qk.getDefiningOp<MatmulOp>();
-    if (!mm || mm.getTransposeLhs() || (qk != s3 && !qk.hasOneUse()) ||
-        !(scale > 0) || !std::isfinite(scale))
+    if (!mm || mm.getTransposeLhs() || (qk != s3 && !qk.hasOneUse()))
       return rewriter.notifyMatchFailure(op, "scores are not s q3 @ k3^T");
-    Value q = unflattenHeads(mm.getLhs(), B, H), k;
+    auto [q3, qScale] = peelScale(mm.getLhs());
+    auto [kt3, kScale] = peelScale(mm.getRhs());
+    scale *= qScale * kScale;
+    if (!(scale > 0) || !std::isfinite(scale))
+      return rewriter.notifyMatchFailure(op, "scale is not positive");
+    Value q = unflattenHeads(q3, B, H), k;
     if (mm.getTransposeRhs())
-      k = unflattenHeads(mm.getRhs(), B, H);
-    else if (auto t = mm.getRhs().getDefiningOp<TransposeOp>();
+      k = unflattenHeads(kt3, B, H);
+    else if (auto t = kt3.getDefiningOp<TransposeOp>();
              t && t.getPermutation() == ArrayRef<int64_t>{0, 2, 1})
       k = unflattenHeads(t.getInput(), B, H);
     if (!q || !k || shapeOf(q)[3] != shapeOf(k)[3] ||
@@ -526,13 +617,23 @@ struct RaiseFlatHeadsAttention : OpRewritePattern<ReshapeOp> {
         return rewriter.notifyMatchFailure(op, "bias is not [B·H, 1|T, S]");
       biasShape = {B, H, bs[1], bs[2]};
     }
-    if (mask && !isBroadcastableTo(shapeOf(mask), scoreShape))
+    if ((mask && !isBroadcastableTo(shapeOf(mask), scoreShape)) ||
+        (cond && !isBroadcastableTo(shapeOf(cond), scoreShape)))
       return rewriter.notifyMatchFailure(op, "mask broadcasts the scores");
     MaskKind kind = MaskKind::None;
-    if (mask && !bias)
+    if (mask && !bias) {
       kind = classifyMask(mask, scoreShape);
-    else if (bias)
+    } else if (bias && !cond) {
       kind = MaskKind::Operand;
+    } else if (cond) {
+      // A constant fill that drops nothing (no padding) or exactly the
+      // future keys is no mask or `causal`; the bias stays an operand.
+      auto c = maskValues(cond);
+      if (c && fillOnTrue)
+        for (double &x : c->values)
+          x = x == 0;
+      kind = c ? classifyValues(*c, true, scoreShape) : MaskKind::Operand;
+    }
 
     Location loc = op.getLoc();
     Value operand;
@@ -544,16 +645,62 @@ struct RaiseFlatHeadsAttention : OpRewritePattern<ReshapeOp> {
     } else if (kind == MaskKind::Operand) {
       operand = mask;
     }
+    // The filled positions become -inf (no key), so that a row whose every
+    // key is filled (DeBERTa's padded queries) gets output 0 and no
+    // gradient from the op; PyTorch's softmax of that row of equal finite
+    // fills is uniform, and its where passes no gradient to the scores:
+    // the output there is mean(v), added below.
+    Value rowsAllFilled;
+    if (cond && kind == MaskKind::Operand) {
+      auto fillType = cast<RankedTensorType>(fill.getType());
+      auto splat = [&](double x) -> Value {
+        auto type = RankedTensorType::get({}, fillType.getElementType());
+        return rewriter.create<ConstantOp>(
+            loc, DenseElementsAttr::get(type, rewriter.getFloatAttr(
+                                                  type.getElementType(), x)));
+      };
+      Value kept = operand ? operand : splat(0.0);
+      Value none = splat(-INFINITY);
+      operand = fillOnTrue ? rewriter.create<WhereOp>(loc, cond, none, kept)
+                           : rewriter.create<WhereOp>(loc, cond, kept, none);
+      auto c = maskValues(cond);
+      if (std::isfinite(*getScalarConstant(fill)) &&
+          (!c || anyRowAllFilled(*c, fillOnTrue))) {
+        // all_s(filled) = (sum_s cast(cond) == (fillOnTrue ? S_c : 0))
+        auto condType = cast<RankedTensorType>(cond.getType());
+        int64_t last = condType.getRank() - 1;
+        Value count = rewriter.create<ReduceSumOp>(
+            loc,
+            rewriter.create<CastOp>(
+                loc, condType.clone(fillType.getElementType()), cond),
+            rewriter.getDenseI64ArrayAttr({last}), rewriter.getUnitAttr());
+        rowsAllFilled = rewriter.create<CompareOp>(
+            loc, ComparePredicate::eq, count,
+            splat(fillOnTrue ? condType.getDimSize(last) : 0));
+      }
+    }
     double defaultScale = 1.0 / std::sqrt(static_cast<double>(shapeOf(q)[3]));
     FloatAttr scaleAttr = nearlyEqual(scale, defaultScale)
                               ? FloatAttr()
                               : rewriter.getF64FloatAttr(scale);
-    auto raised = rewriter.replaceOpWithNewOp<AttentionOp>(
-        op, q, k, v, operand,
+    auto raised = rewriter.create<AttentionOp>(
+        loc, q, k, v, operand,
         kind == MaskKind::Causal ? rewriter.getUnitAttr() : UnitAttr(),
         scaleAttr, /*seq_major=*/UnitAttr(), /*qkv_heads=*/nullptr);
     // One scale on the scores: eager code (baddbmm), not SDPA's form.
     raised->setAttr(kEagerAttentionAttr, rewriter.getUnitAttr());
+    Value result = raised;
+    if (rowsAllFilled) {
+      Value meanV = rewriter.create<ReduceMeanOp>(
+          loc, v, rewriter.getDenseI64ArrayAttr({2}), rewriter.getUnitAttr());
+      auto zeroType = RankedTensorType::get({}, elementTypeOf(v));
+      Value zero = rewriter.create<ConstantOp>(
+          loc, cast<DenseElementsAttr>(rewriter.getZeroAttr(zeroType)));
+      result = rewriter.create<AddOp>(
+          loc, result,
+          rewriter.create<WhereOp>(loc, rowsAllFilled, meanV, zero));
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

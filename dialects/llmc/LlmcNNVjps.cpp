@@ -5,13 +5,17 @@
 // becomes one backward kernel. Two rules do more than that:
 // - attention: the backward needs the softmax log-sum-exp of the forward
 //   pass, so the rule replaces the forward `attention` by `attention_lse`
-//   (same result, plus lse) and feeds lse to `attention_grad`.
+//   (same result, plus lse) and feeds lse to `attention_grad`. A float
+//   mask with a gradient (a learned relative-position bias) gets dS, built
+//   from primitive ops next to the fused backward.
 // - rotary: the adjoint of a rotation is the rotation by the negated angle,
 //   so dx is itself a `rotary` (see RotaryOp::buildVjp for the exact tables).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/llmc/LlmcOps.h"
 #include "dialects/llmc/VjpUtils.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::llmc;
@@ -145,13 +149,74 @@ LogicalResult LogSoftmaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+/// The scores' gradient dS = P * (dP - rowsum(dO * O)) of attention, with
+/// P = exp(scale * q k^T + mask - lse) rebuilt from the forward's lse and
+/// dP = dO v^T, in lse's type (f32, or f64 in reference runs) whatever the
+/// operands were lowered to, as the fused backward computes it. The mask
+/// is added after the scale, so dS is also d(mask) before its broadcast
+/// sum. Materializes [B, Hq, T, S]: the price of a mask with a gradient
+/// (relative-position biases), which the fused kernels do not produce.
+static Value attentionScoresGrad(GradBuilder &b, AttentionOp op, Value out,
+                                 Value lse, Value dout) {
+  OpBuilder &builder = b.builder();
+  Location loc = b.location();
+  Type work = getElementTypeOrSelf(lse.getType());
+  auto widen = [&](Value x) -> Value {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getElementType() == work)
+      return x;
+    return builder.create<CastOp>(loc, type.clone(work), x);
+  };
+  ArrayRef<int64_t> qs = cast<RankedTensorType>(op.getQuery().getType())
+                             .getShape();
+  ArrayRef<int64_t> ks = cast<RankedTensorType>(op.getKey().getType())
+                             .getShape();
+  int64_t B = qs[0], Hq = qs[1], T = qs[2], Hkv = ks[1], S = ks[2];
+  // x [B, Hq, T, X] times y^T for y [B, Hkv, S, X]: grouped-query heads
+  // split as [B, Hkv, G, T, X] so the key/value head broadcasts over G.
+  auto timesT = [&](Value x, Value y) -> Value {
+    x = widen(x);
+    y = widen(y);
+    if (Hq == Hkv)
+      return matmul(builder, loc, x, y, false, true);
+    int64_t X = cast<RankedTensorType>(x.getType()).getShape().back();
+    Value p = matmul(builder, loc, b.reshape(x, {B, Hkv, Hq / Hkv, T, X}),
+                     b.reshape(y, {B, Hkv, 1, S, X}), false, true);
+    return b.reshape(p, {B, Hq, T, S});
+  };
+  Value z = b.scale(timesT(op.getQuery(), op.getKey()),
+                    op.getScaleOrDefault());
+  z = b.add(z, widen(op.getMask()));
+  if (op.getCausal()) {
+    SmallVector<bool> keep(T * S);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t s = 0; s < S; ++s)
+        keep[t * S + s] = s <= t + S - T;
+    auto type = RankedTensorType::get({T, S}, builder.getI1Type());
+    Value c = builder.create<ConstantOp>(
+        loc, DenseElementsAttr::get(type, ArrayRef<bool>(keep)));
+    z = b.where(c, z, b.scalar(work, -INFINITY));
+  }
+  // A row that sees no key has lse = -inf and no gradient (exp(-inf + inf)
+  // would be NaN).
+  Value rowLse = b.reshape(lse, {B, Hq, T, 1});
+  Value p = b.where(b.compare(ComparePredicate::eq, rowLse,
+                              b.scalar(work, -INFINITY)),
+                    b.scalar(work, 0.0), b.unary<ExpOp>(b.sub(z, rowLse)));
+  Value dp = timesT(dout, op.getValue());
+  Value rowDot = b.reduceSum(b.mul(widen(dout), widen(out)), {3},
+                             /*keepdims=*/true);
+  return b.mul(p, b.sub(dp, rowDot));
+}
+
 LogicalResult AttentionOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                     ArrayRef<bool> wanted,
                                     SmallVectorImpl<Value> &out) {
-  if (getMask() && wanted[3])
+  bool maskGrad = getMask() && wanted[3];
+  if (maskGrad && getSeqMajor())
     return emitOpError("gradient with respect to the attention mask is not "
-                       "supported; the mask must not depend on a trainable "
-                       "parameter (mark it llmc.frozen)");
+                       "supported with seq_major; the mask must not depend "
+                       "on a trainable parameter (mark it llmc.frozen)");
   if (getQkvHeads())
     return emitOpError("cannot differentiate attention with qkv_heads: "
                        "llmc-fold-qkv-slices runs after autodiff");
@@ -175,6 +240,16 @@ LogicalResult AttentionOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
   out[0] = grad.getDquery();
   out[1] = grad.getDkey();
   out[2] = grad.getDvalue();
+  if (maskGrad) {
+    GradBuilder b(builder, getLoc());
+    Value ds = attentionScoresGrad(b, *this, forward.getResult(),
+                                   forward.getLse(), resultGrads[0]);
+    auto maskType = cast<RankedTensorType>(getMask().getType());
+    Value dmask = b.sumToShape(ds, maskType.clone(getElementTypeOrSelf(ds)));
+    if (dmask.getType() != maskType)
+      dmask = builder.create<CastOp>(getLoc(), maskType, dmask);
+    out[3] = dmask;
+  }
   return success();
 }
 

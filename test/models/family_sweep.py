@@ -77,6 +77,12 @@ FAMILIES = [
     ("distilbert", "distilbert", "DistilBertForMaskedLM", True,
      {"dim": 64, "hidden_dim": 128, "n_layers": 2, "n_heads": 4}),
     ("deberta-v2", "deberta-v2", "DebertaV2ForMaskedLM", True, {}),
+    # The config's defaults have no relative attention; DeBERTa-v3's
+    # checkpoints do (c2p and p2c terms: a score bias with a gradient).
+    ("deberta-v2-rel", "deberta-v2", "DebertaV2ForMaskedLM", True,
+     {"relative_attention": True, "pos_att_type": ["p2c", "c2p"],
+      "position_buckets": 8, "share_att_key": True,
+      "norm_rel_ebd": "layer_norm", "position_biased_input": False}),
     ("mpnet", "mpnet", "MPNetForMaskedLM", True, {}),
     # ModernBERT's default special ids (pad 50283, ...) lie outside the
     # sweep's vocabulary of 512: nn.Embedding refuses the padding_idx.

@@ -3,7 +3,8 @@
 // The fused backward ops (through the rules that emit them and their
 // reference kernels) against central differences: gelu, silu, layer_norm
 // and rms_norm with and without parameters, softmax, log_softmax,
-// attention (causal, GQA, bool/float masks, T != S, a fully masked row),
+// attention (causal, GQA, bool/float masks, T != S, a fully masked row,
+// a trained float mask),
 // rotary (partial, interleaved, learned tables), cross_entropy (every
 // reduction, ignored positions), and a whole GPT-2 layer in f64.
 //
@@ -135,6 +136,34 @@ TEST_F(GradCheck, AttentionFloatMask) {
   EXPECT_GT(check(attention("tensor<2x2x3x4xf64>", "tensor<2x1x3x4xf64>",
                             "tensor<2x2x3x4xf64>", "tensor<2x1x1x3xf64>", "")),
             0);
+}
+
+/// @forward with attention(q, k, v mask %b) and the mask a parameter: a
+/// learned relative-position bias (MPNet, DeBERTa-v2), d(mask) = dS summed
+/// over the dims it broadcasts along.
+std::string trainedMask(const std::string &q, const std::string &kv,
+                        const std::string &mask, const std::string &attrs) {
+  std::string body = "  %y = llmc.attention %q, %k, %v mask %b " + attrs +
+                     " : (" + q + ", " + kv + ", " + kv + ", " + mask +
+                     ") -> " + q;
+  return lossOf({param("q", q), param("k", kv), param("v", kv),
+                 param("b", mask)},
+                body, q);
+}
+
+TEST_F(GradCheck, AttentionTrainedMask) {
+  // A [1, H, T, S] bias shared by the batch, as MPNet's.
+  EXPECT_EQ(check(trainedMask("tensor<2x2x3x4xf64>", "tensor<2x2x3x4xf64>",
+                              "tensor<1x2x3x3xf64>", "{scale = 0.6 : f64}")),
+            48 + 48 + 48 + 18);
+}
+
+TEST_F(GradCheck, AttentionTrainedMaskGroupedCausal) {
+  // 4 query heads over 2 key/value heads, causal with T = 3 > S = 2: query
+  // row 0 sees no key and passes no gradient to the [T, S] bias.
+  EXPECT_EQ(check(trainedMask("tensor<1x4x3x4xf64>", "tensor<1x2x2x4xf64>",
+                              "tensor<3x2xf64>", "{causal}")),
+            48 + 16 + 16 + 6);
 }
 
 //===----------------------------------------------------------------------===//

@@ -25,11 +25,13 @@ func.func @forward(%w: tensor<4x8xf32> {llmc.param = "w", llmc.init_rule = "zero
 
 // -----
 
-func.func @forward(%q: tensor<1x2x4x8xf32> {llmc.param = "q", llmc.init_rule = "zeros"},
+// A trained mask (a relative-position bias) gets dS in the [B, H, T, S]
+// layout; seq_major attention (set after autodiff) is refused.
+func.func @forward(%q: tensor<1x4x2x8xf32> {llmc.param = "q", llmc.init_rule = "zeros"},
                    %m: tensor<4x4xf32> {llmc.param = "bias", llmc.init_rule = "zeros"}) -> (tensor<f32> {llmc.output = "loss"}) {
-  // expected-error @+1 {{'llmc.attention' op gradient with respect to the attention mask is not supported; the mask must not depend on a trainable parameter (mark it llmc.frozen)}}
-  %0 = llmc.attention %q, %q, %q mask %m : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf32>
-  %1 = llmc.reduce_sum %0 axes [0, 1, 2, 3] : (tensor<1x2x4x8xf32>) -> tensor<f32>
+  // expected-error @+1 {{'llmc.attention' op gradient with respect to the attention mask is not supported with seq_major; the mask must not depend on a trainable parameter (mark it llmc.frozen)}}
+  %0 = llmc.attention %q, %q, %q mask %m {seq_major} : (tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32>, tensor<4x4xf32>) -> tensor<1x4x2x8xf32>
+  %1 = llmc.reduce_sum %0 axes [0, 1, 2, 3] : (tensor<1x4x2x8xf32>) -> tensor<f32>
   return %1 : tensor<f32>
 }
 

@@ -180,3 +180,37 @@ func.func @forward(%x: tensor<2x8x16xf32> {llmc.param = "x", llmc.init_rule = "z
   %7 = llmc.cross_entropy sum %6, %t {ignore_index = 0 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<f32>
   return %7 : tensor<f32>
 }
+
+// -----
+
+// A trained float mask (a relative-position bias) gets dS, built next to
+// attention_grad in lse's type (f32 for bf16 operands): grouped-query heads
+// split as [B, Hkv, G, T, D] so k and v broadcast over G, P rebuilt from lse
+// (0 on a row whose lse is -inf), summed over the broadcast dims and cast
+// back to the mask's type. It is not scaled: the mask is added after scale.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[O:.+]], %[[LSE:.+]] = llmc.attention_lse %arg0, %arg1, %arg1 mask %arg2
+// CHECK: %[[G:.+]]:3 = llmc.attention_grad %arg0, %arg1, %arg1, %[[O]], %[[LSE]], %[[DO:[^ ]+]] mask %arg2
+// CHECK: %[[K5:.+]] = llmc.reshape %{{.+}} : tensor<1x2x3x8xf32> -> tensor<1x2x1x3x8xf32>
+// CHECK: %[[Q5:.+]] = llmc.reshape %{{.+}} : tensor<1x4x3x8xf32> -> tensor<1x2x2x3x8xf32>
+// CHECK: %[[QK:.+]] = llmc.matmul %[[Q5]], %[[K5]] {transpose_rhs} : (tensor<1x2x2x3x8xf32>, tensor<1x2x1x3x8xf32>) -> tensor<1x2x2x3x3xf32>
+// CHECK: %[[MF:.+]] = llmc.cast %arg2 : tensor<3x3xbf16> -> tensor<3x3xf32>
+// CHECK: %[[Z:.+]] = llmc.add %{{.+}}, %[[MF]] : (tensor<1x4x3x3xf32>, tensor<3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK: %[[ROW:.+]] = llmc.reshape %[[LSE]] : tensor<1x4x3xf32> -> tensor<1x4x3x1xf32>
+// CHECK: %[[ZL:.+]] = llmc.sub %[[Z]], %[[ROW]]
+// CHECK: %[[E:.+]] = llmc.exp %[[ZL]]
+// CHECK: %[[P:.+]] = llmc.where %{{.+}}, %{{.+}}, %[[E]]
+// CHECK: %[[DOT:.+]] = llmc.reduce_sum %{{.+}} axes [3] keepdims : (tensor<1x4x3x8xf32>) -> tensor<1x4x3x1xf32>
+// CHECK: %[[DPD:.+]] = llmc.sub %{{.+}}, %[[DOT]]
+// CHECK: %[[DS:.+]] = llmc.mul %[[P]], %[[DPD]] : (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK: %[[SUM:.+]] = llmc.reduce_sum %[[DS]] axes [0, 1] : (tensor<1x4x3x3xf32>) -> tensor<3x3xf32>
+// CHECK: %[[DM:.+]] = llmc.cast %[[SUM]] : tensor<3x3xf32> -> tensor<3x3xbf16>
+// CHECK: return %{{.+}}, %[[G]]#0, %[[DM]] :
+func.func @forward(%q: tensor<1x4x3x8xbf16> {llmc.param = "q", llmc.init_rule = "zeros"},
+                   %kv: tensor<1x2x3x8xbf16> {llmc.input = "kv"},
+                   %bias: tensor<3x3xbf16> {llmc.param = "bias", llmc.init_rule = "zeros"}) -> (tensor<f32> {llmc.output = "loss"}) {
+  %o = llmc.attention %q, %kv, %kv mask %bias : (tensor<1x4x3x8xbf16>, tensor<1x2x3x8xbf16>, tensor<1x2x3x8xbf16>, tensor<3x3xbf16>) -> tensor<1x4x3x8xbf16>
+  %of = llmc.cast %o : tensor<1x4x3x8xbf16> -> tensor<1x4x3x8xf32>
+  %l = llmc.reduce_sum %of axes [0, 1, 2, 3] : (tensor<1x4x3x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -201,3 +201,198 @@ func.func @flat_heads_probabilities_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2
   %o = llmc.reshape %o3 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
   return %o, %p : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// MPNet: a learned relative-attention bias (an embedding of position
+// buckets, [T, S, H] -> [1, H, T, S], expanded over the batch) added to the
+// scaled scores, then HF's additive padding mask: the two terms sum to one
+// mask operand, which has a gradient (the embedding is trained).
+// CHECK-LABEL: func.func @mpnet_relative_bias
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf32>, %[[K:[^:]+]]: tensor<2x2x4x8xf32>, %[[V:[^:]+]]: tensor<2x2x4x8xf32>
+// CHECK-SAME: %[[PAD:[^:]+]]: tensor<2x1x1x4xf32>)
+// CHECK: %[[BIAS:.+]] = llmc.broadcast_to %{{[^ ]+}} : tensor<1x2x4x4xf32> -> tensor<2x2x4x4xf32>
+// CHECK: %[[M:.+]] = llmc.add %[[BIAS]], %[[PAD]] : (tensor<2x2x4x4xf32>, tensor<2x1x1x4xf32>) -> tensor<2x2x4x4xf32>
+// CHECK: %[[O:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {llmc.eager}
+// CHECK-NOT: llmc.softmax
+// CHECK: return %[[O]]
+func.func @mpnet_relative_bias(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %emb: tensor<32x2xf32> {llmc.param = "relative_attention_bias.weight"}, %pad: tensor<2x1x1x4xf32>) -> tensor<2x2x4x8xf32> {
+  %buckets = llmc.constant dense<[[0, 17, 18, 19], [1, 0, 17, 18], [2, 1, 0, 17], [3, 2, 1, 0]]> : tensor<4x4xi64>
+  %c = llmc.constant dense<2.82842708> : tensor<f32>
+  %g = llmc.gather %emb, %buckets axis 0 : (tensor<32x2xf32>, tensor<4x4xi64>) -> tensor<4x4x2xf32>
+  %gt = llmc.transpose %g [2, 0, 1] : (tensor<4x4x2xf32>) -> tensor<2x4x4xf32>
+  %g4 = llmc.reshape %gt : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %bias = llmc.broadcast_to %g4 : tensor<1x2x4x4xf32> -> tensor<2x2x4x4xf32>
+  %kt = llmc.transpose %k [0, 1, 3, 2] : (tensor<2x2x4x8xf32>) -> tensor<2x2x8x4xf32>
+  %qk = llmc.matmul %q, %kt : (tensor<2x2x4x8xf32>, tensor<2x2x8x4xf32>) -> tensor<2x2x4x4xf32>
+  %s = llmc.div %qk, %c : (tensor<2x2x4x4xf32>, tensor<f32>) -> tensor<2x2x4x4xf32>
+  %sb = llmc.add %s, %bias : (tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %sm = llmc.add %sb, %pad : (tensor<2x2x4x4xf32>, tensor<2x1x1x4xf32>) -> tensor<2x2x4x4xf32>
+  %p = llmc.softmax %sm {axis = -1 : i64} : tensor<2x2x4x4xf32>
+  %o = llmc.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// Not raised: the scores plus bias are also returned, so the sum of terms
+// is not a chain the op could replace.
+// CHECK-LABEL: func.func @mpnet_biased_scores_used
+// CHECK-NOT: llmc.attention
+func.func @mpnet_biased_scores_used(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %bias: tensor<2x2x4x4xf32>, %pad: tensor<2x1x1x4xf32>) -> (tensor<2x2x4x8xf32>, tensor<2x2x4x4xf32>) {
+  %qk = llmc.matmul %q, %k {transpose_rhs} : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %sb = llmc.add %qk, %bias : (tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %sm = llmc.add %sb, %pad : (tensor<2x2x4x4xf32>, tensor<2x1x1x4xf32>) -> tensor<2x2x4x4xf32>
+  %p = llmc.softmax %sm {axis = -1 : i64} : tensor<2x2x4x4xf32>
+  %o = llmc.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o, %sb : tensor<2x2x4x8xf32>, tensor<2x2x4x4xf32>
+}
+
+// -----
+
+// Not raised: two products of the scores' shape among the terms (which one
+// is q @ k^T is ambiguous).
+// CHECK-LABEL: func.func @two_products_in_the_sum
+// CHECK-NOT: llmc.attention
+func.func @two_products_in_the_sum(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %r: tensor<2x2x4x8xf32>, %pad: tensor<2x1x1x4xf32>) -> tensor<2x2x4x8xf32> {
+  %qk = llmc.matmul %q, %k {transpose_rhs} : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %qr = llmc.matmul %q, %r {transpose_rhs} : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x4xf32>
+  %sb = llmc.add %qk, %qr : (tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %sm = llmc.add %sb, %pad : (tensor<2x2x4x4xf32>, tensor<2x1x1x4xf32>) -> tensor<2x2x4x4xf32>
+  %p = llmc.softmax %sm {axis = -1 : i64} : tensor<2x2x4x4xf32>
+  %o = llmc.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// DeBERTa-v2's disentangled attention: heads flattened into the batch,
+// k3^T divided by sqrt(D * 3), the content-to-position term (q3 times the
+// projected relative embeddings, gathered by relative distance, divided by
+// the same scale) added on the [B·H] side, then masked_fill(~m, finfo.min)
+// on the [B, H] side with m from the inputs. The bias depends on q3 and a
+// parameter, so the mask operand has a gradient. The filled keys are -inf:
+// a row with every key filled (a padded query) gets 0 from the op, and
+// PyTorch's uniform softmax of equal fills, mean(v), is added there.
+// CHECK-LABEL: func.func @deberta_disentangled
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x4x8xf32>, %[[K:[^:]+]]: tensor<1x2x4x8xf32>, %[[V:[^:]+]]: tensor<1x2x4x8xf32>
+// CHECK-SAME: %[[M:[^:]+]]: tensor<1x1x4x4xi1>)
+// CHECK-DAG: %[[NINF:.+]] = llmc.constant dense<0xFF800000> : tensor<f32>
+// CHECK-DAG: %[[NKEYS:.+]] = llmc.constant dense<4.000000e+00> : tensor<f32>
+// CHECK: %[[NM:.+]] = llmc.compare eq, %[[M]]
+// CHECK: %[[REL:.+]] = llmc.div
+// CHECK: %[[R4:.+]] = llmc.reshape %[[REL]] : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+// CHECK: %[[W:.+]] = llmc.where %[[NM]], %[[NINF]], %[[R4]] : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK: %[[NMF:.+]] = llmc.cast %[[NM]] : tensor<1x1x4x4xi1> -> tensor<1x1x4x4xf32>
+// CHECK: %[[CNT:.+]] = llmc.reduce_sum %[[NMF]] axes [3] keepdims
+// CHECK: %[[EMPTY:.+]] = llmc.compare eq, %[[CNT]], %[[NKEYS]]
+// CHECK: %[[O:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] mask %[[W]] {llmc.eager, scale = 0.204124{{[0-9]+}} : f64}
+// CHECK: %[[MEAN:.+]] = llmc.reduce_mean %[[V]] axes [2] keepdims : (tensor<1x2x4x8xf32>) -> tensor<1x2x1x8xf32>
+// CHECK: %[[U:.+]] = llmc.where %[[EMPTY]], %[[MEAN]], %{{[^ ]+}} : (tensor<1x1x4x1xi1>, tensor<1x2x1x8xf32>, tensor<f32>) -> tensor<1x2x4x8xf32>
+// CHECK: %[[R:.+]] = llmc.add %[[O]], %[[U]]
+// CHECK-NOT: llmc.softmax
+// CHECK: return %[[R]]
+func.func @deberta_disentangled(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %pos: tensor<2x8x8xf32> {llmc.param = "rel_embeddings"}, %m: tensor<1x1x4x4xi1>) -> tensor<1x2x4x8xf32> {
+  %scale = llmc.constant dense<4.89897966> : tensor<f32>
+  %min = llmc.constant dense<-3.40282347E+38> : tensor<f32>
+  %false = llmc.constant dense<false> : tensor<i1>
+  %idx = llmc.constant dense<[[[3, 4, 5, 6], [2, 3, 4, 5], [1, 2, 3, 4], [0, 1, 2, 3]]]> : tensor<1x4x4xi64>
+  %nm = llmc.compare eq, %m, %false : (tensor<1x1x4x4xi1>, tensor<i1>) -> tensor<1x1x4x4xi1>
+  %q3 = llmc.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = llmc.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = llmc.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %kt = llmc.transpose %k3 [0, 2, 1] : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+  %kts = llmc.div %kt, %scale : (tensor<2x8x4xf32>, tensor<f32>) -> tensor<2x8x4xf32>
+  %qk = llmc.matmul %q3, %kts : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %c2p = llmc.matmul %q3, %pos {transpose_rhs} : (tensor<2x4x8xf32>, tensor<2x8x8xf32>) -> tensor<2x4x8xf32>
+  %idxb = llmc.broadcast_to %idx : tensor<1x4x4xi64> -> tensor<2x4x4xi64>
+  %c2pg = llmc.gather_elements %c2p, %idxb axis 2 : (tensor<2x4x8xf32>, tensor<2x4x4xi64>) -> tensor<2x4x4xf32>
+  %rel = llmc.div %c2pg, %scale : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %s3 = llmc.add %qk, %rel : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s4 = llmc.reshape %s3 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %sf = llmc.where %nm, %min, %s4 : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %sf {axis = -1 : i64} : tensor<1x2x4x4xf32>
+  %p3 = llmc.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o3 = llmc.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = llmc.reshape %o3 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// DeBERTa-v2 without padding: the fill's condition is a constant that
+// drops nothing, so the where goes and the bias alone is the mask.
+// CHECK-LABEL: func.func @deberta_no_padding
+// CHECK: %[[R4:.+]] = llmc.reshape %{{[^ ]+}} : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+// CHECK: llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %[[R4]] {llmc.eager, scale = 0.204124{{[0-9]+}} : f64}
+// CHECK-NOT: llmc.where
+func.func @deberta_no_padding(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %rel: tensor<2x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %scale = llmc.constant dense<4.89897966> : tensor<f32>
+  %min = llmc.constant dense<-3.40282347E+38> : tensor<f32>
+  %nm = llmc.constant dense<false> : tensor<1x1x4x4xi1>
+  %q3 = llmc.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = llmc.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = llmc.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %kt = llmc.transpose %k3 [0, 2, 1] : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+  %kts = llmc.div %kt, %scale : (tensor<2x8x4xf32>, tensor<f32>) -> tensor<2x8x4xf32>
+  %qk = llmc.matmul %q3, %kts : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %s3 = llmc.add %qk, %rel : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s4 = llmc.reshape %s3 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %sf = llmc.where %nm, %min, %s4 : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %sf {axis = -1 : i64} : tensor<1x2x4x4xf32>
+  %p3 = llmc.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o3 = llmc.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = llmc.reshape %o3 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Not raised: masked_fill with a finite score (-10000) is not a mask that
+// drops keys.
+// CHECK-LABEL: func.func @deberta_finite_fill
+// CHECK-NOT: llmc.attention
+// CHECK: llmc.softmax
+func.func @deberta_finite_fill(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %rel: tensor<2x4x4xf32>, %nm: tensor<1x1x4x4xi1>) -> tensor<1x2x4x8xf32> {
+  %fill = llmc.constant dense<-10000.0> : tensor<f32>
+  %q3 = llmc.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = llmc.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = llmc.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %qk = llmc.matmul %q3, %k3 {transpose_rhs} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %s3 = llmc.add %qk, %rel : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s4 = llmc.reshape %s3 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %sf = llmc.where %nm, %fill, %s4 : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %sf {axis = -1 : i64} : tensor<1x2x4x4xf32>
+  %p3 = llmc.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o3 = llmc.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = llmc.reshape %o3 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A constant padding fill (key 3 of every row): an operand, and no row has
+// every key filled, so nothing is added after the op.
+// CHECK-LABEL: func.func @deberta_constant_key_padding
+// CHECK: %[[W:.+]] = llmc.where %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} : (tensor<1x1x1x4xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x1x4xf32>
+// CHECK: %[[O:.+]] = llmc.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask %[[W]] {llmc.eager}
+// CHECK-NOT: llmc.reduce_mean
+// CHECK: return %[[O]]
+func.func @deberta_constant_key_padding(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %scale = llmc.constant dense<2.82842708> : tensor<f32>
+  %min = llmc.constant dense<-3.40282347E+38> : tensor<f32>
+  %nm = llmc.constant dense<[[[[false, false, false, true]]]]> : tensor<1x1x1x4xi1>
+  %q3 = llmc.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = llmc.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = llmc.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %kt = llmc.transpose %k3 [0, 2, 1] : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+  %kts = llmc.div %kt, %scale : (tensor<2x8x4xf32>, tensor<f32>) -> tensor<2x8x4xf32>
+  %qk = llmc.matmul %q3, %kts : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %s4 = llmc.reshape %qk : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %sf = llmc.where %nm, %min, %s4 : (tensor<1x1x1x4xi1>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = llmc.softmax %sf {axis = -1 : i64} : tensor<1x2x4x4xf32>
+  %p3 = llmc.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %o3 = llmc.matmul %p3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = llmc.reshape %o3 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
