@@ -77,8 +77,8 @@ uint64_t modelledWorkspaceBytes(const CudnnAttentionDesc &desc);
 /// deterministic backward keeps dP there, 2 bytes per score with the rows
 /// padded to 64 and the columns to 128 (b * hq * sq64 * skv128; dQ = dS K
 /// reads it back; measured with sq = skv only, which cannot tell the two
-/// apart), and either backward 256 bytes more (a few bytes, 256-aligned);
-/// the forward nothing.
+/// apart), and every plan, forward or backward, 256 bytes more (a few
+/// bytes, 256-aligned).
 uint64_t modelledEngineWorkspace(const CudnnAttentionDesc &desc);
 
 /// Device pointers of one execution: the forward reads q, k, v and writes o
