@@ -17,6 +17,7 @@
 #include "dialects/llmc/LlmcDialect.h"
 #include "dialects/llmc/LlmcOps.h"
 #include "runtime/CudnnAttention.h"
+#include "runtime/DeviceMemory.h"
 #include "runtime/Executor.h"
 
 #include "mlir/Parser/Parser.h"
@@ -138,9 +139,11 @@ Status timeGenerated(const AttentionShape &s, double &ms,
   return Status::ok();
 }
 
-/// cuDNN's forward + backward on the executor's context: best of a few.
+/// cuDNN's forward + backward on the executor's context: best of a few;
+/// `workspace` is what their plans need and `modelled` the memory plan's
+/// model of it (CudnnAttention.h), which must agree.
 Status timeCudnn(const AttentionShape &s, bool deterministic, Executor &exec,
-                 double &ms) {
+                 double &ms, uint64_t &workspace, uint64_t &modelled) {
   CudnnAttentionDesc f;
   f.bf16 = s.bf16, f.causal = s.causal, f.scale = s.scale;
   f.b = s.b, f.hq = s.hq, f.hkv = s.hkv, f.sq = s.t, f.skv = s.s, f.d = s.d;
@@ -168,6 +171,8 @@ Status timeCudnn(const AttentionShape &s, bool deterministic, Executor &exec,
            oBytes = span({s.b, s.hq, s.t, s.d}, s.o);
   uint64_t statsBytes = s.b * s.hq * s.t * 4;
   uint64_t ws = std::max(fwd->workspaceBytes(), bwd->workspaceBytes());
+  workspace = ws;
+  modelled = std::max(modelledWorkspaceBytes(f), modelledWorkspaceBytes(g));
   uint64_t sizes[] = {qBytes, kBytes, vBytes, oBytes, statsBytes,
                       oBytes, qBytes, kBytes, vBytes, ws};
   std::vector<CUdeviceptr> p(10, 0);
@@ -211,6 +216,16 @@ Status timeCudnn(const AttentionShape &s, bool deterministic, Executor &exec,
   return status;
 }
 
+/// What the memory plan (plannedPeak, the compile report) needs to know
+/// before codegen: this op runs on cuDNN, and how its backward computes dQ,
+/// whose workspace differs by the B x H x T x T scores (CudnnAttention.h).
+void markCudnn(Operation *op, bool deterministic) {
+  Attribute mode = deterministic
+                       ? Attribute(UnitAttr::get(op->getContext()))
+                       : StringAttr::get(op->getContext(), "atomic");
+  op->setAttr(kCudnnAttentionAttr, mode);
+}
+
 } // namespace
 
 void chooseAttentionBackend(func::FuncOp func, const std::string &backend,
@@ -247,6 +262,9 @@ void chooseAttentionBackend(func::FuncOp func, const std::string &backend,
   }
   if (backend == "cudnn") {
     options.cudnnAttention = true;
+    for (auto &[shape, shapeOps] : byShape)
+      for (Operation *op : shapeOps)
+        markCudnn(op, options.deterministicAttention);
     lines.push_back("cuDNN where it takes the op (--attention-backend cudnn): " +
                     std::to_string(ops.size() -
                                    [&] {
@@ -278,26 +296,36 @@ void chooseAttentionBackend(func::FuncOp func, const std::string &backend,
   for (auto &[shape, shapeOps] : byShape) {
     std::unique_ptr<Executor> exec;
     double generated = -1, viaCudnn = -1;
+    uint64_t workspace = 0, modelled = 0;
     Status s = timeGenerated(shape, generated, exec);
     if (s)
-      s = timeCudnn(shape, options.deterministicAttention, *exec, viaCudnn);
-    char buf[256];
+      s = timeCudnn(shape, options.deterministicAttention, *exec, viaCudnn,
+                    workspace, modelled);
+    char buf[512];
     if (!s) {
       lines.push_back("generated kernels for " + shape.text() +
                       " (auto: cuDNN could not be timed: " + s.message() + ")");
       continue;
     }
     bool pick = viaCudnn > 0 && viaCudnn < generated;
+    // A model that disagrees with cuDNN (another cuDNN version's engine)
+    // is said here: the memory plan and the budget count the model.
+    std::string disagrees =
+        workspace == modelled
+            ? ""
+            : ", but modelled " + formatMemoryBytes(modelled) +
+                  " (the memory plan counts the model)";
     std::snprintf(buf, sizeof buf,
                   "%s for %s (auto: fwd+bwd cuDNN%s %.3f ms, generated %.3f "
-                  "ms; %zu ops)",
+                  "ms; %zu ops; cuDNN workspace %s%s)",
                   pick ? "cuDNN" : "generated kernels", shape.text().c_str(),
                   options.deterministicAttention ? "" : " (atomic dQ)",
-                  viaCudnn, generated, shapeOps.size());
+                  viaCudnn, generated, shapeOps.size(),
+                  formatMemoryBytes(workspace).c_str(), disagrees.c_str());
     lines.push_back(buf);
     if (pick)
       for (Operation *op : shapeOps)
-        op->setAttr(kCudnnAttentionAttr, UnitAttr::get(op->getContext()));
+        markCudnn(op, options.deterministicAttention);
   }
   refusals();
 }

@@ -21,13 +21,18 @@
 
 namespace llmc {
 
-/// The attribute `auto` puts on the attention_lse and attention_grad ops
-/// that cuDNN runs faster; codegen lowers those to cuDNN steps.
+/// The attribute on the attention_lse and attention_grad ops that run on
+/// cuDNN (every op it takes under `cudnn`, the faster ones under `auto`);
+/// codegen lowers those to cuDNN steps. Unit: a deterministic backward;
+/// "atomic": dQ accumulated with atomics (`--attention-backward atomic`).
+/// Set before any memory plan is judged, so that the planned peak of the
+/// classifier's chunks, the budget and `--batch auto` holds cuDNN's
+/// workspace (docs/memory.md).
 constexpr const char *kCudnnAttentionAttr = "llmc.cudnn_attention";
 
-/// Sets `options` (cudnn: every op cuDNN takes) or marks ops (auto) and
-/// appends the report's lines. Never fails: a measurement that cannot run
-/// keeps the generated kernels and says why.
+/// Sets `options` and marks ops (cudnn: every op cuDNN takes; auto: the
+/// ones measured faster) and appends the report's lines. Never fails: a
+/// measurement that cannot run keeps the generated kernels and says why.
 void chooseAttentionBackend(mlir::func::FuncOp func, const std::string &backend,
                             codegen::CodegenOptions &options,
                             std::vector<std::string> &lines);

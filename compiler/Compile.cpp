@@ -340,6 +340,18 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
   auto func = runPipeline(module, forArch);
   if (failed(func))
     return failure();
+  // Where attention runs, decided (and marked on the ops) before any plan
+  // is judged: the classifier's chunks, the budget and --batch auto count
+  // cuDNN's workspace (docs/memory.md). With gradient accumulation the
+  // micro-batch's step holds the attention.
+  auto accumulate = module.lookupSymbol<func::FuncOp>("accumulate_step");
+  codegen::CodegenOptions codegenOptions;
+  codegenOptions.vectorSingles = config.fusion.elementwise;
+  codegenOptions.deterministicAttention =
+      config.precision.deterministicAttention;
+  chooseAttentionBackend(accumulate && !config.eval ? accumulate : *func,
+                         config.precision.attentionBackend, codegenOptions,
+                         report.attention);
   // The classifier's chunks before recomputation: they save memory at a
   // smaller cost, and the budget search then plans the chunked step.
   ClassifierChunkChoice chunks;
@@ -354,8 +366,6 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
       failed(runKernelPipeline(module, config.fusion)))
     return failure();
   report.classifier = classifierChunkLines(chunks, /*candidates=*/false);
-  // Gradient accumulation: the micro-batch's step is the accumulate step.
-  auto accumulate = module.lookupSymbol<func::FuncOp>("accumulate_step");
   if (config.explain) {
     out.explanation = explainFusion(*func, config.fusion);
     // The micro-batch's step, where the forward, the backward and any
@@ -396,12 +406,6 @@ FailureOr<CompiledModel> compileModule(ModuleOp module,
 
   auto t1 = std::chrono::steady_clock::now();
   countModel(accumulate && !config.eval ? accumulate : *func, report);
-  codegen::CodegenOptions codegenOptions;
-  codegenOptions.vectorSingles = config.fusion.elementwise;
-  codegenOptions.deterministicAttention =
-      config.precision.deterministicAttention;
-  chooseAttentionBackend(*func, config.precision.attentionBackend,
-                         codegenOptions, report.attention);
   auto lowered = codegen::lowerFunction(*func, codegenOptions);
   if (failed(lowered))
     return failure();

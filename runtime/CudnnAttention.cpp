@@ -46,6 +46,15 @@ uint64_t alignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 Strides4 swapLast(const Strides4 &s) { return {s[0], s[1], s[3], s[2]}; }
 
+// The f32 buffers the backward graph keeps in the workspace, after the
+// engine's own (layOut): the row dot D, and dQ's accumulator when atomic.
+uint64_t rowDotBytes(const CudnnAttentionDesc &d) {
+  return alignUp(static_cast<uint64_t>(d.b * d.hq * d.sq) * 4, 256);
+}
+uint64_t dqAccumBytes(const CudnnAttentionDesc &d) {
+  return alignUp(static_cast<uint64_t>(d.b * d.hq * d.sq * d.d) * 4, 256);
+}
+
 /// The causal mask of `s` (scores [b, h, sq, skv]): keep where row >= col,
 /// else the lowest float (so that exp gives 0 and a row's max stays finite).
 Status causalMask(GraphBuilder &g, Desc s, Desc lowest, const Strides4 &dims,
@@ -78,6 +87,26 @@ std::string describe(const CudnnAttentionDesc &d) {
        std::to_string(d.hkv) + ", " + std::to_string(d.sq) + "x" +
        std::to_string(d.skv) + ", " + std::to_string(d.d) + "]";
   return s;
+}
+
+// Measured on the H100 (cuDNN 9.14, session 9; docs/memory.md): 11 shapes
+// of GPT-2 tiny and 124M, T 24 to 1024, both backwards; then 54 plans of
+// CudnnWorkspaceGpu (B 1 to 8, H 2 to 12, T 64 to 1024) to the byte.
+uint64_t modelledEngineWorkspace(const CudnnAttentionDesc &d) {
+  uint64_t dP = 0;
+  if (d.backward && d.deterministic)
+    dP = static_cast<uint64_t>(d.b * d.hq) * alignUp(d.sq, 64) *
+         alignUp(d.skv, 128) * 2;
+  // Every plan asks for a few bytes more, which finishPlan's alignment
+  // makes 256.
+  return dP + 256;
+}
+
+uint64_t modelledWorkspaceBytes(const CudnnAttentionDesc &d) {
+  if (!d.backward)
+    return modelledEngineWorkspace(d);
+  return modelledEngineWorkspace(d) + rowDotBytes(d) +
+         (d.deterministic ? 0 : dqAccumBytes(d));
 }
 
 Status checkSupported(const CudnnAttentionDesc &d) {
@@ -207,11 +236,10 @@ void CudnnAttention::layOut() {
   if (!d.backward)
     return;
   packUids_.insert(packUids_.end(), {kDO, kDQ, kDK, kDV, kOne, kRowDot});
-  extraBytes_ += alignUp(static_cast<uint64_t>(d.b * d.hq * d.sq) * 4, 256);
+  extraBytes_ += rowDotBytes(d);
   if (!d.deterministic) {
     dqAccumOffset_ = extraBytes_;
-    extraBytes_ +=
-        alignUp(static_cast<uint64_t>(d.b * d.hq * d.sq * d.d) * 4, 256);
+    extraBytes_ += dqAccumBytes(d);
     packUids_.push_back(kDqAccum);
   }
 }

@@ -65,6 +65,22 @@ std::string describe(const CudnnAttentionDesc &desc);
 /// on d, positive sizes. The Status says which.
 Status checkSupported(const CudnnAttentionDesc &desc);
 
+/// The workspace create() gives a plan of `desc` (workspaceBytes()),
+/// computed without a GPU so that the compiler's memory plan counts it
+/// (DeviceMemory.h; docs/memory.md, "cuDNN's attention workspace"): the
+/// engine's own (modelledEngineWorkspace) plus the f32 buffers this graph
+/// keeps after it: the backward's row dot D, [b, hq, sq], and dQ's
+/// accumulator, [b, hq, sq, d], when atomic. CudnnWorkspaceGpuTest checks
+/// it against the plans cuDNN makes.
+uint64_t modelledWorkspaceBytes(const CudnnAttentionDesc &desc);
+/// The engine's own part, as cuDNN 9.14's Hopper engines ask for it: a
+/// deterministic backward keeps dP there, 2 bytes per score with the rows
+/// padded to 64 and the columns to 128 (b * hq * sq64 * skv128; dQ = dS K
+/// reads it back; measured with sq = skv only, which cannot tell the two
+/// apart), and every plan, forward or backward, 256 bytes more (a few
+/// bytes, 256-aligned).
+uint64_t modelledEngineWorkspace(const CudnnAttentionDesc &desc);
+
 /// Device pointers of one execution: the forward reads q, k, v and writes o
 /// and stats; the backward reads q, k, v, o, dO and stats, writes dQ, dK,
 /// dV. `workspace` holds workspaceBytes() (16-byte aligned).

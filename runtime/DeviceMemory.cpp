@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/DeviceMemory.h"
 
+#include "runtime/PlanAttention.h"
+
+#include <algorithm>
 #include <cstdio>
 
 namespace llmc {
@@ -39,6 +42,19 @@ uint64_t moduleFootprint(const Plan &plan) {
   return bytes;
 }
 
+CudnnWorkspaceModel modelCudnnWorkspace(const Plan &plan) {
+  CudnnWorkspaceModel m;
+  for (const Step &s : plan.steps) {
+    const auto *step = std::get_if<AttentionStep>(&s.op);
+    if (!step)
+      continue;
+    uint64_t bytes = roundUp(modelledWorkspaceBytes(attentionDesc(*step)), 256);
+    if (!m.largest || bytes > m.bytes)
+      m = {bytes, step};
+  }
+  return m;
+}
+
 uint64_t DeviceMemoryPlan::total() const {
   uint64_t sum = 0;
   for (const DeviceMemoryItem &item : items)
@@ -54,6 +70,7 @@ DevicePageBounds DeviceMemoryPlan::pageBounds() const {
     bool allocated = item.name == "arena buffers" ||
                      item.name == "scalar slots" ||
                      item.name == "cuBLASLt workspace" ||
+                     item.name == "cuDNN workspace" ||
                      item.name == "allocation rounding";
     if (allocated) {
       b.low += item.bytes;
@@ -100,16 +117,23 @@ DeviceMemoryPlan planDeviceMemory(const Plan &plan, const DeviceFacts &facts,
   add("scalar slots", slots,
       std::to_string(plan.scalars.size()) + " slots of 256 bytes");
   add("cuBLASLt workspace", plan.workspaceBytes, "after the arena");
-  size_t attentionSteps = 0;
-  for (const Step &s : plan.steps)
-    attentionSteps += std::holds_alternative<AttentionStep>(s.op);
-  if (attentionSteps > 0)
-    add("cuDNN workspace", facts.cudnnWorkspaceBytes,
-        facts.cudnnWorkspaceBytes > 0 || facts.loaded
-            ? "after cuBLASLt's, the largest attention plan's"
-            : "known when the attention plans are made on a GPU");
+  CudnnWorkspaceModel modelled = modelCudnnWorkspace(plan);
+  uint64_t cudnn = facts.cudnnWorkspaceBytes.value_or(modelled.bytes);
+  if (modelled.largest) {
+    const AttentionStep &step = *modelled.largest;
+    std::string what = describe(attentionDesc(step)) +
+                       (step.backward && step.deterministic
+                            ? ": its dP (2 bytes a score) and f32 row sums"
+                        : step.backward ? ": f32 row sums and dQ accumulator"
+                                        : "");
+    add("cuDNN workspace", cudnn,
+        facts.cudnnWorkspaceBytes
+            ? "after cuBLASLt's, the largest attention plan's; modelled " +
+                  formatMemoryBytes(modelled.bytes)
+            : "modelled: " + what);
+  }
   // The executor's one cuMemAlloc (Executor::allocateArena).
-  uint64_t allocation = arena + plan.workspaceBytes + facts.cudnnWorkspaceBytes;
+  uint64_t allocation = arena + plan.workspaceBytes + cudnn;
   if (allocation == 0)
     allocation = 256;
   add("allocation rounding", roundUp(allocation, kDevicePageBytes) - allocation,
@@ -156,8 +180,12 @@ int64_t batchThatFits(const Plan &plan, const DeviceMemoryPlan &memory,
       persistent += roundUp(b.bytes, 256);
   }
   uint64_t arena = roundUp(plan.arenaBytes, 256);
-  uint64_t fixed = memory.total() > arena ? memory.total() - arena : 0;
-  uint64_t transient = arena > persistent ? arena - persistent : 0;
+  // The cuDNN workspace is per sequence like the activations (dP is b * h *
+  // t * t scores): at B 256 it is 6 GiB, at B 240 a sixteenth less.
+  uint64_t cudnn = memory.bytesOf("cuDNN workspace");
+  uint64_t scaled = arena + cudnn;
+  uint64_t fixed = memory.total() > scaled ? memory.total() - scaled : 0;
+  uint64_t transient = arena > persistent ? arena - persistent + cudnn : cudnn;
   if (batch <= 1 || transient == 0 || freeBytes <= fixed + persistent)
     return 0;
   double fits = double(batch) * double(freeBytes - fixed - persistent) /

@@ -13,7 +13,9 @@
 //   scalar slots         lr, step, loss: one 256-byte slot each, in the arena
 //   cuBLASLt workspace   plan.workspaceBytes, after the arena, same cuMemAlloc
 //   cuDNN workspace      after cuBLASLt's, same cuMemAlloc: the largest
-//                        attention plan's (exact once its plans are made)
+//                        attention plan's, modelled from the plan's
+//                        attention steps (modelCudnnWorkspace) until
+//                        the executor has made the plans
 //   allocation rounding  that one cuMemAlloc rounds up to 2 MiB pages
 //   modules              the loaded cubins (code, constants, globals)
 //   local memory         per-thread local memory above the context's stack
@@ -37,6 +39,7 @@
 #include "runtime/Plan.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,8 +52,9 @@ struct DeviceFacts {
   uint64_t stackBytesPerThread = 0; // the context's CU_LIMIT_STACK_SIZE
   uint64_t residentThreads = 0;     // SMs * max threads per SM
   // The largest cuDNN attention plan's workspace (ExecutorAttention.cpp),
-  // known once the plans are finalized, before the arena is allocated.
-  uint64_t cudnnWorkspaceBytes = 0;
+  // known once the plans are finalized, before the arena is allocated;
+  // unset, the report models it (modelCudnnWorkspace).
+  std::optional<uint64_t> cudnnWorkspaceBytes;
 };
 
 struct DeviceMemoryItem {
@@ -92,11 +96,22 @@ DeviceMemoryPlan planDeviceMemory(const Plan &plan, const DeviceFacts &facts,
 /// The modelled device bytes of the plan's cubins (what "modules" reports).
 uint64_t moduleFootprint(const Plan &plan);
 
+/// The workspace the executor will allocate for the plan's cuDNN attention
+/// steps: the largest step's modelledWorkspaceBytes (CudnnAttention.h),
+/// 256-aligned as Executor::prepareAttention rounds it; 0 bytes and no
+/// step without any.
+struct CudnnWorkspaceModel {
+  uint64_t bytes = 0;
+  const AttentionStep *largest = nullptr; // the step that needs them
+};
+CudnnWorkspaceModel modelCudnnWorkspace(const Plan &plan);
+
 /// The largest batch below `batch` whose plan would fit in `freeBytes`,
 /// assuming (as the memory planner's layout makes nearly true) that the
 /// fixed costs and the persistent buffers (parameters, gradients,
 /// optimizer state, inputs, outputs, constants) stay and the transient
-/// part of the arena scales with the batch; 0 when not even batch 1 fits.
+/// part of the arena and the cuDNN workspace (every term of it is
+/// per sequence) scale with the batch; 0 when not even batch 1 fits.
 int64_t batchThatFits(const Plan &plan, const DeviceMemoryPlan &memory,
                       uint64_t freeBytes, int64_t batch);
 

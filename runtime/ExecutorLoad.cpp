@@ -51,12 +51,17 @@ Status Executor::checkFits() {
   if (need.total() <= freeBytes)
     return Status::ok();
   uint64_t buffers = alignUp(plan_.arenaBytes, 256);
-  uint64_t arena = buffers + plan_.workspaceBytes;
+  uint64_t arena = buffers + plan_.workspaceBytes + cudnnWorkspaceBytes_;
+  std::string cudnn = cudnnWorkspaceBytes_ > 0
+                          ? " + " + formatBytes(cudnnWorkspaceBytes_) +
+                                " cuDNN attention workspace"
+                          : "";
   std::string message =
       "out of GPU memory: " + context() + " needs an arena of " +
       formatBytes(arena) + " (" + std::to_string(arena) +
       " bytes: " + formatBytes(buffers) + " of buffers + " +
-      formatBytes(plan_.workspaceBytes) + " cuBLASLt workspace) and " +
+      formatBytes(plan_.workspaceBytes) + " cuBLASLt workspace" + cudnn +
+      ") and " +
       formatBytes(need.total() - arena) +
       " of other fixed costs (llmc compile lists them), " +
       formatBytes(need.total()) + " in all, but GPU " +

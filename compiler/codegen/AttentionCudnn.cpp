@@ -61,7 +61,11 @@ bool lowerAttentionToCudnn(const AttentionParts &a, bool backward,
   s.backward = backward;
   s.dtype = elementTypeOf(a.query).isBF16() ? DType::BF16 : DType::F16;
   s.causal = a.causal;
-  s.deterministic = ctx.options.deterministicAttention;
+  // The mark says how plannedPeak's lowering (default options) and the
+  // compile's agree on the backward (AttentionBackend.h).
+  auto mode = op->getAttrOfType<mlir::StringAttr>("llmc.cudnn_attention");
+  s.deterministic = ctx.options.deterministicAttention &&
+                    !(mode && mode.getValue() == "atomic");
   s.scale = a.scale;
   s.b = q[0], s.hq = q[1], s.hkv = k[1], s.sq = q[2], s.skv = k[2];
   s.d = q[3];

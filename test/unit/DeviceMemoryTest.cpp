@@ -116,5 +116,33 @@ TEST(DeviceMemory, BatchThatFitsScalesTheTransientArena) {
   EXPECT_EQ(planBatch(plan), 0);
 }
 
+// The out-of-memory hint with cuDNN attention: its workspace (dP, b x h x
+// t x t scores, and row sums) is per sequence like the activations, so it
+// shrinks with the batch. Counted as a fixed cost, the same free memory
+// would hint batch 1 instead of 4.
+TEST(DeviceMemory, BatchThatFitsScalesTheCudnnWorkspace) {
+  Plan plan;
+  BufferInfo tokens;
+  tokens.name = "tokens";
+  tokens.role = BufferRole::Input;
+  tokens.dtype = DType::I64;
+  tokens.shape = {8, 16};
+  tokens.bytes = 1 << 20;
+  plan.buffers.push_back(tokens);
+  plan.arenaBytes = 9ull << 20;
+  AttentionStep backward;
+  backward.backward = true;
+  backward.b = 8, backward.hq = backward.hkv = 4;
+  backward.sq = backward.skv = 256, backward.d = 64;
+  plan.steps.push_back({backward, ""});
+  DeviceMemoryPlan m = planDeviceMemory(plan, DeviceFacts());
+  uint64_t workspace = m.bytesOf("cuDNN workspace");
+  EXPECT_EQ(workspace, (4ull << 20) + (32ull << 10) + 256); // dP, row sums
+  uint64_t fixed = m.total() - (9ull << 20) - workspace;
+  uint64_t half = (8ull << 20) / 2 + workspace / 2; // at batch 4
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20) + half, 8), 4);
+  EXPECT_EQ(batchThatFits(plan, m, fixed + (1ull << 20) + half - 1, 8), 3);
+}
+
 } // namespace
 } // namespace llmc

@@ -15,6 +15,7 @@
 // - The order on GPT-2 124M: cheapest modelled bytes first (below).
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/AttentionBackend.h"
 #include "compiler/ModelLoader.h"
 #include "compiler/Pipeline.h"
 #include "compiler/eval/Evaluator.h"
@@ -259,6 +260,81 @@ TEST(RecomputeOrder, Gpt2CheapestBytesFirst) {
             static_cast<int64_t>(r.budget));
   EXPECT_LT(ms, 0.08 * 33.6);
   std::remove(path.c_str());
+}
+
+// cuDNN's attention workspace is in the planned peak (docs/memory.md,
+// "cuDNN's attention workspace"). GPT-2 124M bf16 at 2 x 1024 with its
+// attention marked for cuDNN, as `--attention-backend cudnn` or a measured
+// `auto` marks it before any plan is judged: the deterministic backward
+// plans its dP (2 x 12 x 1024 x 1024 bf16, 48 MiB) more than the atomic
+// one (whose f32 dQ accumulator is 6 MiB), and the budget that the step
+// with the generated kernels (no workspace) fits without recomputation
+// makes the cuDNN step recompute (B 256 did not train in session 8 for
+// want of this).
+TEST(RecomputeBudget, CudnnWorkspaceIsCounted) {
+  MLIRContext context;
+  Diagnostics diag(context);
+  auto graph = json::buildGpt2("124M");
+  ASSERT_TRUE(graph.has_value());
+  std::string path = ::testing::TempDir() + "/remat-cudnn-gpt2-124M.json";
+  std::ofstream(path) << json::dump(*graph);
+  ModelOptions options;
+  options.batch = 2;
+  options.seq = 1024;
+  auto module = loadModel(path, options, context);
+  std::remove(path.c_str());
+  ASSERT_TRUE(module) << diag.text;
+  PrecisionConfig p;
+  p.precision = "bf16";
+  ASSERT_TRUE(succeeded(runTrainingPipeline(*module, OptimizerConfig(), p)));
+  auto cudnn = [&](bool deterministic) {
+    OwningOpRef<ModuleOp> m = module->clone();
+    codegen::CodegenOptions o;
+    o.deterministicAttention = deterministic;
+    std::vector<std::string> lines;
+    chooseAttentionBackend(m->lookupSymbol<func::FuncOp>("train_step"),
+                           "cudnn", o, lines);
+    return m;
+  };
+  auto peakOf = [](ModuleOp m) {
+    OwningOpRef<ModuleOp> copy = m.clone();
+    return plannedPeak(*copy, "train_step");
+  };
+  OwningOpRef<ModuleOp> deterministic = cudnn(true), atomic = cudnn(false);
+  auto generatedPeak = peakOf(*module);
+  auto deterministicPeak = peakOf(*deterministic);
+  auto atomicPeak = peakOf(*atomic);
+  ASSERT_TRUE(succeeded(generatedPeak) && succeeded(deterministicPeak) &&
+              succeeded(atomicPeak))
+      << diag.text;
+  std::printf("planned peak: generated attention %llu, cuDNN deterministic "
+              "%llu, atomic %llu\n",
+              static_cast<unsigned long long>(*generatedPeak),
+              static_cast<unsigned long long>(*deterministicPeak),
+              static_cast<unsigned long long>(*atomicPeak));
+  uint64_t dP = 2ull * 12 * 1024 * 1024 * 2, dqAccum = 2ull * 12 * 1024 * 64 * 4;
+  EXPECT_GE(*deterministicPeak, *atomicPeak + dP - dqAccum - (2ull << 20));
+  EXPECT_GT(*deterministicPeak, *generatedPeak);
+
+  RecomputeConfig r;
+  r.budget = *generatedPeak;
+  ASSERT_TRUE(succeeded(runRematerialize(*module, r))) << diag.text;
+  EXPECT_EQ(countRecomputed(*module), 0u);
+  ASSERT_TRUE(succeeded(runRematerialize(*deterministic, r))) << diag.text;
+  EXPECT_GT(countRecomputed(*deterministic), 0u);
+  auto decisions =
+      (*deterministic)->getAttrOfType<ArrayAttr>("llmc.recompute");
+  ASSERT_TRUE(decisions && decisions.size() == 1);
+  auto after = cast<DictionaryAttr>(decisions[0]).getAs<IntegerAttr>(
+      "peak_after");
+  ASSERT_TRUE(after);
+  EXPECT_LE(static_cast<uint64_t>(after.getInt()), r.budget);
+  // What was planned is what the compile's lowering makes: cuDNN steps
+  // with the workspace the marks ask for.
+  OwningOpRef<ModuleOp> copy = deterministic->clone();
+  auto again = peakOf(*copy);
+  ASSERT_TRUE(succeeded(again));
+  EXPECT_EQ(*again, static_cast<uint64_t>(after.getInt()));
 }
 
 } // namespace
