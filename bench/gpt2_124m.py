@@ -208,7 +208,9 @@ def run_llmc(mode, args, out):
     _, precision, vocab = parse_mode(mode)
     suffix = "" if vocab == MODEL["vocab"] else f"_v{vocab}"
     stem = args.model.replace("-", "_").lower()
-    onnx_path = os.path.join(out, f"{stem}{suffix}.onnx")
+    # The export's batch is static: one file per batch (a B 16 export
+    # reused at --batch 32 trained B 16, session 9's first B 32 run).
+    onnx_path = os.path.join(out, f"{stem}{suffix}_b{args.batch}.onnx")
     if not os.path.exists(onnx_path):
         model = Wrap(make_model(vocab)).eval()
         # Two distinct tensors: the exporter turns one tensor passed twice
@@ -219,7 +221,7 @@ def run_llmc(mode, args, out):
         torch.onnx.export(model, (idx, tgt), onnx_path, dynamo=True,
                           optimize=False, input_names=["idx", "tgt"],
                           output_names=["loss"])
-    data = os.path.join(out, f"tokens_v{MODEL['vocab']}.bin")
+    data = os.path.join(out, f"tokens_v{MODEL['vocab']}_b{args.batch}.bin")
     if not os.path.exists(data):
         # Random GPT-2 token ids in llm.c's shard format: throughput only.
         import numpy as np
@@ -231,7 +233,7 @@ def run_llmc(mode, args, out):
             f.write(header.tobytes())
             f.write(toks.tobytes())
     nopad = "_nopad" if no_pad(mode) else ""
-    bundle = os.path.join(out, f"{stem}{suffix}_{precision}{nopad}.llmc")
+    bundle = os.path.join(out, f"{stem}{suffix}_b{args.batch}_{precision}{nopad}.llmc")
     llmc = os.path.abspath(os.environ.get("LLMC", "build/bin/llmc"))
     compile_cmd = [llmc, "compile", onnx_path, "-o", bundle]
     if precision != "fp32":

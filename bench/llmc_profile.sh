@@ -9,4 +9,4 @@ bash bench/gpu_checks.sh "$BIN"
 LLMC_CACHE_DIR=/tmp/llmc-cache bash test/gpu/verify-models.sh "$BIN/llmc" test/models 2>&1 | grep -E "^== |verify --device cuda:|fail" | tail -30
 LLMC="$BIN/llmc" python3 bench/gpt2_124m.py --steps 4 --warmup 2 --batch 16 \
   --modes llmc-fp32 --profile --out /tmp/bench 2>/tmp/bench-err.txt | head -40
-"$BIN/llmc" import /tmp/bench/gpt2_124m.onnx 2>/dev/null | grep -m1 "llmc.attention"
+"$BIN/llmc" import /tmp/bench/gpt2_124m_b16.onnx 2>/dev/null | grep -m1 "llmc.attention"
