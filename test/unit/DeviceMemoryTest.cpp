@@ -91,10 +91,8 @@ TEST(DeviceMemory, ReportNamesEveryItemAndTheTotal) {
 namespace llmc {
 namespace {
 
-// Persistent 1 MiB, transient 8 MiB at batch 8 (1 MiB per row), fixed
-// costs 34 MiB (workspace, rounding, modules...): 20 MiB of transients fit
-// only when 55 MiB are free.
-TEST(DeviceMemory, BatchThatFitsScalesTheTransientArena) {
+/// A batch-8 plan: a 1 MiB token input and a 9 MiB arena.
+Plan batch8Plan() {
   Plan plan;
   BufferInfo tokens;
   tokens.name = "tokens";
@@ -104,6 +102,14 @@ TEST(DeviceMemory, BatchThatFitsScalesTheTransientArena) {
   tokens.bytes = 1 << 20;
   plan.buffers.push_back(tokens);
   plan.arenaBytes = 9ull << 20;
+  return plan;
+}
+
+// Persistent 1 MiB, transient 8 MiB at batch 8 (1 MiB per row), fixed
+// costs 34 MiB (workspace, rounding, modules...): 20 MiB of transients fit
+// only when 55 MiB are free.
+TEST(DeviceMemory, BatchThatFitsScalesTheTransientArena) {
+  Plan plan = batch8Plan();
   EXPECT_EQ(planBatch(plan), 8);
   DeviceMemoryPlan m = planDeviceMemory(plan, DeviceFacts());
   uint64_t fixed = m.total() - (9ull << 20);
@@ -121,15 +127,7 @@ TEST(DeviceMemory, BatchThatFitsScalesTheTransientArena) {
 // shrinks with the batch. Counted as a fixed cost, the same free memory
 // would hint batch 1 instead of 4.
 TEST(DeviceMemory, BatchThatFitsScalesTheCudnnWorkspace) {
-  Plan plan;
-  BufferInfo tokens;
-  tokens.name = "tokens";
-  tokens.role = BufferRole::Input;
-  tokens.dtype = DType::I64;
-  tokens.shape = {8, 16};
-  tokens.bytes = 1 << 20;
-  plan.buffers.push_back(tokens);
-  plan.arenaBytes = 9ull << 20;
+  Plan plan = batch8Plan();
   AttentionStep backward;
   backward.backward = true;
   backward.b = 8, backward.hq = backward.hkv = 4;
