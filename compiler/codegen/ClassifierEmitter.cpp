@@ -169,6 +169,35 @@ __device__ __forceinline__ void onlineAddEx2(float &m, float &s, float x) {
     s += exp2Diff(x, m);
   }
 }
+// A vector's max first, then one rescale at most and a branch-free sum:
+// per element a max, an FMA, ex2 and an add (onlineAddEx2 per element
+// compares, branches and recomputes m log2 e). Padding enters as -inf. A
+// vector of only -inf and NaN adds nothing but the NaN (x - m would be
+// -inf + inf while m is -inf).
+__device__ __forceinline__ void onlineAddVecEx2(float &m, float &s,
+                                                const float (&x)[kVec]) {
+  float mv = x[0];
+  for (int e = 1; e < kVec; ++e)
+    mv = fmaxf(mv, x[e]);
+  if (mv > m) {
+    s = s * exp2Diff(m, mv);
+    m = mv;
+  }
+  if (m == -INFINITY) {
+    for (int e = 0; e < kVec; ++e)
+      if (x[e] != x[e])
+        s = NAN;
+    return;
+  }
+  const float ml = m * 1.4426950408889634f;
+  for (int e = 0; e < kVec; ++e) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;"
+        : "=f"(r)
+        : "f"(fmaf(x[e], 1.4426950408889634f, -ml)));
+    s += r;
+  }
+}
 )";
 }
 
@@ -407,6 +436,8 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
                "real classes; the columns after them are padding");
   src.constant("kVec", vec, "elements per vector");
   src.constant("kVecs", vecs, "vectors per row");
+  src.constant("kFullVecs", r.classes / vec,
+               "vectors wholly of real classes");
   src.constant("kBlock", block,
                cluster ? "threads per position, over the cluster's CTAs"
                        : "threads per block, one block per position");
@@ -496,13 +527,48 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
                     : loadAs(r.gt, "dloss[0]");
 
   bool ex2 = ex2Exp();
-  std::string fold = "        for (int e = 0; e < kVec; ++e)\n"
-                     "          if (v * kVec + e < kClasses)\n"
-                     "            " +
-                     std::string(ex2 ? "onlineAddEx2" : "onlineAdd") +
-                     "(m, s, " + loadAs(r.lt, "in.v[e]") + ");\n";
+  std::string load = loadAs(r.lt, "in.v[e]");
+  // ex2: vectors wholly of real classes (all but the last) skip the
+  // per-element padding test; the gradient's one-hot is tested per vector.
+  std::string fold =
+      ex2 ? "        {\n"
+            "          float xs[kVec];\n"
+            "          if (v < kFullVecs)\n"
+            "            for (int e = 0; e < kVec; ++e)\n"
+            "              xs[e] = " + load + ";\n"
+            "          else\n"
+            "            for (int e = 0; e < kVec; ++e)\n"
+            "              xs[e] = v * kVec + e < kClasses ? " + load +
+            " : -INFINITY;\n"
+            "          onlineAddVecEx2(m, s, xs);\n"
+            "        }\n"
+          : "        for (int e = 0; e < kVec; ++e)\n"
+            "          if (v * kVec + e < kClasses)\n"
+            "            onlineAdd(m, s, " + load + ");\n";
   std::string grads;
-  if (r.grad)
+  if (r.grad && ex2)
+    grads =
+      "        OutVec o;\n"
+      "        if (v < kFullVecs && (target < v * kVec || target >= v * kVec + "
+      "kVec)) {\n"
+      "          const float ml = m * 1.4426950408889634f;\n"
+      "          for (int e = 0; e < kVec; ++e) {\n"
+      "            float r;\n"
+      "            asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(fmaf(" +
+      load + ", 1.4426950408889634f, -ml)));\n"
+      "            o.v[e] = " + storeAs(r.rt, "w * (r * inv)") + ";\n"
+      "          }\n"
+      "        } else {\n"
+      "          for (int e = 0; e < kVec; ++e) {\n"
+      "            const index_t j = v * kVec + e;\n"
+      "            const float p = j >= kClasses ? 0.0f : exp2Diff(" + load +
+      ", m) * inv;\n"
+      "            o.v[e] = " +
+      storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") + ";\n"
+      "          }\n"
+      "        }\n"
+      "        d[v] = o;\n";
+  else if (r.grad)
     grads =
       "        OutVec o;\n"
       "        for (int e = 0; e < kVec; ++e) {\n"
