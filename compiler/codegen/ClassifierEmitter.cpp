@@ -211,23 +211,36 @@ __device__ __forceinline__ void onlineAddVecEx2(float &m, float &s,
 /// of HBM, with both in flight (docs/fusion.md "The cluster row cache").
 /// Kept only where at least two CTAs fit on an SM (one alone would leave
 /// the memory idle while it computes, as for the one-block shared row).
+///
+/// Without the variable, rows of 2-byte logits that would fall back to the
+/// L2 re-read (no room for two one-block rows an SM: vocabularies past
+/// about 57K) take a cluster of 4, else 8: Llama 3's [4096, 128256] bf16
+/// classifier took 1.069 ms re-reading from L2, 0.783 with 4 CTAs and 0.804
+/// with 8 (H100, ClassifierGpuBandwidth.Llama3VocabClassifier, session 10).
+/// f32 rows (GPT-2's fp32 step) keep the re-read: not measured.
 int64_t clusterOf(const CrossEntropyRows &r) {
   const char *v = std::getenv("LLMC_CE_ROW_CACHE");
-  if (!v || !r.grad)
+  if (!r.grad)
     return 0;
-  std::string s(v);
-  int64_t n = s == "cluster" || s == "cluster-fallback" ? 4
-              : s == "cluster2"                        ? 2
-              : s == "cluster4" ? 4
-              : s == "cluster8" ? 8
-                                : 0;
   RowLayout l = layoutOf(r);
-  if (n == 0 || l.cache == RowCache::Registers || (l.block / 32) % n != 0 ||
-      r.positions * n > (int64_t(1) << 30))
-    return 0;
-  unsigned cta = l.block / n;
-  int64_t slice = l.iters * cta * l.vec * floatBytes(r.lt);
-  return blocksPerSm((slice + 15) / 16 * 16, cta) >= 2 ? n : 0;
+  auto fits = [&](int64_t n) -> int64_t {
+    if (n == 0 || l.cache == RowCache::Registers || (l.block / 32) % n != 0 ||
+        r.positions * n > (int64_t(1) << 30))
+      return 0;
+    unsigned cta = l.block / n;
+    int64_t slice = l.iters * cta * l.vec * floatBytes(r.lt);
+    return blocksPerSm((slice + 15) / 16 * 16, cta) >= 2 ? n : 0;
+  };
+  if (!v)
+    return l.cache == RowCache::L2 && floatBytes(r.lt) == 2
+               ? (fits(4) ? 4 : fits(8))
+               : 0;
+  std::string s(v);
+  return fits(s == "cluster" || s == "cluster-fallback" ? 4
+              : s == "cluster2"                        ? 2
+              : s == "cluster4"                        ? 4
+              : s == "cluster8"                        ? 8
+                                                       : 0);
 }
 
 /// The copy of one vector into the shared row and its waits. Vectors of 16
