@@ -38,7 +38,11 @@
 // NVRTC:      compiled 2 kernels for sm_90
 // EX2-LABEL:   // ===== cross_entropy_0_rows.cu =====
 // EX2:         asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(a, l, -(b * l))));
-// EX2:         onlineAddEx2(m, s, in.v[e]);
+// Vectors wholly of real classes skip the padding test; the last one
+// enters its padding as -inf.
+// EX2:         xs[e] = in.v[e];
+// EX2:         xs[e] = v * kVec + e < kClasses ? in.v[e] : -INFINITY;
+// EX2:         onlineAddVecEx2(m, s, xs);
 // EX2-NOT:     expf(
 // EX2:         // ===== cross_entropy_0_reduce.cu =====
 // EXPF-LABEL:  // ===== cross_entropy_0_rows.cu =====
@@ -153,7 +157,11 @@ func.func @forward(%h: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %t: tensor<4xi64
 // draws its ticket; the last one sums the losses, its 256 threads playing
 // reduceKernel's 1024 in 4 turns (the same order): no `_reduce` launch.
 // EX2-LABEL:     // ===== cross_entropy_2_rows.cu =====
-// EX2:           onlineAddEx2(m, s, __bfloat162float(in.v[e]));
+// EX2:           onlineAddVecEx2(m, s, xs);
+// Only the vector holding the target (or padding) tests the one-hot.
+// EX2:           if (v < kFullVecs && (target < v * kVec || target >= v * kVec + kVec)) {
+// EX2:           o.v[e] = __float2bfloat16(w * (r * inv));
+// EX2:           } else {
 // EX2:           const float p = j >= kClasses ? 0.0f : exp2Diff(__bfloat162float(in.v[e]), m) * inv;
 // EXPF-LABEL:    // ===== cross_entropy_2_rows.cu =====
 // EXPF:          onlineAdd(m, s, __bfloat162float(in.v[e]));

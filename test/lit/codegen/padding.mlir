@@ -18,7 +18,7 @@
 // CHECK:       constexpr index_t kCols = 1024;  // columns of a row
 // CHECK-NEXT:  constexpr index_t kClasses = 1001;  // real classes; the columns after them are padding
 // CHECK:       const bool valid = target >= 0 && target < kClasses;
-// CHECK:       if (v * kVec + e < kClasses)
+// CHECK:       xs[e] = v * kVec + e < kClasses ? in.v[e] : -INFINITY;
 // CHECK:       row_loss[row] = valid ? m + logf(s) - xt : NAN;
 // CHECK:       const float p = j >= kClasses ? 0.0f : exp2Diff(in.v[e], m) * inv;
 // NVRTC:       compiled {{[0-9]+}} kernels for sm_90
