@@ -608,14 +608,40 @@ void fuseNormColumnSums(func::FuncOp func) {
 
 /// A result of `group` is returned as the next value of an argument
 /// (`llmc.next`): llmc-mark-in-place may then write it into the argument's
-/// buffer, which another segment of a horizontal group could still be
-/// reading from other threads. Such groups stay out of horizontal runs.
+/// buffer, which a sibling's ops could still be reading from other threads.
 bool mayWriteInPlace(KernelOp group, func::FuncOp func) {
   for (OpOperand &use : group->getUses())
     if (isa<func::ReturnOp>(use.getOwner()) &&
         func.getResultAttr(use.getOperandNumber(), "llmc.next"))
       return true;
   return false;
+}
+
+/// The arguments `group`'s results are returned as the next values of
+/// (`llmc.next`): llmc-mark-in-place may write those results into the
+/// arguments' buffers, which another segment of a horizontal group could
+/// still be reading from other threads. Such a group joins a run only when
+/// no other member reads those arguments (nor any reshape of them), and a
+/// later member only when it reads none of them.
+llvm::SmallPtrSet<Value, 4> inPlaceTargets(KernelOp group, func::FuncOp func) {
+  llvm::SmallPtrSet<Value, 4> targets;
+  for (OpOperand &use : group->getUses())
+    if (isa<func::ReturnOp>(use.getOwner()))
+      if (auto next = func.getResultAttrOfType<IntegerAttr>(
+              use.getOperandNumber(), "llmc.next");
+          next && next.getInt() >= 0 &&
+          next.getInt() < func.getNumArguments()) {
+        SmallVector<Value> work{func.getArgument(next.getInt())};
+        while (!work.empty()) {
+          Value v = work.pop_back_val();
+          if (!targets.insert(v).second)
+            continue;
+          for (Operation *user : v.getUsers())
+            if (auto reshape = dyn_cast<ReshapeOp>(user))
+              work.push_back(reshape.getResult());
+        }
+      }
+  return targets;
 }
 
 /// Horizontal: runs of adjacent elementwise groups, none reading another of
@@ -625,22 +651,24 @@ void fuseHorizontal(func::FuncOp func) {
   for (Block &block : func.getBody()) {
     SmallVector<KernelOp> run;
     llvm::SmallPtrSet<Operation *, 16> runOps;
+    llvm::SmallPtrSet<Value, 16> runReads, runTargets;
     unsigned tensors = 0, segmentCount = 0;
     auto flush = [&] {
       if (run.size() > 1)
         mergeGroups(run, run.back());
       run.clear();
       runOps.clear();
+      runReads.clear();
+      runTargets.clear();
       tensors = segmentCount = 0;
     };
     for (Operation &op : llvm::make_early_inc_range(block)) {
       auto group = dyn_cast<KernelOp>(op);
       GroupKind kind = group ? classify(group) : GroupKind::Unknown;
       bool elementwise =
-          (kind == GroupKind::Elementwise ||
-           (kind == GroupKind::Single &&
-            isElementwise(&*group.getGroupOps().begin()))) &&
-          !mayWriteInPlace(group, func);
+          kind == GroupKind::Elementwise ||
+          (kind == GroupKind::Single &&
+           isElementwise(&*group.getGroupOps().begin()));
       if (!elementwise) {
         // reshape and constant launch nothing: they do not end a run
         // unless they read it (the moved ops would then follow them).
@@ -651,17 +679,23 @@ void fuseHorizontal(func::FuncOp func) {
           flush();
         continue;
       }
-      bool readsRun = llvm::any_of(groupInputs(group), [&](Value v) {
+      SmallVector<Value> inputs = groupInputs(group);
+      llvm::SmallPtrSet<Value, 4> targets = inPlaceTargets(group, func);
+      bool readsRun = llvm::any_of(inputs, [&](Value v) {
         return v.getDefiningOp() && runOps.count(v.getDefiningOp());
       });
-      unsigned groupTensors =
-          groupInputs(group).size() + group.getNumResults();
+      bool overwrites =
+          llvm::any_of(inputs, [&](Value v) { return runTargets.count(v); }) ||
+          llvm::any_of(targets, [&](Value v) { return runReads.count(v); });
+      unsigned groupTensors = inputs.size() + group.getNumResults();
       unsigned groupSegments = segments(group).size();
-      if (readsRun || tensors + groupTensors > kMaxKernelTensors ||
+      if (readsRun || overwrites || tensors + groupTensors > kMaxKernelTensors ||
           segmentCount + groupSegments > kMaxSegments)
         flush();
       run.push_back(group);
       runOps.insert(group.getOperation());
+      runReads.insert(inputs.begin(), inputs.end());
+      runTargets.insert(targets.begin(), targets.end());
       tensors += groupTensors;
       segmentCount += groupSegments;
     }

@@ -21,9 +21,10 @@
 // layer norm gradient is one launch (tickets, not a second kernel) and
 // sums the bias gradient of the residual gradient it writes (the column
 // sums: 64 before); the embedding gradient is four launches (the count
-// kernel scans in its last block: 61 steps and 44 kernels before).
+// kernel scans in its last block: 61 steps and 44 kernels before); the
+// step counter rides in the clip coefficient's kernel (57 steps before).
 
-// CHECK:      # train_step: {{[0-9]+}} buffers, {{[0-9]+}} bytes unplanned; 57 steps
+// CHECK:      # train_step: {{[0-9]+}} buffers, {{[0-9]+}} bytes unplanned; 56 steps
 // CHECK:      step 3 matmul matmul_3 m 32 n 192 k 64 batch 1 {{.*}} -> matmul_3.out0) bias arg5:h.0.attn.c_attn.bias
 // CHECK-NOT:  launch add_4 grid
 // Attention reads q, k, v out of the packed c_attn output (qkv_heads).
@@ -44,14 +45,17 @@
 // CHECK-NEXT: step 31 matmul matmul_50 {{.*}} (attention_grad_47.out0, arg4:h.0.attn.c_attn.weight -> matmul_50.out0)
 // CHECK:      step 35 launch gather_grad_57_count grid [1, 1, 1] block [1024, 1, 1]
 // CHECK:      step 38 launch gather_grad_57_sum
-// CHECK:      step 40 launch add_60 grid [1, 1, 1] block [256, 1, 1] smem 0 args (arg19, constant_59.out0, add_60.out0)
-// CHECK-NEXT: step 41 launch adamw_update_61 grid [128, 1, 1] block [256, 1, 1] smem 0 args (arg0:wte, add_58.out0, arg20, arg36, arg18:lr, add_60.out0, adamw_update_61.out0, adamw_update_61.out1, adamw_update_61.out2)
-// CHECK:      step 56 launch adamw_update_76
+// The tied embedding's gradient sum and the step count's increment (written
+// in place into `step`) are one horizontal kernel.
+// CHECK:      step 39 launch add_59 grid [33, 1, 1] block [256, 1, 1] smem 0 args (matmul_26.out0, gather_grad_57.out0, arg19, constant_58.out0, add_59.out0, add_59.out1)
+// CHECK-NEXT: step 40 launch adamw_update_61 grid [128, 1, 1] block [256, 1, 1] smem 0 args (arg0:wte, add_59.out0, arg20, arg36, arg18:lr, add_59.out1, adamw_update_61.out0, adamw_update_61.out1, adamw_update_61.out2)
+// CHECK:      step 55 launch adamw_update_76
 // Each step's phase (StepPhases.h): the forward pass through the loss's
 // reduction, the backward pass, then the optimizer from the step count's
-// increment (it reads the `step` state) on.
-// CHECK-NEXT: phases: forward 0-14, backward 15-39, optimizer 40-56{{$}}
-// CHECK:      compiled 42 kernels for sm_90 with NVRTC
+// increment (it reads the `step` state) on: here its kernel also sums the
+// embedding's gradient.
+// CHECK-NEXT: phases: forward 0-14, backward 15-38, optimizer 39-55{{$}}
+// CHECK:      compiled 41 kernels for sm_90 with NVRTC
 
 // GPT2:  launch attention_grad_{{[0-9]+}}_kv
 // GPT2:  launch adamw_update_

@@ -233,6 +233,26 @@ func.func @next_value(%p: tensor<8xf32>, %g: tensor<8xf32>, %lr: tensor<f32>) ->
 
 // -----
 
+// Positive: the add is the next value of %step (llmc.next, the optimizer's
+// step counter) and may be written into its buffer, but the div's segment
+// does not read %step: the two are one horizontal group (the clip
+// coefficient and the step counter of GPT-2's optimizer: one launch).
+// CHECK-LABEL: func.func @next_value_disjoint
+// CHECK:       llmc.kernel -> (tensor<f32>, tensor<f32>) {
+// CHECK-DAG:     llmc.div %arg1, %arg2
+// CHECK-DAG:     llmc.add %arg0, %arg3
+// CHECK:         llmc.yield
+// CHECK-NOT:   llmc.kernel
+// OFF-LABEL:   func.func @next_value_disjoint
+// OFF-COUNT-2: llmc.kernel
+func.func @next_value_disjoint(%step: tensor<f32>, %a: tensor<f32>, %norm: tensor<f32>, %one: tensor<f32>) -> (tensor<f32>, tensor<f32> {llmc.next = 0 : i64}) {
+  %0 = llmc.div %a, %norm : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %1 = llmc.add %step, %one : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+}
+
+// -----
+
 // The widened cotangent reaches the norm gradient through a reshape (the
 // ONNX view after a dgrad matmul): the cast moves behind the reshape and
 // rides in the gradient's load; the reshape then reads the bf16 value.

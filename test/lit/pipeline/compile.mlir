@@ -19,8 +19,8 @@
 // GPT2:      wrote {{.*}}.gpt2.llmc: gpt2-tiny
 // GPT2-NEXT: arch            sm_90 (NVRTC {{[0-9.]+}})
 // GPT2-NEXT: precision       fp32
-// GPT2-NEXT: kernels         29 (0 from the cache)
-// GPT2-NEXT: launches        45 per step (kernel launches and cuBLASLt calls)
+// GPT2-NEXT: kernels         28 (0 from the cache)
+// GPT2-NEXT: launches        44 per step (kernel launches and cuBLASLt calls)
 // GPT2-NEXT: cuBLASLt calls  15
 // GPT2-NEXT: memsets         0
 // GPT2-NEXT: arena           {{[0-9.]+}} MiB ({{[0-9]+}} bytes; persistent {{[0-9.]+}} MiB; one buffer per value would take {{[0-9.]+}} MiB)
@@ -30,9 +30,9 @@
 // GPT2-NEXT:   scalar slots             0.75 KiB  (3 slots of 256 bytes)
 // GPT2-NEXT:   cuBLASLt workspace      32.00 MiB  (after the arena)
 // GPT2-NEXT:   allocation rounding {{[0-9.]+ [KM]iB}}  (the arena's cuMemAlloc in 2 MiB pages)
-// GPT2-NEXT:   modules {{[0-9.]+ [KM]iB}}  (29 cubins, 64 KiB granules)
+// GPT2-NEXT:   modules {{[0-9.]+ [KM]iB}}  (28 cubins, 64 KiB granules)
 // GPT2-NEXT:   local memory             0 bytes  (known when loaded on a GPU)
-// GPT2-NEXT:   CUDA graph              45.00 KiB  (45 nodes)
+// GPT2-NEXT:   CUDA graph              44.00 KiB  (44 nodes)
 // GPT2-NEXT:   cuBLASLt library         2.00 MiB  (handle and lazily loaded kernels)
 // GPT2-NEXT:   input staging            0 bytes  (batches are copied straight into the arena)
 // GPT2-NEXT:   total {{[0-9.]+ MiB}}  ({{[0-9]+}} bytes)

@@ -20,15 +20,16 @@
 // reads the unclipped gradients and the clip coefficient (llmc-batch-adamw),
 // and writes params, m, v and the step in place (llmc-mark-in-place).
 // CHECK: llmc.global_norm %[[GW:.+]], %[[GB:.+]] : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<f32>
-// The coefficient min(1, 1 / (norm + eps)) is one fused elementwise group.
-// CHECK: %[[COEF:.+]] = llmc.kernel -> (tensor<f32>) {
+// The coefficient min(1, 1 / (norm + eps)) is one fused elementwise group,
+// and the step counter (written in place) a second segment of its kernel.
+// CHECK: %[[COEF:.+]]:2 = llmc.kernel -> (tensor<f32>, tensor<i64>) attributes {in_place = array<i64: -1, 5>} {
 // CHECK-NEXT: llmc.add
 // CHECK-NEXT: llmc.div
 // CHECK-NEXT: llmc.min
+// CHECK-NEXT: llmc.add %arg5
 // CHECK-NOT: llmc.mul
-// CHECK: llmc.kernel -> (tensor<i64>) attributes {in_place = array<i64: 5>}
 // CHECK: llmc.kernel -> ({{.*}}) attributes {in_place = array<i64: 0, 1, 6, 7, 8, 9>} {
-// CHECK-NEXT: llmc.multi_adamw_update params(%arg0, %arg1) grads(%[[GW]], %[[GB]]) {{.*}} lr(%[[LR]]) step(%{{.+}}) scale(%[[COEF]]) {beta2 = 0.9{{.*}} : f64, weight_decays = array<f64: 1.000000e-01, 0.000000e+00>}
+// CHECK-NEXT: llmc.multi_adamw_update params(%arg0, %arg1) grads(%[[GW]], %[[GB]]) {{.*}} lr(%[[LR]]) step(%[[COEF]]#1) scale(%[[COEF]]#0) {beta2 = 0.9{{.*}} : f64, weight_decays = array<f64: 1.000000e-01, 0.000000e+00>}
 // CHECK-NOT: llmc.adamw_update
 // CHECK-NOT: func.func @forward
 // SGD-LABEL: func.func @train_step
