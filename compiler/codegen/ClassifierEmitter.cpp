@@ -37,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ClassifierCluster.h"
+#include "compiler/codegen/ClassifierRowMath.h"
 #include "compiler/codegen/Emitters.h"
 
 #include "dialects/llmc/LlmcOps.h"
@@ -133,72 +134,6 @@ RowLayout layoutOf(const CrossEntropyRows &r) {
   l.iters = (l.vecs + l.block - 1) / l.block;
   l.cache = rowCacheOf(r, l.iters, l.vec, l.block);
   return l;
-}
-
-/// Every cross-entropy row kernel (fused or not, every row cache, so they
-/// stay bitwise equal to each other) takes exp(a - b) per element as
-/// 2^(a log2 e - b log2 e): one FMA and ex2.approx, where expf is about
-/// ten instructions. A row kernel spends two exponentials per element, and
-/// with expf its arithmetic cost about as much issue time as the memory
-/// floor: on an H100 at [16384, 50304] bf16 the classifier took 1.87 ms
-/// with expf and 1.26 ms (88% of the floor) with ex2
-/// (ClassifierGpuBandwidth, docs/fusion.md "Cheaper exponentials").
-/// ex2.approx is within 2 ulp; rounding b log2 e and the FMA add a relative
-/// error of at most about (|b| + |a - b|) 2^-24 (1e-6 for logits near 20),
-/// far under bf16's resolution and the reference tests' tolerance.
-/// LLMC_CE_EXP=expf keeps expf (the kernels before, for comparisons).
-bool ex2Exp() {
-  const char *v = std::getenv("LLMC_CE_EXP");
-  return !(v && std::string(v) == "expf");
-}
-
-/// The ex2 forms of expf(a - b) and onlineAdd: the same -inf and NaN cases
-/// (ex2(-inf) = 0, ex2(NaN) = NaN).
-std::string ex2Helpers() {
-  return R"(__device__ __forceinline__ float exp2Diff(float a, float b) {
-  const float l = 1.4426950408889634f;
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(a, l, -(b * l))));
-  return r;
-}
-__device__ __forceinline__ void onlineAddEx2(float &m, float &s, float x) {
-  if (x > m) {
-    s = s * exp2Diff(m, x) + 1.0f;
-    m = x;
-  } else if (x != -INFINITY) {
-    s += exp2Diff(x, m);
-  }
-}
-// A vector's max first, then one rescale at most and a branch-free sum:
-// per element a max, an FMA, ex2 and an add (onlineAddEx2 per element
-// compares, branches and recomputes m log2 e). Padding enters as -inf. A
-// vector of only -inf and NaN adds nothing but the NaN (x - m would be
-// -inf + inf while m is -inf).
-__device__ __forceinline__ void onlineAddVecEx2(float &m, float &s,
-                                                const float (&x)[kVec]) {
-  float mv = x[0];
-  for (int e = 1; e < kVec; ++e)
-    mv = fmaxf(mv, x[e]);
-  if (mv > m) {
-    s = s * exp2Diff(m, mv);
-    m = mv;
-  }
-  if (m == -INFINITY) {
-    for (int e = 0; e < kVec; ++e)
-      if (x[e] != x[e])
-        s = NAN;
-    return;
-  }
-  const float ml = m * 1.4426950408889634f;
-  for (int e = 0; e < kVec; ++e) {
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;"
-        : "=f"(r)
-        : "f"(fmaf(x[e], 1.4426950408889634f, -ml)));
-    s += r;
-  }
-}
-)";
 }
 
 /// CTAs per row of the cluster row cache, or 0 where it does not apply.
@@ -541,60 +476,11 @@ EmittedKernel rowsKernel(const CrossEntropyRows &r,
 
   bool ex2 = ex2Exp();
   std::string load = loadAs(r.lt, "in.v[e]");
-  // ex2: vectors wholly of real classes (all but the last) skip the
-  // per-element padding test; the gradient's one-hot is tested per vector.
-  std::string fold =
-      ex2 ? "        {\n"
-            "          float xs[kVec];\n"
-            "          if (v < kFullVecs)\n"
-            "            for (int e = 0; e < kVec; ++e)\n"
-            "              xs[e] = " + load + ";\n"
-            "          else\n"
-            "            for (int e = 0; e < kVec; ++e)\n"
-            "              xs[e] = v * kVec + e < kClasses ? " + load +
-            " : -INFINITY;\n"
-            "          onlineAddVecEx2(m, s, xs);\n"
-            "        }\n"
-          : "        for (int e = 0; e < kVec; ++e)\n"
-            "          if (v * kVec + e < kClasses)\n"
-            "            onlineAdd(m, s, " + load + ");\n";
-  std::string grads;
-  if (r.grad && ex2)
-    grads =
-      "        OutVec o;\n"
-      "        if (v < kFullVecs && (target < v * kVec || target >= v * kVec + "
-      "kVec)) {\n"
-      "          const float ml = m * 1.4426950408889634f;\n"
-      "          for (int e = 0; e < kVec; ++e) {\n"
-      "            float r;\n"
-      "            asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(fmaf(" +
-      load + ", 1.4426950408889634f, -ml)));\n"
-      "            o.v[e] = " + storeAs(r.rt, "w * (r * inv)") + ";\n"
-      "          }\n"
-      "        } else {\n"
-      "          for (int e = 0; e < kVec; ++e) {\n"
-      "            const index_t j = v * kVec + e;\n"
-      "            const float p = j >= kClasses ? 0.0f : exp2Diff(" + load +
-      ", m) * inv;\n"
-      "            o.v[e] = " +
-      storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") + ";\n"
-      "          }\n"
-      "        }\n"
-      "        d[v] = o;\n";
-  else if (r.grad)
-    grads =
-      "        OutVec o;\n"
-      "        for (int e = 0; e < kVec; ++e) {\n"
-      "          const index_t j = v * kVec + e;\n"
-      "          const float p = j >= kClasses ? 0.0f : " +
-      (ex2 ? "exp2Diff(" + loadAs(r.lt, "in.v[e]") + ", m)"
-           : "expf(" + loadAs(r.lt, "in.v[e]") + " - m)") +
-      " * inv;\n"
-      "          o.v[e] = " +
-      storeAs(r.rt, "w * (p - (j == target ? 1.0f : 0.0f))") +
-      ";\n"
-      "        }\n"
-      "        d[v] = o;\n";
+  std::string fold = rowFold(ex2, load);
+  std::string grads =
+      r.grad ? rowGrads(ex2, load,
+                        [&](const std::string &v) { return storeAs(r.rt, v); })
+             : std::string();
   // Fully unrolled for cp.async, whose waits need constant group counts;
   // 2-byte plain copies (odd rows: up to 57 a thread) would spill then.
   bool async = vec * floatBytes(r.lt) % 16 == 0;
