@@ -93,23 +93,6 @@ bool resultsUnreadBefore(KernelOp group, Operation *at) {
   return true;
 }
 
-/// `v` and the reshapes of it, transitively, from the value whose buffer
-/// they all are (a reshape is an alias of its operand's buffer).
-llvm::SmallDenseSet<Value> bufferFamily(Value v) {
-  while (auto reshape = v.getDefiningOp<ReshapeOp>())
-    v = reshape.getInput();
-  llvm::SmallDenseSet<Value> family{v};
-  SmallVector<Value> work{v};
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    for (Operation *user : x.getUsers())
-      if (auto reshape = dyn_cast<ReshapeOp>(user))
-        if (family.insert(reshape.getResult()).second)
-          work.push_back(reshape.getResult());
-  }
-  return family;
-}
-
 /// Whether the fused group may write its gradient (result 1) over the
 /// logits `source`: a group's transient result (not an argument, not a
 /// constant), of the gradient's type, that nothing but the fused group
@@ -117,7 +100,7 @@ llvm::SmallDenseSet<Value> bufferFamily(Value v) {
 bool mayOverwrite(KernelOp fused, Value source) {
   if (source.getType() != fused.getResult(1).getType())
     return false;
-  llvm::SmallDenseSet<Value> family = bufferFamily(source);
+  llvm::SmallDenseSet<Value> family = fusion::bufferFamily(source);
   for (Value v : family) {
     if (isa<BlockArgument>(v) ||
         (!v.getDefiningOp<KernelOp>() && !v.getDefiningOp<ReshapeOp>()))

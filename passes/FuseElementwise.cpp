@@ -623,23 +623,17 @@ bool mayWriteInPlace(KernelOp group, func::FuncOp func) {
 /// still be reading from other threads. Such a group joins a run only when
 /// no other member reads those arguments (nor any reshape of them), and a
 /// later member only when it reads none of them.
-llvm::SmallPtrSet<Value, 4> inPlaceTargets(KernelOp group, func::FuncOp func) {
-  llvm::SmallPtrSet<Value, 4> targets;
+llvm::SmallDenseSet<Value> inPlaceTargets(KernelOp group, func::FuncOp func) {
+  llvm::SmallDenseSet<Value> targets;
   for (OpOperand &use : group->getUses())
     if (isa<func::ReturnOp>(use.getOwner()))
       if (auto next = func.getResultAttrOfType<IntegerAttr>(
               use.getOperandNumber(), "llmc.next");
           next && next.getInt() >= 0 &&
           next.getInt() < func.getNumArguments()) {
-        SmallVector<Value> work{func.getArgument(next.getInt())};
-        while (!work.empty()) {
-          Value v = work.pop_back_val();
-          if (!targets.insert(v).second)
-            continue;
-          for (Operation *user : v.getUsers())
-            if (auto reshape = dyn_cast<ReshapeOp>(user))
-              work.push_back(reshape.getResult());
-        }
+        llvm::SmallDenseSet<Value> family =
+            bufferFamily(func.getArgument(next.getInt()));
+        targets.insert(family.begin(), family.end());
       }
   return targets;
 }
@@ -680,7 +674,7 @@ void fuseHorizontal(func::FuncOp func) {
         continue;
       }
       SmallVector<Value> inputs = groupInputs(group);
-      llvm::SmallPtrSet<Value, 4> targets = inPlaceTargets(group, func);
+      llvm::SmallDenseSet<Value> targets = inPlaceTargets(group, func);
       bool readsRun = llvm::any_of(inputs, [&](Value v) {
         return v.getDefiningOp() && runOps.count(v.getDefiningOp());
       });

@@ -10,6 +10,21 @@
 
 namespace mlir::llmc::fusion {
 
+llvm::SmallDenseSet<Value> bufferFamily(Value v) {
+  while (auto reshape = v.getDefiningOp<ReshapeOp>())
+    v = reshape.getInput();
+  llvm::SmallDenseSet<Value> family{v};
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    for (Operation *user : x.getUsers())
+      if (auto reshape = dyn_cast<ReshapeOp>(user))
+        if (family.insert(reshape.getResult()).second)
+          work.push_back(reshape.getResult());
+  }
+  return family;
+}
+
 bool isElementwise(Operation *op) {
   return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
              ErfOp, SigmoidOp, ReluOp, CosOp, SinOp, SiluOp, GeluOp,

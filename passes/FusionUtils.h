@@ -12,6 +12,8 @@
 
 #include "dialects/llmc/LlmcOps.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <optional>
 #include <string>
 
@@ -20,6 +22,10 @@ namespace mlir::llmc::fusion {
 /// Ops the fused elementwise kernel computes: one result element from the
 /// operand elements at the same (broadcast) index. Casts are among them.
 bool isElementwise(Operation *op);
+
+/// `v` and the reshapes of it, transitively, from the value whose buffer
+/// they all are (a reshape is an alias of its operand's buffer).
+llvm::SmallDenseSet<Value> bufferFamily(Value v);
 
 /// A float cast that only widens (bf16/f16 to f32: every value exact) or
 /// only narrows (f32 to bf16/f16: one rounding).

@@ -30,21 +30,6 @@ using namespace mlir::llmc;
 
 namespace {
 
-/// `arg` and every reshape of it (transitively): the values that share its
-/// buffer.
-llvm::SmallDenseSet<Value> bufferFamily(Value arg) {
-  llvm::SmallDenseSet<Value> family{arg};
-  SmallVector<Value> work{arg};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (Operation *user : v.getUsers())
-      if (auto reshape = dyn_cast<ReshapeOp>(user))
-        if (family.insert(reshape.getResult()).second)
-          work.push_back(reshape.getResult());
-  }
-  return family;
-}
-
 /// True when `op` reads operand `i` only at the index of the element of its
 /// result `r` that it writes.
 bool readsElementwise(Operation *op, unsigned i, unsigned r) {
@@ -133,7 +118,7 @@ struct MarkInPlacePass
           llvm::count(ret.getOperands(), v) != 1)
         continue;
       unsigned j = cast<OpResult>(v).getResultNumber();
-      if (!canWriteInPlace(group, j, bufferFamily(arg), body))
+      if (!canWriteInPlace(group, j, fusion::bufferFamily(arg), body))
         continue;
       SmallVector<int64_t> inPlace(group.getNumResults(), -1);
       if (auto old = group.getInPlace())
